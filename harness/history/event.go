@@ -1,0 +1,173 @@
+// Package history is the run's record: one JSON event per line in history.jsonl, written by
+// the harness as things happen and read back by checkers and reports. Every timestamp is
+// nanoseconds of the host's CLOCK_MONOTONIC, which candidates, the resource and the harness
+// share because containers share the kernel clock. docs/history.md is the public schema.
+package history
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Version is the schema version written in every event's "v" field.
+const Version = 1
+
+// Source says who produced an event.
+type Source string
+
+const (
+	SourceCandidate Source = "candidate" // a candidate process, through the candidate contract
+	SourceResource  Source = "resource"  // the fenced resource's decision log
+	SourceHarness   Source = "harness"   // run lifecycle, process starts/exits, contract checks
+	SourceNemesis   Source = "nemesis"   // fault starts and ends
+)
+
+// Kind is what happened. Candidate kinds are the candidate contract's vocabulary.
+type Kind string
+
+const (
+	// candidate
+	KindCampaigning Kind = "campaigning"  // started trying to become leader
+	KindElected     Kind = "elected"      // believes it leads; Token is its fencing token
+	KindSteppedDown Kind = "stepped-down" // stopped believing it leads; Reason says why
+	KindWrite       Kind = "write"        // a leader's write as the candidate saw it: CallT..T, Result
+	KindError       Kind = "error"        // a recipe or store error the candidate wants on record
+
+	// resource
+	KindDecision   Kind = "decision"    // the resource accepted or rejected a write
+	KindBadRequest Kind = "bad-request" // the resource refused a malformed request
+
+	// harness
+	KindRunStart          Kind = "run-start"
+	KindPhase             Kind = "phase" // Phase names the lifecycle phase that starts now
+	KindProcessStart      Kind = "process-start"
+	KindProcessExit       Kind = "process-exit"
+	KindSignal            Kind = "signal" // the harness sent Signal to Node (SIGTERM handoff, SIGKILL crash)
+	KindContractViolation Kind = "contract-violation"
+	KindRunEnd            Kind = "run-end"
+
+	// nemesis
+	KindFaultStart Kind = "fault-start"
+	KindFaultEnd   Kind = "fault-end"
+)
+
+var kindSource = map[Kind]Source{
+	KindCampaigning: SourceCandidate, KindElected: SourceCandidate, KindSteppedDown: SourceCandidate,
+	KindWrite: SourceCandidate, KindError: SourceCandidate,
+	KindDecision: SourceResource, KindBadRequest: SourceResource,
+	KindRunStart: SourceHarness, KindPhase: SourceHarness, KindProcessStart: SourceHarness,
+	KindProcessExit: SourceHarness, KindSignal: SourceHarness, KindContractViolation: SourceHarness,
+	KindRunEnd:     SourceHarness,
+	KindFaultStart: SourceNemesis, KindFaultEnd: SourceNemesis,
+}
+
+// Kinds lists every known kind, sorted, for error messages and docs.
+func Kinds() []string {
+	out := make([]string, 0, len(kindSource))
+	for k := range kindSource {
+		out = append(out, string(k))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Write results, as the candidate saw them (KindWrite) and as the resource decided (KindDecision).
+const (
+	ResultAccepted = "accepted"
+	ResultRejected = "rejected"
+	ResultUnknown  = "unknown" // the candidate got no answer: the write may or may not have landed
+)
+
+// Lifecycle phases, in order.
+const (
+	PhaseSetup    = "setup"
+	PhaseWarmup   = "warmup"
+	PhaseFaults   = "faults"
+	PhaseHeal     = "heal"
+	PhaseRecovery = "recovery"
+	PhaseTeardown = "teardown"
+)
+
+// Event is one line of history.jsonl. It is deliberately flat: checkers scan millions of
+// these, and every field is meaningful for only some kinds (documented per field).
+type Event struct {
+	V      int    `json:"v"`
+	Seq    int64  `json:"seq"` // arrival order in this file, from 1; assigned by Writer
+	T      int64  `json:"t"`   // CLOCK_MONOTONIC ns when it happened (return time for writes)
+	Source Source `json:"src"`
+	Kind   Kind   `json:"kind"`
+	Node   string `json:"node,omitempty"` // candidate or store node the event is about
+
+	// Stamped is true when the producer gave no timestamp and the harness stamped the
+	// event on receipt (later than it happened by the log pipeline's latency).
+	Stamped bool `json:"stamped,omitempty"`
+
+	Token   int64  `json:"token,omitempty"`    // elected, write, decision: fencing token (>= 1)
+	WriteID string `json:"write_id,omitempty"` // write, decision: unique per write
+	CallT   int64  `json:"call_t,omitempty"`   // write: when the candidate sent it
+	Result  string `json:"result,omitempty"`   // write: accepted|rejected|unknown; decision: accepted|rejected
+	Max     int64  `json:"max,omitempty"`      // decision: highest accepted token before this decision
+	Stale   bool   `json:"stale,omitempty"`    // decision: token < max (accepted only in unfenced mode)
+	Mode    string `json:"mode,omitempty"`     // decision: fenced|unfenced
+
+	Reason string `json:"reason,omitempty"` // stepped-down, contract-violation, bad-request, error
+	Phase  string `json:"phase,omitempty"`  // phase
+	Signal string `json:"signal,omitempty"` // signal: SIGTERM, SIGKILL, ...
+	Exit   *int   `json:"exit,omitempty"`   // process-exit: exit code when known
+	Line   string `json:"line,omitempty"`   // contract-violation: the offending output, truncated
+
+	FaultID int      `json:"fault_id,omitempty"` // fault-start/fault-end pair
+	Fault   string   `json:"fault,omitempty"`    // fault kind: pause, kill, partition, clock, loss, ...
+	Targets []string `json:"targets,omitempty"`  // resolved targets
+	Spec    string   `json:"spec,omitempty"`     // fault-start: the spec it came from; run-start: the run's summary
+	Err     string   `json:"error,omitempty"`    // fault-start/end: the fault did not apply / heal
+}
+
+// Validate checks one event for the invariants every reader relies on.
+func (e *Event) Validate() error {
+	if e.V != Version {
+		return fmt.Errorf("schema version %d, this splitbrain reads version %d", e.V, Version)
+	}
+	want, ok := kindSource[e.Kind]
+	if !ok {
+		return fmt.Errorf("unknown kind %q (known: %v)", e.Kind, Kinds())
+	}
+	if e.Source != want {
+		return fmt.Errorf("kind %q must come from source %q, not %q", e.Kind, want, e.Source)
+	}
+	if e.T <= 0 {
+		return fmt.Errorf("kind %q has no timestamp \"t\" (CLOCK_MONOTONIC ns, > 0)", e.Kind)
+	}
+	switch e.Kind {
+	case KindCampaigning, KindElected, KindSteppedDown, KindWrite, KindError,
+		KindProcessStart, KindProcessExit, KindSignal, KindContractViolation:
+		if e.Node == "" {
+			return fmt.Errorf("kind %q needs a \"node\"", e.Kind)
+		}
+	}
+	switch e.Kind {
+	case KindWrite:
+		if e.WriteID == "" {
+			return fmt.Errorf("write needs a \"write_id\"")
+		}
+		if e.Result != ResultAccepted && e.Result != ResultRejected && e.Result != ResultUnknown {
+			return fmt.Errorf("write result %q: want accepted, rejected or unknown", e.Result)
+		}
+		if e.CallT <= 0 || e.CallT > e.T {
+			return fmt.Errorf("write call_t %d must be > 0 and <= t %d", e.CallT, e.T)
+		}
+	case KindDecision:
+		if e.Result != ResultAccepted && e.Result != ResultRejected {
+			return fmt.Errorf("decision result %q: want accepted or rejected", e.Result)
+		}
+	case KindPhase:
+		if e.Phase == "" {
+			return fmt.Errorf("phase event needs a \"phase\"")
+		}
+	case KindFaultStart, KindFaultEnd:
+		if e.FaultID <= 0 {
+			return fmt.Errorf("%s needs a \"fault_id\" > 0", e.Kind)
+		}
+	}
+	return nil
+}
