@@ -18,7 +18,51 @@ const (
 	EnvElectionName   = "SPLITBRAIN_ELECTION"          // election/lock name to use (key prefix, znode path, lock id)
 	EnvRecipe         = "SPLITBRAIN_RECIPE"            // recipe name, for Go recipes
 	EnvContract       = "SPLITBRAIN_CONTRACT"          // contract version the harness speaks
+
+	// Optional tuning; empty means the recipe's default (derived from the TTL, see docs).
+	EnvRenewInterval = "SPLITBRAIN_RENEW_INTERVAL" // how often a lease holder renews, Go duration
+	EnvRetryInterval = "SPLITBRAIN_RETRY_INTERVAL" // how often a poll-based candidate retries, Go duration
+
+	// Optional credentials for stores that need them (PostgreSQL); empty = the defaults below.
+	EnvStoreUser     = "SPLITBRAIN_STORE_USER"
+	EnvStorePassword = "SPLITBRAIN_STORE_PASSWORD"
+	EnvStoreDatabase = "SPLITBRAIN_STORE_DATABASE"
+)
+
+// Credentials used when EnvStoreUser/EnvStoreDatabase are empty (the project's PostgreSQL
+// containers trust these on the run network).
+const (
+	DefaultStoreUser     = "postgres"
+	DefaultStoreDatabase = "postgres"
 )
 
 // ClockFilePath is where the harness places the clock-offset control in candidate containers.
 const ClockFilePath = "/splitbrain/clock-offset"
+
+// Store kinds, the values of EnvStore.
+const (
+	StoreEtcd      = "etcd"
+	StoreZooKeeper = "zookeeper"
+	StorePostgres  = "postgres"
+	StoreRedis     = "redis"
+)
+
+// Stores lists the store kinds in a stable order, for error messages.
+var Stores = []string{StoreEtcd, StoreZooKeeper, StorePostgres, StoreRedis}
+
+// Defaults for the optional variables (docs/candidates.md states the same values).
+const (
+	DefaultLeaseTTL      = "2s"
+	DefaultWriteInterval = "50ms"
+	DefaultElectionName  = "splitbrain"
+)
+
+// Stepped-down reasons every candidate should use where they apply; recipes add their own.
+const (
+	ReasonSIGTERM = "sigterm" // graceful resignation on SIGTERM
+)
+
+// Clock declarations: a candidate that honours the clock-offset file says so with
+// "clock":"offset-file" on its campaigning events; without it, clock faults on that node are
+// reported as not applicable.
+const ClockOffsetFile = "offset-file"

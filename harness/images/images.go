@@ -1,11 +1,18 @@
 // Package images provides the container images a run needs, in two profiles: "local"
 // builds everything offline from a debootstrapped Debian base (no registry is ever asked),
 // "official" names the upstream images for machines that can pull them.
+//
+// Local tags are content hashes under Namespace, so a build is skipped exactly when an image
+// with the same inputs already exists. See docs/images.md.
 package images
 
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
 )
 
 // Profile selects where images come from.
@@ -15,6 +22,9 @@ const (
 	ProfileLocal    Profile = "local"
 	ProfileOfficial Profile = "official"
 )
+
+// EnvProfile names the environment variable that picks the default profile.
+const EnvProfile = "SPLITBRAIN_IMAGE_PROFILE"
 
 // Role is what an image is for.
 type Role string
@@ -29,9 +39,23 @@ const (
 	RoleCandidate Role = "candidate" // FROM scratch + static splitbrain binary (candidates and the resource)
 )
 
+// Roles lists every role a run can ask for, in build order (the base is implied).
+var Roles = []Role{RoleEtcd, RoleZooKeeper, RolePostgres, RoleRedis, RoleTools, RoleCandidate}
+
 // Namespace prefixes every local tag. ".invalid" can never resolve (RFC 2606), so a local
 // image can never be pulled by accident.
 const Namespace = "splitbrain.invalid/"
+
+// Labels every image built here carries.
+const (
+	LabelProject = "io.splitbrain.project" // always ProjectName
+	LabelRole    = "io.splitbrain.role"
+	ProjectName  = "splitbrain"
+)
+
+// EtcdVersion is the etcd server release built into the local etcd image (pinned in
+// harness/images/etcd-server/go.mod) and named by the official profile.
+const EtcdVersion = "v3.6.16"
 
 // ParseProfile turns a flag value into a Profile with an error that names the valid ones.
 func ParseProfile(s string) (Profile, error) {
@@ -42,11 +66,105 @@ func ParseProfile(s string) (Profile, error) {
 	return "", fmt.Errorf("unknown image profile %q: want %q (build offline) or %q (pull upstream images)", s, ProfileLocal, ProfileOfficial)
 }
 
+// DefaultProfile is the profile named by SPLITBRAIN_IMAGE_PROFILE, or local when unset.
+func DefaultProfile() (Profile, error) {
+	v := strings.TrimSpace(os.Getenv(EnvProfile))
+	if v == "" {
+		return ProfileLocal, nil
+	}
+	p, err := ParseProfile(v)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", EnvProfile, err)
+	}
+	return p, nil
+}
+
+// ParseRole checks one role name.
+func ParseRole(s string) (Role, error) {
+	r := Role(strings.TrimSpace(s))
+	if r == RoleBase {
+		return r, nil
+	}
+	for _, k := range Roles {
+		if r == k {
+			return r, nil
+		}
+	}
+	names := make([]string, len(Roles))
+	for i, k := range Roles {
+		names[i] = string(k)
+	}
+	return "", fmt.Errorf("unknown image role %q: want one of %s (or base)", s, strings.Join(names, ", "))
+}
+
+// ParseRoles parses a comma-separated role list; empty means all roles.
+func ParseRoles(s string) ([]Role, error) {
+	if strings.TrimSpace(s) == "" {
+		return append([]Role(nil), Roles...), nil
+	}
+	var out []Role
+	seen := map[Role]bool{}
+	for _, part := range strings.Split(s, ",") {
+		r, err := ParseRole(part)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // Set is the resolved image reference per role for one profile, ready to start containers.
 type Set map[Role]string
 
+// Result tells what Ensure did for one role.
+type Result struct {
+	Role     Role
+	Ref      string
+	Action   string        // "cached", "built", "pulled" or "failed"
+	Duration time.Duration // time spent on this role (0 when cached)
+	Size     int64         // image size in bytes as the engine reports it
+}
+
+// EnsureOptions tunes EnsureWith. The zero value is usable.
+type EnsureOptions struct {
+	Log         io.Writer // progress lines and build output; nil discards them
+	Concurrency int       // role images built at once after the base; 0 means 2
+}
+
 // Ensure makes every listed role's image present (building what is missing in the local
-// profile; never pulling in it) and returns their references.
+// profile; never pulling in it) and returns their references. No roles means all roles.
 func Ensure(ctx context.Context, profile Profile, roles ...Role) (Set, error) {
-	return nil, fmt.Errorf("images.Ensure: not implemented yet")
+	set, _, err := EnsureWith(ctx, profile, EnsureOptions{}, roles...)
+	return set, err
+}
+
+// EnsureWith is Ensure with options, also reporting what was done per role.
+func EnsureWith(ctx context.Context, profile Profile, opts EnsureOptions, roles ...Role) (Set, []Result, error) {
+	if _, err := ParseProfile(string(profile)); err != nil {
+		return nil, nil, err
+	}
+	if len(roles) == 0 {
+		roles = Roles
+	}
+	for _, r := range roles {
+		if _, err := ParseRole(string(r)); err != nil {
+			return nil, nil, err
+		}
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 2
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	b, err := newBuilder(ctx, profile, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.close()
+	return b.ensure(ctx, roles)
 }

@@ -1,0 +1,198 @@
+package contract
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+)
+
+func lookupFrom(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func goodEnv() map[string]string {
+	return map[string]string{
+		EnvNodeID: "c1", EnvStore: "etcd", EnvStoreEndpoints: "e1:2379, e2:2379",
+		EnvResourceURL: "http://resource:8080/",
+	}
+}
+
+func TestParseEnvDefaults(t *testing.T) {
+	c, err := ParseEnv(lookupFrom(goodEnv()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LeaseTTL != 2*time.Second || c.WriteInterval != 50*time.Millisecond || c.ClockFile != ClockFilePath ||
+		c.ElectionName != DefaultElectionName || c.ResourceURL != "http://resource:8080" ||
+		len(c.Endpoints) != 2 || c.Endpoints[1] != "e2:2379" || c.RenewInterval != 0 {
+		t.Fatalf("unexpected config %+v", c)
+	}
+	// Environ round-trips.
+	m := map[string]string{}
+	for _, kv := range c.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	c2, err := ParseEnv(lookupFrom(m))
+	if err != nil || c2.LeaseTTL != c.LeaseTTL || c2.ResourceURL != c.ResourceURL || len(c2.Endpoints) != 2 {
+		t.Fatalf("round trip: %+v, %v", c2, err)
+	}
+}
+
+func TestParseEnvErrorsNameTheVariable(t *testing.T) {
+	cases := []struct {
+		key, val, want string
+	}{
+		{EnvNodeID, "", EnvNodeID + ": missing"},
+		{EnvNodeID, "a b", "must not contain spaces"},
+		{EnvStore, "consul", `unknown store "consul"`},
+		{EnvStoreEndpoints, "e1", `endpoint "e1" is not host:port`},
+		{EnvStoreEndpoints, "e1:99999", `endpoint "e1:99999" is not host:port`},
+		{EnvResourceURL, "resource:8080", "is not an http(s) base URL"},
+		{EnvLeaseTTL, "2", `"2" is not a Go duration`},
+		{EnvLeaseTTL, "1ms", "below the minimum"},
+		{EnvWriteInterval, "-5ms", "below the minimum"},
+		{EnvRenewInterval, "3s", "must be shorter than the lease TTL"},
+		{EnvElectionName, "a/b", "may hold only letters"},
+		{EnvContract, "2", "contract version"},
+	}
+	for _, c := range cases {
+		env := goodEnv()
+		env[c.key] = c.val
+		_, err := ParseEnv(lookupFrom(env))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%s=%q: error %v, want it to name %s and say %q", c.key, c.val, err, c.key, c.want)
+		}
+	}
+	// All problems at once.
+	_, err := ParseEnv(lookupFrom(map[string]string{}))
+	for _, k := range []string{EnvNodeID, EnvStore, EnvStoreEndpoints, EnvResourceURL} {
+		if err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("empty env: error %v does not name %s", err, k)
+		}
+	}
+}
+
+func TestParseLineValid(t *testing.T) {
+	cases := []struct {
+		line string
+		want history.Event
+		aw   bool
+	}{
+		{`{"t":5,"kind":"campaigning","clock":"offset-file"}`, history.Event{T: 5, Kind: history.KindCampaigning}, true},
+		{`{"kind":"campaigning"}`, history.Event{T: 100, Kind: history.KindCampaigning, Stamped: true}, false},
+		{` {"t":6,"kind":"elected","token":3,"node":"c1"} `, history.Event{T: 6, Kind: history.KindElected, Token: 3}, false},
+		{`{"t":9,"kind":"write","token":3,"write_id":"c1-1","call_t":7,"result":"unknown"}`,
+			history.Event{T: 9, Kind: history.KindWrite, Token: 3, WriteID: "c1-1", CallT: 7, Result: "unknown"}, false},
+		{`{"t":10,"kind":"stepped-down","reason":"lease expired"}`, history.Event{T: 10, Kind: history.KindSteppedDown, Reason: "lease expired"}, false},
+		{`{"t":10,"kind":"error","reason":"dial: refused"}`, history.Event{T: 10, Kind: history.KindError, Reason: "dial: refused"}, false},
+	}
+	for _, c := range cases {
+		p, err := ParseLine("c1", []byte(c.line), 100)
+		if err != nil {
+			t.Errorf("%s: %v", c.line, err)
+			continue
+		}
+		c.want.V, c.want.Source, c.want.Node = history.Version, history.SourceCandidate, "c1"
+		if !reflect.DeepEqual(p.Event, c.want) || p.ClockAware != c.aw {
+			t.Errorf("%s:\n got %+v aware=%v\nwant %+v aware=%v", c.line, p.Event, p.ClockAware, c.want, c.aw)
+		}
+	}
+}
+
+func TestParseLineLogLines(t *testing.T) {
+	for _, l := range []string{"", "   ", "hello", "[1,2]", "2024/01/01 starting", "\"quoted\""} {
+		if _, err := ParseLine("c1", []byte(l), 100); !errors.Is(err, ErrNotEvent) {
+			t.Errorf("%q: got %v, want ErrNotEvent", l, err)
+		}
+	}
+}
+
+func TestParseLineViolations(t *testing.T) {
+	cases := []struct{ line, want string }{
+		{`{"t":5}`, `missing "kind"`},
+		{`{"t":5,"kind":"leader"}`, `unknown kind "leader"`},
+		{`{"t":5,"kind":7}`, `"kind" must be a string`},
+		{`{"t":5,"kind":"elected"}`, `needs "token"`},
+		{`{"t":5,"kind":"elected","token":0}`, `must be >= 1`},
+		{`{"t":5,"kind":"elected","token":-3}`, `must be >= 1`},
+		{`{"t":5,"kind":"elected","token":1.5}`, `not an integer`},
+		{`{"t":5,"kind":"elected","token":1e3}`, `not an integer`},
+		{`{"t":5,"kind":"elected","token":"4"}`, `must be an integer`},
+		{`{"t":5,"kind":"elected","token":99999999999999999999}`, `fits in 64 bits`},
+		{`{"t":5,"kind":"elected","token":1,"token":2}`, `appears twice`},
+		{`{"t":5,"kind":"elected","token":1,"reason":"x"}`, `does not belong to a elected`},
+		{`{"t":5,"kind":"elected","token":1,"extra":1}`, `unknown field "extra"`},
+		{`{"t":5,"kind":"elected","token":{"a":1}}`, `not an object or array`},
+		{`{"t":5,"kind":"elected","token":true}`, `must be a string or an integer`},
+		{`{"t":5,"kind":"elected","token":null}`, `must be a string or an integer`},
+		{`{"t":5,"kind":"elected","token":1} {"t":6}`, `trailing data`},
+		{`{"t":5,"kind":"elected","token":1`, `invalid JSON`},
+		{`{"t":5,,"kind":"elected"}`, `invalid JSON`},
+		{`{"t":500,"kind":"campaigning"}`, `after the harness received`},
+		{`{"t":0,"kind":"campaigning"}`, `must be >= 1`},
+		{`{"t":5,"kind":"campaigning","clock":"wall"}`, `"clock" must be`},
+		{`{"t":5,"kind":"campaigning","node":"c2"}`, `not this candidate's id`},
+		{`{"t":5,"kind":"stepped-down"}`, `needs "reason"`},
+		{`{"t":5,"kind":"stepped-down","reason":""}`, `must not be empty`},
+		{`{"t":9,"kind":"write","token":3,"write_id":"w","call_t":10,"result":"accepted"}`, `is after "t"`},
+		{`{"t":9,"kind":"write","token":3,"write_id":"w","call_t":8,"result":"ok"}`, `want accepted, rejected or unknown`},
+		{`{"t":9,"kind":"write","token":3,"call_t":8,"result":"accepted"}`, `needs "write_id"`},
+		{`{"t":5,"kind":"error","reason":"` + strings.Repeat("x", 3000) + `"}`, `the limit is`},
+		{`{` + strings.Repeat(" ", MaxLineBytes) + `}`, `exceeds`},
+	}
+	for _, c := range cases {
+		_, err := ParseLine("c1", []byte(c.line), 100)
+		var v *Violation
+		if !errors.As(err, &v) || !strings.Contains(v.Reason, c.want) {
+			t.Errorf("%.80s: got %v, want violation saying %q", c.line, err, c.want)
+		}
+	}
+}
+
+func FuzzParseLine(f *testing.F) {
+	for _, s := range []string{
+		`{"t":5,"kind":"campaigning","clock":"offset-file"}`,
+		`{"t":6,"kind":"elected","token":3}`,
+		`{"t":9,"kind":"write","token":3,"write_id":"c1-1","call_t":7,"result":"accepted"}`,
+		`{"kind":"stepped-down","reason":"sigterm"}`,
+		`{"t":5,"kind":"elected","token":1,"token":2}`,
+		`not json`, `{"t":1e400}`, `{"kind":"error","reason":"\ud800"}`,
+	} {
+		f.Add([]byte(s), int64(100))
+	}
+	f.Fuzz(func(t *testing.T, line []byte, received int64) {
+		p, err := ParseLine("c1", line, received)
+		if err != nil {
+			var v *Violation
+			if !errors.Is(err, ErrNotEvent) && !errors.As(err, &v) {
+				t.Fatalf("error of unexpected type %T: %v", err, err)
+			}
+			return
+		}
+		// Whatever is accepted must be a valid history event from this node.
+		if verr := p.Event.Validate(); verr != nil {
+			t.Fatalf("accepted %q but the event is invalid: %v", line, verr)
+		}
+		if p.Event.Node != "c1" || p.Event.Source != history.SourceCandidate {
+			t.Fatalf("accepted %q with node/source %q/%q", line, p.Event.Node, p.Event.Source)
+		}
+		if received > 0 && p.Event.T > received {
+			t.Fatalf("accepted t %d after receipt %d", p.Event.T, received)
+		}
+	})
+}
+
+func BenchmarkParseLine(b *testing.B) {
+	line := []byte(`{"t":9,"kind":"write","token":3,"write_id":"c1-k3x9-17","call_t":7,"result":"accepted"}`)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := ParseLine("c1", line, 100); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

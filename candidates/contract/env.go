@@ -1,0 +1,169 @@
+package contract
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is a candidate's view of the environment the harness gave it.
+type Config struct {
+	NodeID        string
+	Store         string
+	Endpoints     []string // host:port
+	ResourceURL   string   // base URL, no trailing slash
+	LeaseTTL      time.Duration
+	WriteInterval time.Duration
+	RenewInterval time.Duration // 0 = recipe default
+	RetryInterval time.Duration // 0 = recipe default
+	ClockFile     string
+	ElectionName  string
+	Recipe        string // may be empty for non-Go candidates
+	Contract      int
+	StoreUser     string // PostgreSQL only
+	StorePassword string
+	StoreDatabase string
+}
+
+// Environ renders c as KEY=value entries for a candidate process or container.
+func (c Config) Environ() []string {
+	env := []string{
+		EnvNodeID + "=" + c.NodeID,
+		EnvStore + "=" + c.Store,
+		EnvStoreEndpoints + "=" + strings.Join(c.Endpoints, ","),
+		EnvResourceURL + "=" + c.ResourceURL,
+		EnvLeaseTTL + "=" + c.LeaseTTL.String(),
+		EnvWriteInterval + "=" + c.WriteInterval.String(),
+		EnvClockFile + "=" + c.ClockFile,
+		EnvElectionName + "=" + c.ElectionName,
+		EnvContract + "=" + strconv.Itoa(Version),
+	}
+	if c.Recipe != "" {
+		env = append(env, EnvRecipe+"="+c.Recipe)
+	}
+	for k, v := range map[string]string{EnvStoreUser: c.StoreUser, EnvStorePassword: c.StorePassword, EnvStoreDatabase: c.StoreDatabase} {
+		if v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	if c.RenewInterval > 0 {
+		env = append(env, EnvRenewInterval+"="+c.RenewInterval.String())
+	}
+	if c.RetryInterval > 0 {
+		env = append(env, EnvRetryInterval+"="+c.RetryInterval.String())
+	}
+	return env
+}
+
+// ParseEnv reads the contract's variables through lookup (os.LookupEnv in a candidate). Every
+// problem is reported at once, each naming the variable, what was wrong and the valid form.
+func ParseEnv(lookup func(string) (string, bool)) (Config, error) {
+	var errs []string
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, name+": "+fmt.Sprintf(format, args...))
+	}
+	get := func(name string) string {
+		v, _ := lookup(name)
+		return strings.TrimSpace(v)
+	}
+	required := func(name, example string) string {
+		v := get(name)
+		if v == "" {
+			bad(name, "missing (required, e.g. %s=%s)", name, example)
+		}
+		return v
+	}
+	duration := func(name, def string, min time.Duration) time.Duration {
+		v := get(name)
+		if v == "" {
+			if def == "" {
+				return 0
+			}
+			v = def
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			bad(name, "%q is not a Go duration (e.g. 2s, 500ms)", v)
+			return 0
+		}
+		if d < min {
+			bad(name, "%s is below the minimum %s", d, min)
+		}
+		return d
+	}
+
+	c := Config{Contract: Version}
+	c.NodeID = required(EnvNodeID, "c1")
+	if strings.ContainsAny(c.NodeID, " \t\n,/\"\\") {
+		bad(EnvNodeID, "%q must not contain spaces, commas, slashes, quotes or backslashes", c.NodeID)
+	}
+	c.Store = required(EnvStore, StoreEtcd)
+	if c.Store != "" && !isStore(c.Store) {
+		bad(EnvStore, "unknown store %q (known: %s)", c.Store, strings.Join(Stores, ", "))
+	}
+	if eps := required(EnvStoreEndpoints, "etcd1:2379,etcd2:2379"); eps != "" {
+		for _, ep := range strings.Split(eps, ",") {
+			ep = strings.TrimSpace(ep)
+			host, port, ok := strings.Cut(ep, ":")
+			if _, err := strconv.ParseUint(port, 10, 16); !ok || host == "" || err != nil {
+				bad(EnvStoreEndpoints, "endpoint %q is not host:port", ep)
+				continue
+			}
+			c.Endpoints = append(c.Endpoints, ep)
+		}
+	}
+	if ru := required(EnvResourceURL, "http://resource:8080"); ru != "" {
+		u, err := url.Parse(ru)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad(EnvResourceURL, "%q is not an http(s) base URL like http://resource:8080", ru)
+		}
+		c.ResourceURL = strings.TrimRight(ru, "/")
+	}
+	c.LeaseTTL = duration(EnvLeaseTTL, DefaultLeaseTTL, 10*time.Millisecond)
+	c.WriteInterval = duration(EnvWriteInterval, DefaultWriteInterval, time.Millisecond)
+	c.RenewInterval = duration(EnvRenewInterval, "", time.Millisecond)
+	c.RetryInterval = duration(EnvRetryInterval, "", time.Millisecond)
+	if c.RenewInterval > 0 && c.LeaseTTL > 0 && c.RenewInterval >= c.LeaseTTL {
+		bad(EnvRenewInterval, "%s must be shorter than the lease TTL %s", c.RenewInterval, c.LeaseTTL)
+	}
+	c.ClockFile = get(EnvClockFile)
+	if c.ClockFile == "" {
+		c.ClockFile = ClockFilePath
+	}
+	c.ElectionName = get(EnvElectionName)
+	if c.ElectionName == "" {
+		c.ElectionName = DefaultElectionName
+	}
+	for _, r := range c.ElectionName {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			bad(EnvElectionName, "%q may hold only letters, digits, '-', '_' and '.' (it becomes a key, znode and table value)", c.ElectionName)
+			break
+		}
+	}
+	c.Recipe = get(EnvRecipe)
+	c.StoreUser, c.StorePassword, c.StoreDatabase = get(EnvStoreUser), get(EnvStorePassword), get(EnvStoreDatabase)
+	if c.StoreUser == "" {
+		c.StoreUser = DefaultStoreUser
+	}
+	if c.StoreDatabase == "" {
+		c.StoreDatabase = DefaultStoreDatabase
+	}
+	if v := get(EnvContract); v != "" && v != strconv.Itoa(Version) {
+		bad(EnvContract, "harness speaks contract version %q, this candidate implements version %d", v, Version)
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("bad candidate environment (see docs/candidates.md):\n  %s", strings.Join(errs, "\n  "))
+	}
+	return c, nil
+}
+
+func isStore(s string) bool {
+	for _, k := range Stores {
+		if k == s {
+			return true
+		}
+	}
+	return false
+}

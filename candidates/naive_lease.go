@@ -1,0 +1,168 @@
+package candidates
+
+// naive-lease (negative control): the lease sample from the design docs. GET the leader
+// record; if it is absent or expired by this candidate's own clock, INCR a token and SET the
+// record {holder, expiry on the candidate clock, token}. Check and set are separate commands,
+// so two candidates can both see "expired" and both lead; renew is a blind SET after a GET; a
+// clock that runs ahead makes a follower take over a live lease.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+)
+
+var naiveLease = runtime.Spec{
+	Name: "naive-lease", Store: contract.StoreRedis, ClockAware: true, Negative: true,
+	Summary: "NEGATIVE CONTROL: GET record, SET it if expired by the local clock (not atomic)",
+	Timing:  redisTiming,
+	New:     newNaiveLease,
+}
+
+type naiveRecord struct {
+	Holder string `json:"holder"`
+	Expiry int64  `json:"expiry"` // candidate-clock Unix ns
+	Token  int64  `json:"token"`
+}
+
+type naiveRecipe struct {
+	env      runtime.Env
+	rdb      *redis.Client
+	key      string
+	fenceKey string
+	mine     naiveRecord // zero when not holding
+	stopMon  context.CancelFunc
+	monDone  chan struct{}
+}
+
+func newNaiveLease(ctx context.Context, env runtime.Env) (runtime.Recipe, error) {
+	rdb, err := newRedisClient(env)
+	if err != nil {
+		return nil, err
+	}
+	return &naiveRecipe{env: env, rdb: rdb, key: "splitbrain:naive:" + env.ElectionName,
+		fenceKey: "splitbrain:naive-fence:" + env.ElectionName}, nil
+}
+
+func (r *naiveRecipe) read(ctx context.Context) (*naiveRecord, error) {
+	b, err := r.rdb.Get(ctx, r.key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec naiveRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, nil // garbage counts as no leader
+	}
+	return &rec, nil
+}
+
+func (r *naiveRecipe) write(ctx context.Context, rec naiveRecord) error {
+	b, _ := json.Marshal(rec)
+	return r.rdb.Set(ctx, r.key, b, 0).Err()
+}
+
+func (r *naiveRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
+	t := r.env.Timing
+	for {
+		cur, err := r.read(ctx)
+		if err != nil {
+			return runtime.Term{}, fmt.Errorf("get leader record: %w", err)
+		}
+		now := r.env.Clock.Now()
+		if cur == nil || cur.Expiry < now.UnixNano() {
+			token, err := r.rdb.Incr(ctx, r.fenceKey).Result()
+			if err != nil {
+				return runtime.Term{}, fmt.Errorf("incr token: %w", err)
+			}
+			rec := naiveRecord{Holder: r.env.NodeID, Expiry: now.Add(t.TTL).UnixNano(), Token: token}
+			if err := r.write(ctx, rec); err != nil {
+				return runtime.Term{}, fmt.Errorf("set leader record: %w", err)
+			}
+			r.mine = rec
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return runtime.Term{}, ctx.Err()
+		case <-time.After(t.Retry):
+		}
+	}
+	var mu sync.Mutex
+	expiry := r.mine.Expiry
+	lost, lose := context.WithCancelCause(context.Background())
+	mctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	r.stopMon, r.monDone = stop, done
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(t.Renew)
+		defer tick.Stop()
+		for {
+			select {
+			case <-mctx.Done():
+				return
+			case <-tick.C:
+			}
+			cur, err := r.read(mctx)
+			if mctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				lose(fmt.Errorf("renew: get: %w", err))
+				return
+			}
+			if cur == nil || cur.Holder != r.env.NodeID || cur.Token != r.mine.Token {
+				lose(errors.New("leader record taken over by another candidate"))
+				return
+			}
+			rec := r.mine
+			rec.Expiry = r.env.Clock.Now().Add(t.TTL).UnixNano()
+			if err := r.write(mctx, rec); err != nil {
+				lose(fmt.Errorf("renew: set: %w", err))
+				return
+			}
+			mu.Lock()
+			expiry = rec.Expiry
+			mu.Unlock()
+		}
+	}()
+	valid := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.env.Clock.Now().UnixNano() >= expiry {
+			return errors.New("lease expired on the candidate clock")
+		}
+		return nil
+	}
+	return runtime.Term{Token: r.mine.Token, Lost: lost, Valid: valid}, nil
+}
+
+func (r *naiveRecipe) Resign(ctx context.Context) error {
+	if r.stopMon != nil {
+		r.stopMon()
+		<-r.monDone
+		r.stopMon = nil
+	}
+	if r.mine.Token == 0 {
+		return nil
+	}
+	defer func() { r.mine = naiveRecord{} }()
+	cur, err := r.read(ctx)
+	if err != nil || cur == nil || cur.Holder != r.env.NodeID || cur.Token != r.mine.Token {
+		return err
+	}
+	return r.rdb.Del(ctx, r.key).Err() // not atomic with the GET: naive on purpose
+}
+
+func (r *naiveRecipe) Close() error { return r.rdb.Close() }

@@ -1,0 +1,447 @@
+//go:build chaos
+
+package candidates_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates"
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/harness/stores"
+	"github.com/splitbrain-chaos/splitbrain/workloads/resource"
+)
+
+// The test binary doubles as the candidate process: real processes get real SIGTERM/SIGKILL.
+const envChildRecipe = "SPLITBRAIN_TEST_CANDIDATE_RECIPE"
+
+func TestMain(m *testing.M) {
+	if r := os.Getenv(envChildRecipe); r != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		if err := runtime.Run(ctx, runtime.Options{Recipe: r}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(64)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// launchStore starts a store cluster and returns host-reachable endpoints; cleanup removes
+// everything of the run and asserts nothing is left.
+func launchStore(t *testing.T, kind stores.Kind, nodes int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	eng, err := platform.Connect(ctx)
+	if err != nil {
+		t.Fatalf("docker engine needed for chaos tests: %v", err)
+	}
+	runID := platform.NewRunID()
+	net, err := eng.NewNetwork(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cl stores.Cluster
+	t.Cleanup(func() {
+		if cl != nil {
+			if err := cl.Close(context.Background()); err != nil {
+				t.Errorf("close store: %v", err)
+			}
+		}
+		if err := net.Remove(context.Background()); err != nil {
+			t.Errorf("remove network: %v", err)
+		}
+		if left, err := eng.Leftovers(context.Background(), runID); err != nil || !left.Empty() {
+			t.Errorf("run %s left %s (%v)", runID, left, err)
+			eng.Sweep(context.Background(), platform.SweepFilter{RunID: runID})
+		}
+		eng.Close()
+	})
+	cl, err = stores.Launch(ctx, eng, net, runID, stores.Options{Kind: kind, Nodes: nodes, LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps, err := cl.HostEndpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s x%d %s ready in %v at %v", kind, len(cl.Nodes()), cl.Version(), cl.ReadyDuration(), eps)
+	return eps
+}
+
+// group runs candidate processes against one resource and records what they print.
+type group struct {
+	t        *testing.T
+	cfg      contract.Config
+	command  func() *exec.Cmd
+	res      *resource.Server
+	resLog   *lockedBuf
+	srv      *httptest.Server
+	mu       sync.Mutex
+	events   []history.Event
+	leading  map[string]int64 // node -> token while it believes it leads
+	overlaps []string
+	procs    map[string]*proc
+	elected  chan history.Event
+}
+
+type proc struct {
+	cmd    *exec.Cmd
+	done   chan struct{}
+	stderr *lockedBuf
+}
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+func newGroup(t *testing.T, store string, eps []string, election string, command func() *exec.Cmd) *group {
+	g := &group{t: t, command: command, resLog: &lockedBuf{}, leading: map[string]int64{},
+		procs: map[string]*proc{}, elected: make(chan history.Event, 64)}
+	g.res = resource.New(resource.Fenced, g.resLog)
+	g.srv = httptest.NewServer(g.res.Handler())
+	g.cfg = contract.Config{Store: store, Endpoints: eps, ResourceURL: g.srv.URL, LeaseTTL: 2 * time.Second,
+		WriteInterval: 50 * time.Millisecond, ClockFile: filepath.Join(t.TempDir(), "clock"), ElectionName: election}
+	t.Cleanup(func() {
+		g.stopAll()
+		g.srv.Close()
+		if t.Failed() {
+			for n, p := range g.procs {
+				t.Logf("--- %s stderr:\n%s", n, p.stderr.String())
+			}
+		}
+	})
+	return g
+}
+
+func (g *group) start(node string) {
+	g.t.Helper()
+	cfg := g.cfg
+	cfg.NodeID = node
+	cmd := g.command()
+	cmd.Env = append(append(os.Environ(), cmd.Env...), cfg.Environ()...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, done: make(chan struct{}), stderr: &lockedBuf{}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		g.t.Fatalf("start %s: %v", node, err)
+	}
+	g.mu.Lock()
+	g.procs[node] = p
+	g.mu.Unlock()
+	go func() {
+		defer close(p.done)
+		g.read(node, stdout)
+		cmd.Wait()
+		g.mu.Lock()
+		delete(g.leading, node) // a dead process believes nothing
+		g.mu.Unlock()
+	}()
+}
+
+func (g *group) read(node string, r io.Reader) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		p, err := contract.ParseLine(node, sc.Bytes(), history.Now())
+		if errors.Is(err, contract.ErrNotEvent) {
+			continue
+		}
+		g.mu.Lock()
+		if err != nil {
+			g.overlaps = append(g.overlaps, fmt.Sprintf("%s: %v: %s", node, err, sc.Text()))
+			g.mu.Unlock()
+			continue
+		}
+		e := p.Event
+		g.events = append(g.events, e)
+		switch e.Kind {
+		case history.KindElected:
+			for other, tok := range g.leading {
+				g.overlaps = append(g.overlaps, fmt.Sprintf("%s elected with token %d while %s still leads with %d", node, e.Token, other, tok))
+			}
+			g.leading[node] = e.Token
+		case history.KindSteppedDown:
+			delete(g.leading, node)
+		}
+		g.mu.Unlock()
+		if e.Kind == history.KindElected {
+			g.elected <- e
+		}
+	}
+}
+
+func (g *group) waitElected(timeout time.Duration, not string) history.Event {
+	g.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case e := <-g.elected:
+			if e.Node != not {
+				return e
+			}
+		case <-deadline:
+			g.t.Fatalf("no new leader (other than %q) within %v", not, timeout)
+		}
+	}
+}
+
+func (g *group) signal(node string, sig syscall.Signal) (sentAt int64) {
+	g.t.Helper()
+	g.mu.Lock()
+	p := g.procs[node]
+	if sig == syscall.SIGKILL {
+		delete(g.leading, node) // a killed process's belief ends with it
+	}
+	g.mu.Unlock()
+	sentAt = history.Now()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		g.t.Fatalf("signal %s: %v", node, err)
+	}
+	return sentAt
+}
+
+func (g *group) waitExit(node string, within time.Duration) int {
+	g.t.Helper()
+	p := g.procs[node]
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(within):
+		g.t.Fatalf("%s did not exit within %v", node, within)
+		return -1
+	}
+}
+
+func (g *group) stopAll() {
+	for _, p := range g.procs {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, p := range g.procs {
+		select {
+		case <-p.done:
+		case <-time.After(runtime.ShutdownBound + 2*time.Second):
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	}
+}
+
+// checkResource: fencing held and every token's accepted writes came from one node.
+func (g *group) checkResource() {
+	g.t.Helper()
+	st := g.res.State()
+	if st.StaleAccepted != 0 || st.BadRequests != 0 {
+		g.t.Errorf("resource state %+v: stale writes accepted or bad requests", st)
+	}
+	writer := map[int64]string{}
+	for _, line := range strings.Split(strings.TrimSpace(g.resLog.String()), "\n") {
+		e, err := resource.ParseLine([]byte(line))
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		if e.Result != history.ResultAccepted {
+			continue
+		}
+		if w, ok := writer[e.Token]; ok && w != e.Node {
+			g.t.Errorf("token %d accepted from both %s and %s: two leaders by the resource's record", e.Token, w, e.Node)
+		}
+		writer[e.Token] = e.Node
+	}
+}
+
+func (g *group) acceptedFrom(node string, token int64) int {
+	n := 0
+	for _, line := range strings.Split(g.resLog.String(), "\n") {
+		if e, err := resource.ParseLine([]byte(line)); err == nil && e.Node == node && e.Token == token && e.Result == history.ResultAccepted {
+			n++
+		}
+	}
+	return n
+}
+
+func selfCommand(recipe string) func() *exec.Cmd {
+	return func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(cmd.Env, envChildRecipe+"="+recipe)
+		return cmd
+	}
+}
+
+func withEnv(extra string, mk func() *exec.Cmd) func() *exec.Cmd {
+	return func() *exec.Cmd { c := mk(); c.Env = append(c.Env, extra); return c }
+}
+
+// rounds of handoff + crash per recipe; -rounds=10 gives the figures for docs/performance.md.
+var rounds = flag.Int("rounds", 1, "graceful handoffs and crash failovers per recipe")
+
+// exercise: no-fault election, then rounds of graceful handoff (SIGTERM) and crash failover
+// (SIGKILL), each followed by a restart of the stopped node so three candidates remain.
+func exercise(t *testing.T, g *group, spec runtime.Spec, strict bool) {
+	tm := spec.Timing(g.cfg)
+	t.Logf("%s timing: %+v", spec.Name, tm)
+	for _, n := range []string{"c1", "c2", "c3"} {
+		g.start(n)
+	}
+	cur := g.waitElected(30*time.Second, "")
+	time.Sleep(500 * time.Millisecond)
+	if n := g.acceptedFrom(cur.Node, cur.Token); n < 3 {
+		t.Fatalf("leader %s (token %d) has %d accepted writes after 500ms", cur.Node, cur.Token, n)
+	}
+	var handoffs, failovers []time.Duration
+	for r := 0; r < *rounds; r++ {
+		// Graceful handoff.
+		sent := g.signal(cur.Node, syscall.SIGTERM)
+		next := g.waitElected(tm.HandoffBound+2*time.Second, cur.Node)
+		d := time.Duration(next.T - sent)
+		handoffs = append(handoffs, d)
+		if d > tm.HandoffBound {
+			t.Errorf("graceful handoff %s -> %s took %v, bound %v", cur.Node, next.Node, d, tm.HandoffBound)
+		}
+		if next.Token <= cur.Token {
+			t.Errorf("token did not grow: %d after %d", next.Token, cur.Token)
+		}
+		if code := g.waitExit(cur.Node, runtime.ShutdownBound+time.Second); code != 0 {
+			t.Errorf("%s exited %d after SIGTERM, want 0", cur.Node, code)
+		}
+		g.start(cur.Node)
+		time.Sleep(500 * time.Millisecond)
+
+		// Crash failover.
+		sent = g.signal(next.Node, syscall.SIGKILL)
+		third := g.waitElected(tm.FailoverBound+5*time.Second, next.Node)
+		d = time.Duration(third.T - sent)
+		failovers = append(failovers, d)
+		if d > tm.FailoverBound {
+			t.Errorf("crash failover %s -> %s took %v, bound %v", next.Node, third.Node, d, tm.FailoverBound)
+		}
+		if third.Token <= next.Token {
+			t.Errorf("token did not grow: %d after %d", third.Token, next.Token)
+		}
+		g.waitExit(next.Node, 5*time.Second)
+		time.Sleep(300 * time.Millisecond)
+		if n := g.acceptedFrom(third.Node, third.Token); n < 2 {
+			t.Errorf("new leader %s has %d accepted writes", third.Node, n)
+		}
+		g.start(next.Node)
+		cur = third
+	}
+	t.Logf("%s over %d rounds: handoff median %v max %v (bound %v); crash failover median %v max %v (bound %v)",
+		spec.Name, *rounds, median(handoffs), slices.Max(handoffs), tm.HandoffBound,
+		median(failovers), slices.Max(failovers), tm.FailoverBound)
+	g.stopAll()
+	g.checkResource()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if strict && len(g.overlaps) > 0 {
+		t.Errorf("belief overlaps or contract violations without faults:\n%s", strings.Join(g.overlaps, "\n"))
+	}
+	steps := 0
+	for _, e := range g.events {
+		if e.Kind == history.KindSteppedDown && e.Reason == contract.ReasonSIGTERM {
+			steps++
+		}
+	}
+	if steps < *rounds {
+		t.Errorf("%d stepped-down(sigterm) events, want >= %d", steps, *rounds)
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func runRecipe(t *testing.T, name string, eps []string, strict bool) {
+	spec, err := candidates.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGroup(t, spec.Store, eps, "t-"+name, selfCommand(name))
+	exercise(t, g, spec, strict)
+}
+
+func TestEtcdRecipes(t *testing.T) {
+	eps := launchStore(t, stores.KindEtcd, 3)
+	t.Run("etcd-election", func(t *testing.T) { runRecipe(t, "etcd-election", eps, true) })
+	t.Run("external-candidate", func(t *testing.T) {
+		bin := filepath.Join(t.TempDir(), "external-candidate")
+		build := exec.Command("go", "build", "-o", bin, "../testdata/external-candidate")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("build external candidate: %v\n%s", err, out)
+		}
+		spec, _ := candidates.Lookup("etcd-election") // same store mechanics, same bounds
+		g := newGroup(t, contract.StoreEtcd, eps, "t-external", func() *exec.Cmd { return exec.Command(bin) })
+		exercise(t, g, spec, true)
+		for _, e := range g.events {
+			if e.Kind == history.KindCampaigning && strings.Contains(e.Reason, "clock") {
+				t.Error("external candidate should not declare clock awareness")
+			}
+		}
+	})
+}
+
+func TestZooKeeperRecipe(t *testing.T) {
+	eps := launchStore(t, stores.KindZooKeeper, 3)
+	runRecipe(t, "zookeeper-seq", eps, true)
+}
+
+func TestPostgresRecipe(t *testing.T) {
+	eps := launchStore(t, stores.KindPostgres, 1)
+	runRecipe(t, "postgres-advisory", eps, true)
+}
+
+func TestRedisRecipes(t *testing.T) {
+	eps := launchStore(t, stores.KindRedis, 1)
+	t.Run("redis-setnx", func(t *testing.T) { runRecipe(t, "redis-setnx", eps, true) })
+	// Negative controls: they must run and produce histories; their verdicts are the checkers'.
+	for _, name := range []string{"redis-split-incr", "naive-lease"} {
+		t.Run(name, func(t *testing.T) {
+			spec, _ := candidates.Lookup(name)
+			g := newGroup(t, contract.StoreRedis, eps, "t-"+name, selfCommand(name))
+			for _, n := range []string{"c1", "c2", "c3"} {
+				g.start(n)
+			}
+			e := g.waitElected(15*time.Second, "")
+			time.Sleep(time.Second)
+			if g.acceptedFrom(e.Node, e.Token) == 0 {
+				t.Errorf("%s: leader %s wrote nothing", spec.Name, e.Node)
+			}
+			g.stopAll()
+			g.mu.Lock()
+			t.Logf("%s: %d events, overlaps: %v", name, len(g.events), g.overlaps)
+			g.mu.Unlock()
+		})
+	}
+}

@@ -1,0 +1,46 @@
+package candidates
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+)
+
+func TestRegistryCoversEveryStoreAndChecksFit(t *testing.T) {
+	stores := map[string]int{}
+	for _, s := range Specs() {
+		stores[s.Store]++
+		if _, err := LookupFor(s.Name, s.Store); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+		tm := s.Timing(contract.Config{LeaseTTL: 2 * time.Second})
+		if tm.TTL <= 0 || tm.HandoffBound <= 0 || tm.FailoverBound < tm.HandoffBound {
+			t.Errorf("%s: implausible timing %+v", s.Name, tm)
+		}
+	}
+	for _, st := range contract.Stores {
+		if stores[st] == 0 {
+			t.Errorf("no recipe for store %s", st)
+		}
+	}
+	if _, err := LookupFor("etcd-election", "redis"); err == nil || !strings.Contains(err.Error(), "recipes for redis: naive-lease, redis-setnx, redis-split-incr") {
+		t.Fatalf("mismatch error %v does not list the fitting recipes", err)
+	}
+	if _, err := Lookup("zk"); err == nil || !strings.Contains(err.Error(), "zookeeper-seq") {
+		t.Fatalf("unknown recipe error %v does not list the known ones", err)
+	}
+}
+
+func TestTTLRounding(t *testing.T) {
+	if got := etcdTTL(1500 * time.Millisecond); got != 2*time.Second {
+		t.Errorf("etcdTTL(1.5s) = %v, want 2s (etcd leases are whole seconds)", got)
+	}
+	if got := pgTTL(500 * time.Millisecond); got != 2*time.Second {
+		t.Errorf("pgTTL(0.5s) = %v, want 2s (keepalive needs idle + one probe)", got)
+	}
+	if got := zkSeq("_c_abc-n-0000000012"); got != "0000000012" {
+		t.Errorf("zkSeq = %q", got)
+	}
+}

@@ -1,0 +1,288 @@
+package runtime
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/workloads/resource"
+)
+
+func TestClockOffsetFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "offset")
+	var errs []error
+	c := NewClock(path, func(err error) { errs = append(errs, err) })
+	if off := c.Offset(); off != 0 {
+		t.Fatalf("missing file: offset %v, want 0", off)
+	}
+	write := func(s string) {
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(clockRefresh + time.Millisecond)
+	}
+	write("1500000000\n")
+	if off := c.Offset(); off != 1500*time.Millisecond {
+		t.Fatalf("offset %v, want 1.5s", off)
+	}
+	if d := c.Now().Sub(time.Now()); d < 1400*time.Millisecond || d > 1600*time.Millisecond {
+		t.Fatalf("Now is %v ahead, want ~1.5s", d)
+	}
+	write(" -2000000000 ")
+	if off := c.Offset(); off != -2*time.Second {
+		t.Fatalf("offset %v, want -2s", off)
+	}
+	write("garbage")
+	if off := c.Offset(); off != -2*time.Second {
+		t.Fatalf("bad content changed the offset to %v; want the last good -2s", off)
+	}
+	time.Sleep(clockRefresh + time.Millisecond)
+	c.Offset()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "signed integer of ns") {
+		t.Fatalf("want one clear error for bad content, got %v", errs)
+	}
+	write("")
+	if off := c.Offset(); off != 0 {
+		t.Fatalf("empty file: offset %v, want 0", off)
+	}
+	os.Remove(path)
+	time.Sleep(clockRefresh + time.Millisecond)
+	if off := c.Offset(); off != 0 {
+		t.Fatalf("removed file: offset %v, want 0", off)
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// parse runs every output line through the harness's parser, as the harness would.
+func parse(t *testing.T, out string) []history.Event {
+	t.Helper()
+	var evs []history.Event
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		p, err := contract.ParseLine("c1", sc.Bytes(), history.Now())
+		if err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		evs = append(evs, p.Event)
+	}
+	return evs
+}
+
+func TestEmitterConcurrentLinesStayWholeAndOrdered(t *testing.T) {
+	var out syncBuf
+	em := NewEmitter(&out)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				em.Campaigning(i%2 == 0)
+				em.Error(strings.Repeat("x", i))
+			}
+		}()
+	}
+	wg.Wait()
+	evs := parse(t, out.String())
+	if len(evs) != 8*400 {
+		t.Fatalf("%d events, want %d", len(evs), 8*400)
+	}
+	for i := 1; i < len(evs); i++ {
+		if evs[i].T < evs[i-1].T {
+			t.Fatalf("event %d goes back in time", i)
+		}
+	}
+}
+
+// memRecipe is an in-memory election for testing the runtime's loop (not a store).
+type memRecipe struct {
+	mu       sync.Mutex
+	token    int64
+	lose     context.CancelCauseFunc
+	valid    func() error
+	resigns  int
+	closed   bool
+	campaign chan struct{} // receives one value per Campaign call
+}
+
+func (m *memRecipe) Campaign(ctx context.Context) (Term, error) {
+	select {
+	case m.campaign <- struct{}{}:
+	default:
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.token++
+	lost, lose := context.WithCancelCause(context.Background())
+	m.lose = lose
+	return Term{Token: m.token, Lost: lost, Valid: m.valid}, nil
+}
+func (m *memRecipe) Resign(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.resigns++
+	return nil
+}
+func (m *memRecipe) Close() error { m.mu.Lock(); defer m.mu.Unlock(); m.closed = true; return nil }
+
+func registerMem(t *testing.T, name string, m *memRecipe) {
+	regMu.Lock()
+	registry[name] = Spec{Name: name, Store: contract.StoreRedis, ClockAware: true,
+		Timing: func(c contract.Config) Timing { return Timing{TTL: c.LeaseTTL, Retry: 10 * time.Millisecond} },
+		New:    func(context.Context, Env) (Recipe, error) { return m, nil }}
+	regMu.Unlock()
+	t.Cleanup(func() { regMu.Lock(); delete(registry, name); regMu.Unlock() })
+}
+
+func env(url string) func(string) (string, bool) {
+	m := map[string]string{contract.EnvNodeID: "c1", contract.EnvStore: "redis", contract.EnvStoreEndpoints: "r:6379",
+		contract.EnvResourceURL: url, contract.EnvWriteInterval: "5ms", contract.EnvClockFile: "/nonexistent/clock"}
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestRunLeadsWritesStepsDownAndResignsOnSIGTERM(t *testing.T) {
+	res := resource.New(resource.Fenced, &syncBuf{})
+	srv := httptest.NewServer(res.Handler())
+	defer srv.Close()
+	m := &memRecipe{campaign: make(chan struct{}, 1)}
+	registerMem(t, "mem", m)
+
+	var out, logs syncBuf
+	ctx, cancel := context.WithCancel(context.Background())
+	elected := make(chan int64, 10)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{Recipe: "mem", Lookup: env(srv.URL), Stdout: &out, Stderr: &logs,
+			OnTerm: func(tok int64) { elected <- tok }})
+	}()
+	<-elected
+	time.Sleep(30 * time.Millisecond)
+	m.mu.Lock()
+	m.lose(errors.New("session gone"))
+	m.mu.Unlock()
+	if tok := <-elected; tok != 2 {
+		t.Fatalf("second term token %d, want 2", tok)
+	}
+	time.Sleep(30 * time.Millisecond)
+	start := time.Now()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > ShutdownBound {
+		t.Fatalf("shutdown took %v, bound %v", d, ShutdownBound)
+	}
+	evs := parse(t, out.String())
+	var kinds []string
+	accepted := 0
+	for _, e := range evs {
+		if e.Kind == history.KindWrite {
+			if e.Result == history.ResultAccepted {
+				accepted++
+			}
+			continue
+		}
+		k := string(e.Kind)
+		if e.Reason != "" {
+			k += "(" + e.Reason + ")"
+		}
+		kinds = append(kinds, k)
+	}
+	want := "campaigning elected stepped-down(session gone) campaigning elected stepped-down(sigterm)"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Fatalf("event sequence\n got %s\nwant %s", got, want)
+	}
+	if accepted < 4 || res.State().Accepted != int64(accepted) {
+		t.Fatalf("%d accepted writes reported, resource accepted %d", accepted, res.State().Accepted)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.resigns != 2 || !m.closed {
+		t.Fatalf("resigns %d (want 2: after loss, on SIGTERM), closed %v", m.resigns, m.closed)
+	}
+	if !strings.Contains(out.String(), `"clock":"offset-file"`) {
+		t.Fatal("clock-aware recipe did not declare it")
+	}
+}
+
+func TestRunStepsDownWhenFencedOrInvalid(t *testing.T) {
+	res := resource.New(resource.Fenced, &syncBuf{})
+	srv := httptest.NewServer(res.Handler())
+	defer srv.Close()
+	// Someone else already wrote with token 100: our token 1 is fenced out.
+	res.Decide(resource.WriteRequest{Node: "other", Token: 100, WriteID: "o-1"})
+	m := &memRecipe{campaign: make(chan struct{}, 1)}
+	registerMem(t, "mem", m)
+	var out syncBuf
+	ctx, cancel := context.WithCancel(context.Background())
+	steps := make(chan string, 10)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{Recipe: "mem", Lookup: env(srv.URL), Stdout: &out, Stderr: &syncBuf{},
+			OnStep: func(_ int64, reason string) { steps <- reason }})
+	}()
+	if r := <-steps; !strings.HasPrefix(r, "fenced") {
+		t.Fatalf("reason %q, want fenced", r)
+	}
+	m.mu.Lock()
+	m.valid = func() error { return errors.New("deadline passed") }
+	m.mu.Unlock()
+	for r := range steps {
+		if r == "deadline passed" {
+			break
+		}
+	}
+	cancel()
+	<-done
+	for _, e := range parse(t, out.String()) {
+		if e.Kind == history.KindWrite && e.Result == history.ResultAccepted {
+			t.Fatalf("write with token %d accepted below max 100", e.Token)
+		}
+	}
+}
+
+func TestRunRejectsBadConfig(t *testing.T) {
+	err := Run(context.Background(), Options{Recipe: "nope", Lookup: env("http://x:1"), Stdout: &syncBuf{}, Stderr: &syncBuf{}})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `unknown recipe "nope"`) {
+		t.Fatalf("got %v", err)
+	}
+	m := &memRecipe{}
+	registerMem(t, "mem", m)
+	lookup := func(k string) (string, bool) {
+		if k == contract.EnvStore {
+			return "etcd", true
+		}
+		return env("http://x:1")(k)
+	}
+	err = Run(context.Background(), Options{Recipe: "mem", Lookup: lookup, Stdout: &syncBuf{}, Stderr: &syncBuf{}})
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `runs on store "redis", not "etcd"`) {
+		t.Fatalf("store mismatch: got %v", err)
+	}
+}
+
+func TestWriteTimeoutBounds(t *testing.T) {
+	for _, c := range []struct{ in, want time.Duration }{{5 * time.Millisecond, 200 * time.Millisecond},
+		{100 * time.Millisecond, 400 * time.Millisecond}, {10 * time.Second, 2 * time.Second}} {
+		if got := WriteTimeout(c.in); got != c.want {
+			t.Errorf("WriteTimeout(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package checkers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+)
+
+// SchemaVersion of results.json (docs/results.md).
+const SchemaVersion = 1
+
+// ResultsFile is the name of the results file in a run directory.
+const ResultsFile = "results.json"
+
+// RunInfo summarises the history itself.
+type RunInfo struct {
+	StartT     int64          `json:"start_t"` // run-start (or first event), CLOCK_MONOTONIC ns; all other t are on this clock
+	EndT       int64          `json:"end_t"`   // run-end (or last event)
+	HealT      int64          `json:"heal_t,omitempty"`
+	TeardownT  int64          `json:"teardown_t,omitempty"`
+	Events     int            `json:"events"`
+	ByKind     map[string]int `json:"events_by_kind"`
+	Candidates []string       `json:"candidates"`
+	Phases     []PhaseMark    `json:"phases"`
+}
+
+// PhaseMark is the start of a lifecycle phase.
+type PhaseMark struct {
+	Phase string `json:"phase"`
+	T     int64  `json:"t"`
+}
+
+// Results is everything a report needs; written as results.json.
+type Results struct {
+	Schema    int             `json:"schema"`
+	Verdict   Verdict         `json:"verdict"`
+	Reasons   []Reason        `json:"reasons"`  // what made the verdict (severity invalid or unknown)
+	Findings  []Reason        `json:"findings"` // reported but verdict-neutral
+	Params    Params          `json:"params"`
+	BoundNs   int64           `json:"failover_bound_ns"`
+	Run       RunInfo         `json:"run"`
+	Faults    []FaultWindow   `json:"faults"`
+	Tenures   TenureResult    `json:"tenures"`
+	Resource  ResourceResult  `json:"resource"`
+	Tokens    TokenResult     `json:"tokens"`
+	Porcupine PorcupineResult `json:"porcupine"`
+	Latency   LatencyResult   `json:"latency"`
+	Contract  ContractResult  `json:"contract"`
+	CheckNs   int64           `json:"check_duration_ns"`
+}
+
+// Check runs all six checkers over a run's events (in seq order, as history.Read returns
+// them) and folds their reasons into a verdict. It returns an error only for unusable Params.
+func Check(ctx context.Context, events []history.Event, p Params) (*Results, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	a := analyse(events, p)
+	var rl reasonList
+	r := &Results{Schema: SchemaVersion, Params: p, BoundNs: p.FailoverBound().Nanoseconds(), Faults: a.faults}
+	if r.Faults == nil {
+		r.Faults = []FaultWindow{}
+	}
+	r.Tenures = checkTenures(a, &rl)
+	r.Resource = checkResource(a, &rl)
+	r.Tokens = checkTokens(a, &rl)
+	r.Latency = checkLatency(a, &rl)
+	r.Contract = checkContract(a, &rl)
+	r.Porcupine = checkPorcupine(ctx, a, &rl)
+	r.Run = runInfo(a)
+	if len(events) > 0 && r.Resource.Accepted == 0 && len(a.writes) == 0 {
+		rl.add(Reason{Checker: "history", Code: "nothing-tested", Severity: SevUnknown,
+			Message: "no write reached the resource: fencing was never exercised, so safety cannot be judged"})
+	}
+	if len(events) == 0 {
+		rl.add(Reason{Checker: "history", Code: "empty-history", Severity: SevUnknown, Message: "the history is empty"})
+	}
+	r.Reasons, r.Findings = []Reason{}, []Reason{}
+	for _, x := range rl.done() {
+		if x.Severity == SevFinding {
+			r.Findings = append(r.Findings, x)
+		} else {
+			r.Reasons = append(r.Reasons, x)
+		}
+	}
+	r.Verdict = verdictOf(r.Reasons)
+	r.CheckNs = time.Since(t0).Nanoseconds()
+	return r, nil
+}
+
+func runInfo(a *analysis) RunInfo {
+	ri := RunInfo{StartT: a.startT, EndT: a.endT, HealT: a.healT, TeardownT: a.teardownT, Events: len(a.ev),
+		ByKind: map[string]int{}, Candidates: a.candidates, Phases: []PhaseMark{}}
+	if ri.Candidates == nil {
+		ri.Candidates = []string{}
+	}
+	for i := range a.ev {
+		ri.ByKind[string(a.ev[i].Kind)]++
+		if a.ev[i].Kind == history.KindPhase {
+			ri.Phases = append(ri.Phases, PhaseMark{a.ev[i].Phase, a.ev[i].T})
+		}
+	}
+	return ri
+}
+
+// WriteFile writes results.json into dir (atomically: a reader never sees half a file).
+func (r *Results) WriteFile(dir string) error {
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, ResultsFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(dir, ResultsFile))
+}
+
+// ReadResults reads a results.json.
+func ReadResults(path string) (*Results, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Schema != SchemaVersion {
+		return nil, fmt.Errorf("%s: results schema %d, this splitbrain reads %d (re-run 'splitbrain check' on the run dir)", path, r.Schema, SchemaVersion)
+	}
+	return &r, nil
+}
+
+// Summary prints the verdict, its reasons and the main figures for a terminal.
+func (r *Results) Summary(w io.Writer) {
+	fmt.Fprintf(w, "verdict: %s\n", strings.ToUpper(string(r.Verdict)))
+	for _, x := range r.Reasons {
+		fmt.Fprintf(w, "  [%s] %s\n", x.Severity, x.Message)
+	}
+	if r.Verdict == Valid {
+		fmt.Fprintln(w, "  no stale write accepted, no interleaving, tokens monotone, fenced register linearizable")
+	}
+	if len(r.Findings) > 0 {
+		fmt.Fprintln(w, "findings (not part of the verdict):")
+		for _, x := range r.Findings {
+			fmt.Fprintf(w, "  - %s\n", x.Message)
+		}
+	}
+	fmt.Fprintf(w, "elections %d, overlaps %d (max %s), writes accepted %d / rejected %d (stale rejected %d)\n",
+		r.Tenures.Elections, r.Tenures.OverlapCount, fmtD(r.Tenures.OverlapMaxNs), r.Resource.Accepted, r.Resource.Rejected, r.Resource.StaleRejectedN)
+	for _, k := range r.Latency.ByKind {
+		fmt.Fprintf(w, "  %-10s faults %d failovers %d: election median %s p99 %s max %s; first write median %s\n",
+			k.Kind, k.Faults, k.Failovers, fmtD(k.Election.MedianNs), fmtD(k.Election.P99Ns), fmtD(k.Election.MaxNs), fmtD(k.FirstWrite.MedianNs))
+	}
+	for _, m := range r.Porcupine.Models {
+		viz := ""
+		if m.Visualization != "" {
+			viz = " → " + m.Visualization
+		}
+		fmt.Fprintf(w, "  porcupine %-16s %s (%d ops, %d partitions)%s\n", m.Model, m.Result, m.Ops, m.Partitions, viz)
+	}
+}

@@ -1,0 +1,430 @@
+package checkers
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+)
+
+// Sample outcomes.
+const (
+	OutcomeFailover    = "failover"    // a new tenure began after the fault started
+	OutcomeLeaderKept  = "leader-kept" // the leader at fault start kept its tenure, nobody else was elected
+	OutcomeNoLeader    = "no-leader"   // the leader was lost and nobody was elected before the next fault / end
+	OutcomeNoLeaderYet = "no-leader-at-start"
+)
+
+// LatencySample measures one fault (or one SIGTERM handoff, kind "handoff").
+type LatencySample struct {
+	FaultID       int      `json:"fault_id,omitempty"`
+	Kind          string   `json:"kind"`
+	Targets       []string `json:"targets,omitempty"`
+	StartT        int64    `json:"start_t"`
+	EndT          int64    `json:"end_t"`
+	TouchedLeader bool     `json:"touched_leader"` // a target was a node leading at the start
+	Leader        string   `json:"leader,omitempty"`
+	LeaderToken   int64    `json:"leader_token,omitempty"`
+	Outcome       string   `json:"outcome"`
+	NewLeader     string   `json:"new_leader,omitempty"`
+	NewToken      int64    `json:"new_token,omitempty"`
+	ElectionNs    int64    `json:"election_ns"`    // start → next election; -1 none
+	FirstWriteNs  int64    `json:"first_write_ns"` // start → new leader's first accepted write; -1 none
+	RecoveryNs    int64    `json:"recovery_ns"`    // fault end → first accepted write after it; -1 none
+	ExceedsBound  bool     `json:"exceeds_bound"`
+}
+
+// Stats summarises latencies in ns (nearest-rank percentiles).
+type Stats struct {
+	Count    int   `json:"count"`
+	MedianNs int64 `json:"median_ns"`
+	P99Ns    int64 `json:"p99_ns"`
+	MaxNs    int64 `json:"max_ns"`
+}
+
+// KindStats aggregates samples of one fault kind.
+type KindStats struct {
+	Kind           string `json:"kind"`
+	Faults         int    `json:"faults"`
+	Failovers      int    `json:"failovers"`
+	LeaderKept     int    `json:"leader_kept"`
+	NoLeader       int    `json:"no_leader"`
+	Election       Stats  `json:"election"`
+	FirstWrite     Stats  `json:"first_write"`
+	Recovery       Stats  `json:"recovery"`
+	Unavailability Stats  `json:"unavailability"` // windows overlapping faults of this kind
+}
+
+// Unavailability is a stretch with no accepted write longer than the threshold.
+type Unavailability struct {
+	StartT       int64 `json:"start_t"`
+	EndT         int64 `json:"end_t"`
+	DurationNs   int64 `json:"duration_ns"`
+	FaultIDs     []int `json:"fault_ids,omitempty"` // faults overlapping it
+	Open         bool  `json:"open,omitempty"`      // still unavailable at the end of observation
+	ExceedsBound bool  `json:"exceeds_bound"`
+}
+
+// StableLeader is the time until a single stable leader after the final heal.
+type StableLeader struct {
+	HealT        int64  `json:"heal_t"` // heal phase start, else last fault end, else run start
+	Found        bool   `json:"found"`
+	Node         string `json:"node,omitempty"`
+	Token        int64  `json:"token,omitempty"`
+	StableNs     int64  `json:"stable_ns"`      // heal → from then on exactly this leader; -1 none
+	FirstWriteNs int64  `json:"first_write_ns"` // heal → its first accepted write after becoming stable; -1 none
+	Leaders      int    `json:"leaders_at_end"` // believers at the end of observation
+}
+
+// LatencyResult is checker 5's section.
+type LatencyResult struct {
+	BoundNs            int64            `json:"bound_ns"`
+	ThresholdNs        int64            `json:"threshold_ns"`
+	InitialElectionNs  int64            `json:"initial_election_ns"` // run start → first elected; -1 none
+	Samples            []LatencySample  `json:"samples"`
+	ByKind             []KindStats      `json:"by_kind"`
+	Unavailability     []Unavailability `json:"unavailability"`
+	UnavailableCount   int              `json:"unavailable_count"`
+	UnavailableSumNs   int64            `json:"unavailable_sum_ns"`
+	UnavailableMaxNs   int64            `json:"unavailable_max_ns"`
+	Stable             StableLeader     `json:"stable_leader"`
+	LivenessFailures   []Reason         `json:"liveness_failures"`
+	LivenessOK         bool             `json:"liveness_ok"`
+	AcceptedWrites     int              `json:"accepted_writes"`
+	FailedFaults       int              `json:"failed_faults"` // faults that did not apply (excluded)
+	ObservationStartT  int64            `json:"observation_start_t"`
+	ObservationEndT    int64            `json:"observation_end_t"`
+	AcceptedFromSource string           `json:"accepted_from"` // resource | candidates
+}
+
+func statsOf(xs []int64) Stats {
+	if len(xs) == 0 {
+		return Stats{}
+	}
+	s := append([]int64(nil), xs...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	rank := func(q float64) int64 {
+		i := int(q*float64(len(s))+0.999999999) - 1
+		if i < 0 {
+			i = 0
+		}
+		if i >= len(s) {
+			i = len(s) - 1
+		}
+		return s[i]
+	}
+	return Stats{Count: len(s), MedianNs: rank(0.5), P99Ns: rank(0.99), MaxNs: s[len(s)-1]}
+}
+
+// checkLatency is checker 5.
+func checkLatency(a *analysis, rl *reasonList) LatencyResult {
+	bound := a.p.FailoverBound().Nanoseconds()
+	res := LatencyResult{BoundNs: bound, ThresholdNs: a.p.UnavailableAfter().Nanoseconds(), InitialElectionNs: -1,
+		Samples: []LatencySample{}, ByKind: []KindStats{}, Unavailability: []Unavailability{}, LivenessFailures: []Reason{}}
+	obsEnd := a.endT
+	if a.teardownT > 0 {
+		obsEnd = a.teardownT
+	}
+	res.ObservationEndT = obsEnd
+
+	// Accepted writes on one timeline, with their tenures: the resource log when there is
+	// one, else what candidates saw.
+	type acc struct {
+		t   int64
+		tid int
+	}
+	var accs []acc
+	res.AcceptedFromSource = "resource"
+	for _, i := range a.decisions {
+		e := &a.ev[i]
+		if e.Result == history.ResultAccepted {
+			tid, _ := a.tenureAt(e.Node, e.Token, e.T)
+			accs = append(accs, acc{e.T, tid})
+		}
+	}
+	if len(a.decisions) == 0 {
+		res.AcceptedFromSource = "candidates"
+		for _, i := range a.writes {
+			e := &a.ev[i]
+			if e.Result == history.ResultAccepted {
+				tid, _ := a.tenureAt(e.Node, e.Token, e.CallT)
+				accs = append(accs, acc{e.T, tid})
+			}
+		}
+	}
+	sort.SliceStable(accs, func(i, j int) bool { return accs[i].t < accs[j].t })
+	res.AcceptedWrites = len(accs)
+	firstAcc := make([]int64, len(a.tenures))
+	for i := range firstAcc {
+		firstAcc[i] = -1
+	}
+	for _, x := range accs {
+		if x.tid >= 0 && firstAcc[x.tid] < 0 {
+			firstAcc[x.tid] = x.t
+		}
+	}
+	firstAccAfter := func(t int64) int64 { // first accepted write at or after t
+		k := sort.Search(len(accs), func(i int) bool { return accs[i].t >= t })
+		if k == len(accs) {
+			return -1
+		}
+		return accs[k].t
+	}
+	if len(a.tenures) > 0 {
+		res.InitialElectionNs = a.tenures[0].StartT - a.startT
+	}
+
+	// Samples: every applied fault, and every SIGTERM sent to a leader.
+	type trigger struct {
+		s     LatencySample
+		tgts  []string
+		start int64
+	}
+	var trig []trigger
+	for _, f := range a.faults {
+		if f.Error != "" {
+			res.FailedFaults++
+			continue
+		}
+		trig = append(trig, trigger{LatencySample{FaultID: f.ID, Kind: f.Kind, Targets: f.Targets, StartT: f.StartT, EndT: f.EndT}, f.Targets, f.StartT})
+	}
+	for _, i := range a.signals {
+		e := &a.ev[i]
+		if e.Signal != "SIGTERM" && e.Signal != "TERM" && e.Signal != "15" {
+			continue
+		}
+		if !a.leadingAt(e.Node, e.T) {
+			continue
+		}
+		trig = append(trig, trigger{LatencySample{Kind: "handoff", Targets: []string{e.Node}, StartT: e.T, EndT: e.T}, []string{e.Node}, e.T})
+	}
+	sort.SliceStable(trig, func(i, j int) bool { return trig[i].start < trig[j].start })
+	for len(trig) > 0 && trig[len(trig)-1].start >= obsEnd { // teardown's SIGTERMs are not failovers
+		trig = trig[:len(trig)-1]
+	}
+	starts := make([]int64, len(a.tenures))
+	for i := range a.tenures {
+		starts[i] = a.tenures[i].StartT
+	}
+	for k := range trig {
+		s := trig[k].s
+		winEnd := obsEnd
+		if k+1 < len(trig) && trig[k+1].start < winEnd {
+			winEnd = trig[k+1].start
+		}
+		// Leader at the start: the newest tenure open then.
+		lead := -1
+		openAt := map[int]bool{}
+		for i := sort.Search(len(starts), func(i int) bool { return starts[i] > s.StartT }) - 1; i >= 0; i-- {
+			if a.tenures[i].EndT >= s.StartT { // a kill ends the tenure at the fault instant
+				openAt[i] = true
+				if lead < 0 {
+					lead = i
+				}
+			}
+			if s.StartT-a.tenures[i].StartT > 24*int64(time.Hour) {
+				break
+			}
+		}
+		if lead >= 0 {
+			s.Leader, s.LeaderToken = a.tenures[lead].Node, a.tenures[lead].Token
+			for id := range openAt {
+				for _, tg := range trig[k].tgts {
+					if tg == a.tenures[id].Node {
+						s.TouchedLeader = true
+					}
+				}
+			}
+		}
+		s.ElectionNs, s.FirstWriteNs, s.RecoveryNs = -1, -1, -1
+		newT := -1
+		for i := sort.Search(len(starts), func(i int) bool { return starts[i] > s.StartT }); i < len(starts) && starts[i] < winEnd; i++ {
+			if !openAt[i] {
+				newT = i
+				break
+			}
+		}
+		switch {
+		case newT >= 0:
+			s.Outcome = OutcomeFailover
+			s.NewLeader, s.NewToken = a.tenures[newT].Node, a.tenures[newT].Token
+			s.ElectionNs = a.tenures[newT].StartT - s.StartT
+			for i := newT; i < len(starts) && starts[i] < winEnd; i++ {
+				if firstAcc[i] >= 0 && (s.FirstWriteNs < 0 || firstAcc[i]-s.StartT < s.FirstWriteNs) {
+					s.FirstWriteNs = firstAcc[i] - s.StartT
+				}
+			}
+		case lead < 0:
+			s.Outcome = OutcomeNoLeaderYet
+		case a.tenures[lead].EndT >= winEnd:
+			s.Outcome = OutcomeLeaderKept
+		default:
+			s.Outcome = OutcomeNoLeader
+		}
+		if w := firstAccAfter(s.EndT); w >= 0 {
+			s.RecoveryNs = w - s.EndT
+		}
+		s.ExceedsBound = (s.ElectionNs > bound) || (s.RecoveryNs > bound) || (s.Outcome == OutcomeNoLeader && winEnd-s.StartT > bound)
+		res.Samples = append(res.Samples, s)
+	}
+
+	// Unavailability windows between accepted writes.
+	thr := res.ThresholdNs
+	liveSev := SevFinding
+	if a.p.requires(RequireLiveness) {
+		liveSev = SevInvalid
+	}
+	live := func(code string, t, endT int64, msg string) {
+		r := Reason{Checker: "latency", Code: code, Severity: liveSev, T: t, EndT: endT, Message: msg}
+		res.LivenessFailures = append(res.LivenessFailures, r)
+		rl.add(r)
+	}
+	if len(accs) > 0 {
+		res.ObservationStartT = accs[0].t
+		addWin := func(from, to int64, open bool) {
+			u := Unavailability{StartT: from, EndT: to, DurationNs: to - from, Open: open, ExceedsBound: to-from > bound}
+			for _, f := range a.faults {
+				if f.Error == "" && f.StartT < to && f.EndT > from {
+					u.FaultIDs = append(u.FaultIDs, f.ID)
+				}
+			}
+			res.UnavailableCount++
+			res.UnavailableSumNs += u.DurationNs
+			if u.DurationNs > res.UnavailableMaxNs {
+				res.UnavailableMaxNs = u.DurationNs
+			}
+			if len(res.Unavailability) < detailLimit {
+				res.Unavailability = append(res.Unavailability, u)
+			}
+			if u.ExceedsBound {
+				live("unavailable-beyond-bound", from, to, fmt.Sprintf("no write accepted for %s from %s (bound %s, faults %v)",
+					fmtD(u.DurationNs), fmtT(from, a.startT), fmtD(bound), u.FaultIDs))
+			}
+		}
+		prev := accs[0].t
+		for _, x := range accs[1:] {
+			if x.t > obsEnd {
+				break
+			}
+			if x.t-prev > thr {
+				addWin(prev, x.t, false)
+			}
+			prev = x.t
+		}
+		if obsEnd-prev > thr {
+			addWin(prev, obsEnd, true)
+		}
+	} else if len(a.ev) > 0 {
+		live("no-accepted-write", a.startT, obsEnd, "no write was accepted during the whole run")
+	}
+
+	// Per kind.
+	kinds := map[string]*KindStats{}
+	var order []string
+	el, fw, rc, un := map[string][]int64{}, map[string][]int64{}, map[string][]int64{}, map[string][]int64{}
+	for _, s := range res.Samples {
+		ks := kinds[s.Kind]
+		if ks == nil {
+			ks = &KindStats{Kind: s.Kind}
+			kinds[s.Kind] = ks
+			order = append(order, s.Kind)
+		}
+		ks.Faults++
+		switch s.Outcome {
+		case OutcomeFailover:
+			ks.Failovers++
+		case OutcomeLeaderKept:
+			ks.LeaderKept++
+		case OutcomeNoLeader:
+			ks.NoLeader++
+		}
+		if s.ElectionNs >= 0 {
+			el[s.Kind] = append(el[s.Kind], s.ElectionNs)
+		}
+		if s.FirstWriteNs >= 0 {
+			fw[s.Kind] = append(fw[s.Kind], s.FirstWriteNs)
+		}
+		if s.RecoveryNs >= 0 {
+			rc[s.Kind] = append(rc[s.Kind], s.RecoveryNs)
+		}
+	}
+	kindOf := map[int]string{}
+	for _, f := range a.faults {
+		kindOf[f.ID] = f.Kind
+	}
+	for _, u := range res.Unavailability {
+		seen := map[string]bool{}
+		for _, id := range u.FaultIDs {
+			if k := kindOf[id]; !seen[k] {
+				seen[k] = true
+				un[k] = append(un[k], u.DurationNs)
+			}
+		}
+	}
+	sort.Strings(order)
+	for _, k := range order {
+		ks := kinds[k]
+		ks.Election, ks.FirstWrite, ks.Recovery, ks.Unavailability = statsOf(el[k]), statsOf(fw[k]), statsOf(rc[k]), statsOf(un[k])
+		res.ByKind = append(res.ByKind, *ks)
+	}
+
+	// Stable single leader after the final heal.
+	st := StableLeader{StableNs: -1, FirstWriteNs: -1, HealT: a.startT}
+	if a.healT > 0 {
+		st.HealT = a.healT
+	} else {
+		for _, f := range a.faults {
+			if f.Error == "" && f.EndT > st.HealT {
+				st.HealT = f.EndT
+			}
+		}
+	}
+	var atEnd []int
+	for i := range a.tenures {
+		if a.tenures[i].StartT < obsEnd && a.tenures[i].EndT >= obsEnd {
+			atEnd = append(atEnd, i)
+		}
+	}
+	st.Leaders = len(atEnd)
+	if len(atEnd) == 1 {
+		l := &a.tenures[atEnd[0]]
+		s := st.HealT
+		if l.StartT > s {
+			s = l.StartT
+		}
+		for i := range a.tenures {
+			if i != atEnd[0] && a.tenures[i].EndT > s && a.tenures[i].EndT <= obsEnd {
+				s = a.tenures[i].EndT
+			}
+		}
+		st.Found, st.Node, st.Token, st.StableNs = true, l.Node, l.Token, s-st.HealT
+		for _, x := range accs {
+			if x.t >= s && x.tid == l.ID {
+				st.FirstWriteNs = x.t - st.HealT
+				break
+			}
+		}
+		if st.StableNs > bound {
+			live("slow-stable-leader", st.HealT, s, fmt.Sprintf("a single stable leader (%s, token %d) returned %s after the final heal, beyond the bound %s",
+				l.Node, l.Token, fmtD(st.StableNs), fmtD(bound)))
+		}
+	} else if len(a.ev) > 0 {
+		live("no-stable-leader", st.HealT, obsEnd, fmt.Sprintf("%d candidates believed they led at the end of observation (%s); want exactly one stable leader after the final heal",
+			len(atEnd), fmtT(obsEnd, a.startT)))
+	}
+	res.Stable = st
+	res.LivenessOK = len(res.LivenessFailures) == 0
+	return res
+}
+
+// leadingAt reports whether node held a tenure at t.
+func (a *analysis) leadingAt(node string, t int64) bool {
+	for i := len(a.tenures) - 1; i >= 0; i-- {
+		tn := &a.tenures[i]
+		if tn.Node == node && tn.StartT <= t && t < tn.EndT {
+			return true
+		}
+	}
+	return false
+}

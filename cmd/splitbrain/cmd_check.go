@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+)
+
+func init() {
+	register(command{name: "check", summary: "re-analyse a stored run (no containers): verdict, results.json, visualizations", run: runCheck})
+}
+
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("check", stderr)
+	require := fs.String("require", "", "extra requirements, comma-separated: exclusive (any leadership overlap is invalid), liveness (liveness failures are invalid); default: those stored in config.json")
+	ptimeout := fs.Duration("porcupine-timeout", 0, "time limit per Porcupine model (0 = stored value or 60s; negative skips Porcupine); a timeout gives unknown")
+	asJSON := fs.Bool("json", false, "print results.json to stdout instead of the summary")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: splitbrain check RUN_DIR [--require exclusive,liveness] [--porcupine-timeout D] [--json]")
+		fmt.Fprintln(stderr, "Re-checks RUN_DIR/history.jsonl with the parameters in RUN_DIR/config.json (key \"check\"),")
+		fmt.Fprintln(stderr, "rewrites RUN_DIR/results.json and the Porcupine visualizations, and exits 0 valid, 1 invalid, 2 unknown.")
+		fs.PrintDefaults()
+	}
+	// Accept the run dir before or after the flags.
+	var dir string
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		dir, args = args[0], args[1:]
+	}
+	if err := parseFlags(fs, args, true); err != nil {
+		return exitUsage, err
+	}
+	if dir == "" && fs.NArg() > 0 {
+		dir = fs.Arg(0)
+		if fs.NArg() > 1 {
+			return exitUsage, usagef("unexpected argument %q after RUN_DIR", fs.Arg(1))
+		}
+	} else if fs.NArg() > 0 {
+		return exitUsage, usagef("unexpected argument %q (flags go before or after RUN_DIR, one run dir only)", fs.Arg(0))
+	}
+	if dir == "" {
+		return exitUsage, usagef("missing RUN_DIR: the run directory holding history.jsonl (e.g. store/<test>/latest)")
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return exitUsage, usagef("RUN_DIR %q is not a directory", dir)
+	}
+	p, err := loadCheckParams(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return exitHarness, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["require"] {
+		reqs, err := checkers.ParseRequirements(*require)
+		if err != nil {
+			return exitUsage, usagef("--require: %v", err)
+		}
+		p.Require = reqs
+	}
+	if set["porcupine-timeout"] {
+		p.PorcupineTimeout = checkers.Duration(*ptimeout)
+	}
+	p.OutputDir = dir
+	histPath := filepath.Join(dir, "history.jsonl")
+	events, info, err := history.ReadFile(histPath)
+	if err != nil {
+		return exitHarness, err
+	}
+	if info.TruncatedTail {
+		fmt.Fprintf(stderr, "note: %s ends in a partial line (the writer was cut off); it was ignored\n", histPath)
+	}
+	res, err := checkers.Check(ctx, events, p)
+	if err != nil {
+		return exitHarness, fmt.Errorf("%s: %w", filepath.Join(dir, "config.json"), err)
+	}
+	if err := res.WriteFile(dir); err != nil {
+		return exitHarness, err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", " ")
+		if err := enc.Encode(res); err != nil {
+			return exitHarness, err
+		}
+	} else {
+		res.Summary(stdout)
+		fmt.Fprintf(stdout, "results: %s (checked in %v)\n", filepath.Join(dir, checkers.ResultsFile), time.Duration(res.CheckNs).Round(time.Millisecond))
+	}
+	return res.Verdict.ExitCode(), nil
+}
+
+// loadCheckParams reads the "check" key of a run's config.json; a missing file or key
+// gives default parameters.
+func loadCheckParams(path string) (checkers.Params, error) {
+	var p checkers.Params
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return p, nil
+	}
+	if err != nil {
+		return p, fmt.Errorf("read run config: %w", err)
+	}
+	var cfg struct {
+		Check *json.RawMessage `json:"check"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return p, fmt.Errorf("%s: not valid JSON: %w", path, err)
+	}
+	if cfg.Check == nil {
+		return p, nil
+	}
+	if err := json.Unmarshal(*cfg.Check, &p); err != nil {
+		return p, fmt.Errorf("%s: key \"check\": %w (see docs/checkers.md for the fields)", path, err)
+	}
+	if err := p.Validate(); err != nil {
+		return p, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}

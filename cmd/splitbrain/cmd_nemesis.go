@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+func init() {
+	register(command{name: "nemesis", summary: "list fault kinds, shapes, targets and profiles; preview a seeded plan", run: runNemesis})
+}
+
+const nemesisUsage = `usage:
+  splitbrain nemesis list
+  splitbrain nemesis plan [--seed N] [--time D] [--store KIND] [--nodes N] [--store-nodes N] [--ttl D] SPEC|PROFILE`
+
+func runNemesis(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) == 0 {
+		return exitUsage, usagef("missing subcommand\n%s", nemesisUsage)
+	}
+	switch args[0] {
+	case "list":
+		if err := parseFlags(newFlags("nemesis list", stderr), args[1:], false); err != nil {
+			return exitUsage, err
+		}
+		printNemesisList(stdout)
+		return exitValid, nil
+	case "plan":
+		return runNemesisPlan(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, nemesisUsage)
+		return exitValid, nil
+	}
+	return exitUsage, usagef("unknown nemesis subcommand %q\n%s", args[0], nemesisUsage)
+}
+
+func printNemesisList(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAULT KINDS (spec: KIND:key=value,...; join faults with ';' or '+'; @FILE reads one per line)")
+	for _, k := range nemesis.Kinds() {
+		fmt.Fprintf(tw, "  %s\t%s (default target %s, for=%s)\n", k.Name, k.Summary, orDash(k.DefaultTarget), k.DefaultFor)
+		for _, p := range k.Params {
+			def := ""
+			if p.Default != "" {
+				def = " [default " + p.Default + "]"
+			}
+			fmt.Fprintf(tw, "    %s=\t%s%s\n", p.Key, p.Doc, def)
+		}
+	}
+	fmt.Fprintln(tw, "  every kind also takes:\ttarget= for= every= at= jitter= count= (durations: Go syntax like 6s, or NxTTL)")
+	unsupported := nemesis.Unsupported()
+	for _, k := range sortedNames(unsupported) {
+		fmt.Fprintf(tw, "  %s\tNOT SUPPORTED: %s\n", k, unsupported[k])
+	}
+	fmt.Fprintln(tw, "\nTARGETS (live ones are resolved when the fault starts; seeded ones come from --seed)")
+	for _, t := range nemesis.Targets() {
+		fmt.Fprintf(tw, "  %s\t%s\n", t.Name, t.Doc)
+	}
+	fmt.Fprintln(tw, "\nPARTITION SHAPES (partition:shape=...)")
+	for _, s := range nemesis.Shapes() {
+		fmt.Fprintf(tw, "  %s\t%s\n", s.Name, s.Doc)
+	}
+	fmt.Fprintln(tw, "\nPROFILES")
+	for _, p := range nemesis.Profiles() {
+		spec := p.Spec
+		if spec == "" {
+			spec = "(nothing)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n  \t= %s\n", p.Name, p.Doc, spec)
+	}
+	fmt.Fprintln(tw, "\nSTORE SUPPORT")
+	fmt.Fprintln(tw, "  store\tpause/freeze/kill\tpartition/loss\tclock skew of the server\tstore-leader")
+	for _, s := range []string{"etcd", "zookeeper", "postgres", "redis"} {
+		ok, why := nemesis.ClockSupported(s)
+		clock := "yes: " + why
+		if !ok {
+			clock = "no (" + strings.TrimPrefix(why, "clock skew not supported for this node: ") + ")"
+		}
+		leader := "no"
+		if s == "etcd" || s == "zookeeper" {
+			leader = "yes"
+		}
+		fmt.Fprintf(tw, "  %s\tyes\tyes\t%s\t%s\n", s, clock, leader)
+	}
+	fmt.Fprintln(tw, "  candidates\tyes\tyes\tyes: the clock-offset file of the candidate contract\t-")
+	fmt.Fprintln(tw, "  packet delay\t-\t-\tno netem in this kernel: not offered\t-")
+	tw.Flush()
+}
+
+func sortedNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func runNemesisPlan(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("nemesis plan", stderr)
+	seed := fs.Int64("seed", 1, "seed for start offsets and target choices")
+	phase := fs.Duration("time", time.Minute, "length of the fault phase")
+	store := fs.String("store", "etcd", "store kind: etcd, zookeeper, postgres, redis")
+	cands := fs.Int("nodes", 3, "number of candidates")
+	storeNodes := fs.Int("store-nodes", 0, "number of store nodes (default: 3 for etcd/zookeeper, 1 otherwise)")
+	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL that NxTTL durations refer to")
+	if err := parseFlags(fs, args, true); err != nil {
+		return exitUsage, err
+	}
+	if fs.NArg() != 1 {
+		return exitUsage, usagef("want exactly one SPEC or PROFILE argument (quote specs with ';')\n%s", nemesisUsage)
+	}
+	s, err := nemesis.Parse(fs.Arg(0))
+	if err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	n := *storeNodes
+	if n == 0 {
+		n = 1
+		if *store == "etcd" || *store == "zookeeper" {
+			n = 3
+		}
+	}
+	topo := nemesis.Topology{StoreKind: *store, TTL: *ttl}
+	for i := 1; i <= *cands; i++ {
+		topo.Candidates = append(topo.Candidates, fmt.Sprintf("c%d", i))
+	}
+	for i := 1; i <= n; i++ {
+		topo.StoreNodes = append(topo.StoreNodes, fmt.Sprintf("%s-%d", *store, i))
+	}
+	plan, err := s.Plan(*seed, *phase, topo)
+	if err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return exitValid, enc.Encode(plan)
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/harness/images"
+	"github.com/splitbrain-chaos/splitbrain/workloads"
+)
+
+func init() {
+	register(command{name: "run", summary: "run one chaos test: store, candidates, faults, verdict", run: runRun})
+}
+
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("run", stderr)
+	var c harness.Config
+	fs.StringVar(&c.Store, "store", "", "store: etcd, zookeeper, postgres, redis (required)")
+	fs.IntVar(&c.StoreNodes, "store-nodes", 0, "store cluster size (0 = the store's default)")
+	fs.StringVar(&c.Recipe, "recipe", "", "election recipe: "+strings.Join(harness.RecipeNames(), ", "))
+	fs.IntVar(&c.Nodes, "nodes", harness.DefaultNodes, "number of candidates c1..cN")
+	fs.DurationVar(&c.FaultTime, "time", 0, "length of the faults phase, e.g. 30s (required)")
+	fs.DurationVar(&c.Warmup, "warmup", harness.DefaultWarmup, "no-fault phase before the faults")
+	fs.DurationVar(&c.Recovery, "recovery", harness.DefaultRecovery, "no-fault phase after the final heal")
+	fs.DurationVar(&c.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
+	fs.DurationVar(&c.WriteInterval, "write-interval", harness.DefaultWriteInterval, "leader write interval")
+	fs.StringVar(&c.Workload, "workload", harness.DefaultWorkload, "workload: "+strings.Join(workloads.Names(), ", "))
+	fs.DurationVar(&c.HandoffEvery, "handoff-every", 0, "handoff workload: period between SIGTERMs of the leader (0 = 3×TTL, at least 2s)")
+	fs.DurationVar(&c.HandoffPause, "handoff-pause", 0, "handoff workload: how long the resigned leader stays down (0 = 1s)")
+	fs.StringVar(&c.ResourceMode, "resource", harness.DefaultResourceMode, "resource mode: fenced (rejects stale tokens) or unfenced (accepts all, records staleness)")
+	fs.StringVar(&c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract (docs/candidates.md), instead of --recipe")
+	fs.StringVar(&c.CandidateImage, "candidate-image", "", "image whose entrypoint speaks the candidate contract, instead of --recipe")
+	fs.Int64Var(&c.Seed, "seed", 0, "seed of the fault plan (0 = from the clock; recorded in config.json)")
+	fs.StringVar(&c.Nemesis, "nemesis", "none", "fault spec or profile (splitbrain nemesis list), e.g. pause-leader or pause:target=leader,every=10s,for=6s")
+	fs.StringVar(&c.StoreRoot, "out", "", "root of run directories (default $"+harness.EnvStoreDir+" or ./store)")
+	fs.StringVar(&c.TestName, "name", "", "test name, the directory under --out (default <store>-<recipe>-<nemesis>)")
+	profile := fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
+	require := fs.String("require", "", "extra requirements, comma-separated: exclusive (no belief overlap), liveness")
+	quiet := fs.Bool("quiet", false, "no progress lines; only the summary at the end")
+	progress := fs.Duration("progress", harness.DefaultProgressPeriod, "period of the progress lines")
+	if err := parseFlags(fs, args, false); err != nil {
+		return exitUsage, err
+	}
+	c.Profile = images.Profile(*profile)
+	if *require != "" {
+		for _, r := range strings.Split(*require, ",") {
+			if r = strings.TrimSpace(r); r != "" {
+				c.Require = append(c.Require, r)
+			}
+		}
+	}
+	c.ProgressPeriod = *progress
+	if !*quiet {
+		c.Progress = stdout
+	}
+	c.Args = append([]string{"splitbrain", "run"}, args...)
+	if err := harness.CheckConfig(&c); err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	if !*quiet {
+		fmt.Fprintf(stdout, "splitbrain run: %s on %s, %d candidates, %v faults (%s), seed %d\n",
+			candidateDesc(&c), c.Store, c.Nodes, c.FaultTime, c.Nemesis, c.Seed)
+	}
+	out, err := harness.Run(ctx, c)
+	if *quiet && out != nil {
+		fmt.Fprint(stdout, harness.FormatSummary(out))
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+			err = fmt.Errorf("interrupted; healed and torn down (%w)", err)
+		}
+		return exitHarness, err
+	}
+	switch out.Verdict {
+	case harness.VerdictValid:
+		return exitValid, nil
+	case harness.VerdictInvalid:
+		return exitInvalid, nil
+	}
+	return exitUnknown, nil
+}
+
+func candidateDesc(c *harness.Config) string {
+	switch {
+	case c.CandidateCmd != "":
+		return "candidate command " + c.CandidateCmd
+	case c.CandidateImage != "":
+		return "candidate image " + c.CandidateImage
+	}
+	return "recipe " + c.Recipe
+}

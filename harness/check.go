@@ -1,0 +1,79 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+)
+
+// Verdicts.
+const (
+	VerdictValid   = "valid"
+	VerdictInvalid = "invalid"
+	VerdictUnknown = "unknown"
+)
+
+// checkTimeout bounds the analysis after the run (Porcupine has its own, shorter budget).
+const checkTimeout = 5 * time.Minute
+
+// conclude reads the history back, runs the checkers and writes results.json. A run that
+// failed or was interrupted is still analysed as far as it got, but its verdict can only
+// be "invalid" (a proven violation) or "unknown", never "valid".
+func (r *run) conclude(ctx context.Context, runErr error) (*Outcome, error) {
+	out := &Outcome{
+		Verdict: VerdictUnknown, RunDir: r.dir, RunID: r.runID, Counts: r.state.Snapshot().Counts,
+		Elapsed: time.Since(r.started), Leftovers: r.leftover,
+	}
+	if r.cluster != nil {
+		out.StoreVersion = r.cluster.Version()
+	}
+	if r.healErr != nil {
+		out.HealError = r.healErr.Error()
+	}
+	evs, info, err := history.ReadFile(filepath.Join(r.dir, HistoryFile))
+	if err != nil {
+		return out, fmt.Errorf("read back the history: %w", err)
+	}
+	if info.TruncatedTail {
+		out.Reasons = append(out.Reasons, "history has a truncated last line")
+	}
+	out.Leaders = electedNodes(evs)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkTimeout)
+	defer cancel()
+	if ctx.Err() != nil {
+		// Interrupted: a quick look only, so Ctrl-C returns promptly.
+		var c2 context.CancelFunc
+		cctx, c2 = context.WithTimeout(cctx, 10*time.Second)
+		defer c2()
+	}
+	verdict, reasons, results, err := runCheckers(cctx, evs, r.checkParams())
+	if err != nil {
+		out.Reasons = append(out.Reasons, "checkers failed: "+err.Error())
+		return out, fmt.Errorf("check: %w", err)
+	}
+	if results != nil {
+		if err := writeJSON(filepath.Join(r.dir, ResultsFile), results); err != nil {
+			return out, err
+		}
+	}
+	out.Verdict = verdict
+	out.Reasons = append(out.Reasons, reasons...)
+	if out.Verdict == VerdictValid {
+		switch {
+		case runErr != nil:
+			out.Verdict = VerdictUnknown
+			out.Reasons = append(out.Reasons, "the run did not complete: "+runErr.Error())
+		case r.healErr != nil:
+			out.Verdict = VerdictUnknown
+			out.Reasons = append(out.Reasons, "a fault could not be healed, so recovery is not evidence: "+r.healErr.Error())
+		}
+	}
+	return out, nil
+}
+
+// errNoCheckers is returned by runCheckers while the checkers package has no Check.
+var errNoCheckers = errors.New("checkers.Check is not available in this build")

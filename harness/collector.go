@@ -1,0 +1,173 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+)
+
+// maxViolationLine bounds how much of an offending line a contract-violation event keeps.
+const maxViolationLine = 512
+
+// Recorder is the run's single path into history.jsonl: it appends events and feeds the live
+// state. Candidate and resource output lines enter through CandidateLine and ResourceLine.
+// After Close every call is a no-op, so late output from stopping containers cannot fail the
+// run.
+type Recorder struct {
+	w     *history.Writer
+	state *LiveState
+
+	mu      sync.Mutex
+	closed  bool
+	dropped int64 // events refused by the writer (invalid after parsing, or written after close)
+	lastErr error
+}
+
+// NewRecorder records into w and keeps state up to date.
+func NewRecorder(w *history.Writer, state *LiveState) *Recorder {
+	return &Recorder{w: w, state: state}
+}
+
+// Record appends e (stamping it with the current time when it has none) and updates the
+// live state. It returns the event as written.
+func (r *Recorder) Record(e history.Event) (history.Event, error) {
+	r.mu.Lock()
+	if r.closed {
+		r.dropped++
+		r.mu.Unlock()
+		return e, fmt.Errorf("%w (%s %s)", errRecorderClosed, e.Source, e.Kind)
+	}
+	r.mu.Unlock()
+	written, err := r.w.Append(e)
+	if err != nil {
+		r.mu.Lock()
+		r.dropped++
+		r.lastErr = err
+		r.mu.Unlock()
+		return written, err
+	}
+	r.state.Observe(written)
+	return written, nil
+}
+
+// CandidateLine records one stdout line of candidate node. A line that is a contract event
+// becomes that event; a line that looks like an event but is not valid becomes a
+// contract-violation event carrying the (truncated) line; other output is log only (the
+// platform already wrote it to logs/<node>.log).
+func (r *Recorder) CandidateLine(node string, line []byte) {
+	p, err := contract.ParseLine(node, line, history.Now())
+	if errors.Is(err, contract.ErrNotEvent) {
+		return
+	}
+	if err == nil {
+		if p.ClockAware {
+			r.state.markClockAware(node)
+		}
+		if _, err = r.Record(p.Event); err == nil {
+			return
+		}
+	}
+	r.violation(node, line, err)
+}
+
+// ResourceLine records one stdout line of the resource (its decision log).
+func (r *Recorder) ResourceLine(node string, line []byte) {
+	e, err := ParseResourceLine(line)
+	if errors.Is(err, contract.ErrNotEvent) {
+		return
+	}
+	if err == nil {
+		e.Source = history.SourceResource
+		if _, err = r.Record(e); err == nil {
+			return
+		}
+	}
+	r.violation(node, line, err)
+}
+
+// errRecorderClosed marks late output after the run's end: dropped, not a violation.
+var errRecorderClosed = errors.New("history already closed")
+
+func (r *Recorder) violation(node string, line []byte, cause error) {
+	if errors.Is(cause, errRecorderClosed) {
+		return
+	}
+	r.Record(history.Event{
+		Source: history.SourceHarness,
+		Kind:   history.KindContractViolation,
+		Node:   node,
+		Reason: cause.Error(),
+		Line:   truncateLine(line, maxViolationLine),
+	})
+}
+
+// Close makes later calls no-ops. The writer itself is closed by its owner.
+func (r *Recorder) Close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+}
+
+// Dropped is how many events could not be written, and the last reason.
+func (r *Recorder) Dropped() (int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.dropped, r.lastErr
+}
+
+// truncateLine keeps at most max bytes of valid UTF-8 (invalid bytes become U+FFFD so the
+// JSON stays readable), marking a cut with "…".
+func truncateLine(line []byte, max int) string {
+	line = bytes.TrimRight(line, "\r\n")
+	cut := len(line) > max
+	if cut {
+		// Back up to a rune boundary so the cut does not leave half a character.
+		n := max
+		for n > 0 && n > max-utf8.UTFMax && !utf8.RuneStart(line[n]) {
+			n--
+		}
+		line = line[:n]
+	}
+	s := string(bytes.ToValidUTF8(line, []byte("\uFFFD")))
+	if cut {
+		s += "…"
+	}
+	return s
+}
+
+// ParseResourceLine turns one stdout line of the resource into a decision or bad-request
+// event. Lines not starting with '{' are log output (contract.ErrNotEvent); anything else
+// that is not a valid resource event is an error naming what is wrong.
+func ParseResourceLine(line []byte) (history.Event, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return history.Event{}, contract.ErrNotEvent
+	}
+	if len(line) > contract.MaxLineBytes {
+		return history.Event{}, fmt.Errorf("resource line of %d bytes exceeds %d", len(line), contract.MaxLineBytes)
+	}
+	var e history.Event
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		return history.Event{}, fmt.Errorf("resource output is not a history event: %v", err)
+	}
+	if dec.More() {
+		return history.Event{}, errors.New("resource output has trailing data after the JSON object")
+	}
+	if e.Kind != history.KindDecision && e.Kind != history.KindBadRequest {
+		return history.Event{}, fmt.Errorf("resource printed kind %q: want %q or %q", e.Kind, history.KindDecision, history.KindBadRequest)
+	}
+	// The writer owns version and sequence; the source is known from who printed the line.
+	e.V, e.Seq, e.Source = history.Version, 0, history.SourceResource
+	if err := e.Validate(); err != nil {
+		return history.Event{}, err
+	}
+	return e, nil
+}

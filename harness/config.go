@@ -1,0 +1,248 @@
+// Package harness runs one chaos test end to end: it starts a store cluster, the fenced
+// resource and the candidates in containers, records everything they print into
+// history.jsonl, drives the workload and the nemesis through the lifecycle phases
+// (setup → warmup → faults → heal → recovery → teardown), heals and tears down on every exit
+// path, and finally asks the checkers for a verdict.
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness/images"
+)
+
+// Defaults, used when the corresponding Config field is zero.
+const (
+	DefaultNodes          = 3
+	DefaultTTL            = 2 * time.Second
+	DefaultWriteInterval  = 50 * time.Millisecond
+	DefaultWarmup         = 5 * time.Second
+	DefaultRecovery       = 10 * time.Second
+	DefaultWorkload       = "steady"
+	DefaultResourceMode   = "fenced"
+	DefaultStoreRoot      = "store"
+	DefaultProgressPeriod = 5 * time.Second
+
+	// EnvStoreDir overrides the default store root (the --out flag overrides both).
+	EnvStoreDir = "SPLITBRAIN_STORE_DIR"
+
+	maxNodes = 15
+)
+
+// ResourceModes are the fencing modes of the resource container.
+var ResourceModes = []string{"fenced", "unfenced"}
+
+// Requirements are the optional checker requirements (--require).
+var Requirements = []string{"exclusive", "liveness"}
+
+// Config describes one run. Zero values mean "default" where a default exists; Validate
+// fills them in and rejects what cannot work.
+type Config struct {
+	Store      string // etcd | zookeeper | postgres | redis
+	StoreNodes int    // store cluster size; 0 = the store's default
+	Recipe     string // candidate recipe (Go recipes); optional with an external candidate
+	Nodes      int    // number of candidates c1..cN
+
+	FaultTime time.Duration // length of the faults phase (--time)
+	Warmup    time.Duration // no-fault phase before the faults
+	Recovery  time.Duration // no-fault phase after the final heal
+
+	TTL           time.Duration // lease/session length handed to candidates
+	WriteInterval time.Duration // leader write interval
+
+	Workload     string        // steady | handoff
+	HandoffEvery time.Duration // handoff: period between SIGTERMs of the leader (0 = workload default)
+	HandoffPause time.Duration // handoff: how long the resigned leader stays down (0 = default)
+
+	ResourceMode string // fenced | unfenced
+
+	CandidateCmd   string // host path of an executable that speaks the candidate contract
+	CandidateImage string // image whose entrypoint speaks the candidate contract
+
+	Seed    int64  // drives the nemesis plan; 0 = derived from the clock (and recorded)
+	Nemesis string // fault spec or profile name; "" or "none" = no faults
+
+	Profile images.Profile // image profile; "" = SPLITBRAIN_IMAGE_PROFILE or local
+
+	StoreRoot string // root of run directories; "" = $SPLITBRAIN_STORE_DIR or ./store
+	TestName  string // directory name under StoreRoot; "" = <store>-<recipe>-<nemesis|none>
+
+	Require []string // checker requirements: exclusive, liveness
+
+	Progress       io.Writer     // periodic progress lines and the summary; nil = silent
+	ProgressPeriod time.Duration // 0 = DefaultProgressPeriod
+
+	Args []string // the command line, recorded in config.json for replay
+}
+
+// Validate fills in defaults and checks the configuration. Checks that need other packages'
+// registries (recipes, nemesis specs) happen in Run's setup; this one is pure.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if c.Store == "" {
+		bad("no store given: use --store with one of %s", strings.Join(storeKinds, ", "))
+	} else if !slices.Contains(storeKinds, c.Store) {
+		bad("unknown store %q: want one of %s", c.Store, strings.Join(storeKinds, ", "))
+	}
+	if c.StoreNodes < 0 {
+		bad("store nodes %d: must be >= 1 (or 0 for the store's default)", c.StoreNodes)
+	}
+	if c.Nodes == 0 {
+		c.Nodes = DefaultNodes
+	}
+	if c.Nodes < 1 || c.Nodes > maxNodes {
+		bad("--nodes %d: want 1..%d candidates", c.Nodes, maxNodes)
+	}
+	if c.CandidateCmd != "" && c.CandidateImage != "" {
+		bad("--candidate-cmd and --candidate-image exclude each other: give one")
+	}
+	if c.Recipe == "" && c.CandidateCmd == "" && c.CandidateImage == "" {
+		bad("no candidate given: use --recipe NAME, --candidate-cmd PATH or --candidate-image IMG")
+	}
+	if c.CandidateCmd != "" {
+		if abs, err := filepath.Abs(c.CandidateCmd); err == nil {
+			c.CandidateCmd = abs
+		}
+		if err := checkExecutable(c.CandidateCmd); err != nil {
+			bad("--candidate-cmd: %v", err)
+		}
+	}
+	if c.FaultTime <= 0 {
+		bad("--time %v: the faults phase needs a positive duration, e.g. --time 30s", c.FaultTime)
+	}
+	if c.Warmup == 0 {
+		c.Warmup = DefaultWarmup
+	} else if c.Warmup < 0 {
+		bad("--warmup %v: must not be negative", c.Warmup)
+	}
+	if c.Recovery == 0 {
+		c.Recovery = DefaultRecovery
+	} else if c.Recovery < 0 {
+		bad("--recovery %v: must not be negative", c.Recovery)
+	}
+	if c.TTL == 0 {
+		c.TTL = DefaultTTL
+	} else if c.TTL < 0 {
+		bad("--ttl %v: must be positive, e.g. --ttl 2s", c.TTL)
+	}
+	if c.WriteInterval == 0 {
+		c.WriteInterval = DefaultWriteInterval
+	} else if c.WriteInterval < time.Millisecond {
+		bad("write interval %v: must be at least 1ms", c.WriteInterval)
+	}
+	if c.Workload == "" {
+		c.Workload = DefaultWorkload
+	}
+	if c.HandoffEvery < 0 || c.HandoffPause < 0 {
+		bad("handoff period/pause must not be negative")
+	}
+	if c.ResourceMode == "" {
+		c.ResourceMode = DefaultResourceMode
+	}
+	if !slices.Contains(ResourceModes, c.ResourceMode) {
+		bad("--resource %q: want one of %s", c.ResourceMode, strings.Join(ResourceModes, ", "))
+	}
+	if c.Nemesis == "" {
+		c.Nemesis = "none"
+	}
+	if c.Profile == "" {
+		p := os.Getenv("SPLITBRAIN_IMAGE_PROFILE")
+		if p == "" {
+			p = string(images.ProfileLocal)
+		}
+		c.Profile = images.Profile(p)
+	}
+	if _, err := images.ParseProfile(string(c.Profile)); err != nil {
+		bad("%v", err)
+	}
+	for _, r := range c.Require {
+		if !slices.Contains(Requirements, r) {
+			bad("--require %q: want a comma-separated subset of %s", r, strings.Join(Requirements, ","))
+		}
+	}
+	if c.StoreRoot == "" {
+		c.StoreRoot = os.Getenv(EnvStoreDir)
+	}
+	if c.StoreRoot == "" {
+		c.StoreRoot = DefaultStoreRoot
+	}
+	if c.TestName == "" {
+		c.TestName = DefaultTestName(c.Store, c.candidateLabel(), c.Nemesis)
+	} else if !testNamePattern.MatchString(c.TestName) {
+		bad("test name %q: use 1-100 chars of letters, digits, '.', '_' or '-' (it becomes a directory)", c.TestName)
+	}
+	if c.ProgressPeriod <= 0 {
+		c.ProgressPeriod = DefaultProgressPeriod
+	}
+	return errors.Join(errs...)
+}
+
+// candidateLabel names the candidate in the test name: the recipe, or what runs instead.
+func (c *Config) candidateLabel() string {
+	switch {
+	case c.Recipe != "":
+		return c.Recipe
+	case c.CandidateCmd != "":
+		return "cmd-" + filepath.Base(c.CandidateCmd)
+	case c.CandidateImage != "":
+		return "image-" + c.CandidateImage
+	}
+	return "unknown"
+}
+
+// TotalTime is the planned length of warmup + faults + recovery (setup/teardown excluded).
+func (c *Config) TotalTime() time.Duration { return c.Warmup + c.FaultTime + c.Recovery }
+
+// storeKinds are the stores a run can use (kept in step with harness/stores).
+var storeKinds = []string{"etcd", "zookeeper", "postgres", "redis"}
+
+var (
+	testNamePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
+	unsafeNameChars = regexp.MustCompile(`[^a-z0-9._]+`)
+)
+
+// DefaultTestName is <store>-<recipe>-<nemesis|none>, reduced to characters that are safe in
+// a directory name (a nemesis spec such as "pause:target=leader,for=6s" becomes
+// "pause-target-leader-for-6s").
+func DefaultTestName(store, recipe, nemesis string) string {
+	if nemesis == "" {
+		nemesis = "none"
+	}
+	name := strings.ToLower(store + "-" + recipe + "-" + nemesis)
+	name = strings.Trim(unsafeNameChars.ReplaceAllString(name, "-"), "-.")
+	if len(name) > 100 {
+		name = strings.TrimRight(name[:100], "-.")
+	}
+	if name == "" {
+		name = "run"
+	}
+	return name
+}
+
+// checkExecutable reports why path cannot serve as a candidate command.
+func checkExecutable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s does not exist: give the path of an executable on this host", path)
+		}
+		return err
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("%s is a directory, not an executable", path)
+	}
+	if fi.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%s is not executable: chmod +x it", path)
+	}
+	return nil
+}

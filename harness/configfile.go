@@ -1,0 +1,179 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/harness/images"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+// RunConfig is config.json: everything needed to understand and replay a run.
+type RunConfig struct {
+	Splitbrain    string          `json:"splitbrain"` // version of the splitbrain that ran it
+	RunID         string          `json:"run_id"`
+	Started       time.Time       `json:"started"` // wall clock
+	Args          []string        `json:"args,omitempty"`
+	Replay        string          `json:"replay"` // the command line that replays the run
+	Flags         RunFlags        `json:"flags"`
+	Images        images.Set      `json:"images,omitempty"`
+	StoreVersion  string          `json:"store_version,omitempty"`
+	StoreNodes    []string        `json:"store_nodes,omitempty"`
+	EngineVersion string          `json:"engine_version,omitempty"`
+	Network       string          `json:"network,omitempty"` // subnet
+	Seed          int64           `json:"seed"`
+	Schedule      string          `json:"schedule"`       // canonical nemesis schedule
+	Plan          *nemesis.Plan   `json:"plan,omitempty"` // concrete fault plan (same seed → same plan)
+	Workload      string          `json:"workload"`       // what the workload does
+	Recipe        *RecipeTiming   `json:"recipe_timing,omitempty"`
+	Check         checkers.Params `json:"check"`
+}
+
+// RunFlags are the run's settings as given (defaults filled in).
+type RunFlags struct {
+	Store          string   `json:"store"`
+	StoreNodes     int      `json:"store_nodes,omitempty"`
+	Recipe         string   `json:"recipe,omitempty"`
+	CandidateCmd   string   `json:"candidate_cmd,omitempty"`
+	CandidateImage string   `json:"candidate_image,omitempty"`
+	Nodes          int      `json:"nodes"`
+	Time           string   `json:"time"`
+	Warmup         string   `json:"warmup"`
+	Recovery       string   `json:"recovery"`
+	TTL            string   `json:"ttl"`
+	WriteInterval  string   `json:"write_interval"`
+	Workload       string   `json:"workload"`
+	ResourceMode   string   `json:"resource"`
+	Nemesis        string   `json:"nemesis"`
+	Seed           int64    `json:"seed"`
+	Profile        string   `json:"profile"`
+	Require        []string `json:"require,omitempty"`
+}
+
+// RecipeTiming is the Go recipe's effective timing for this run.
+type RecipeTiming struct {
+	TTL           string `json:"ttl"`
+	Renew         string `json:"renew,omitempty"`
+	Retry         string `json:"retry,omitempty"`
+	HandoffBound  string `json:"handoff_bound,omitempty"`
+	FailoverBound string `json:"failover_bound,omitempty"`
+}
+
+// Version is the running splitbrain's module version ("(devel)" for a source build).
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		v := bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				v += " " + s.Value
+			}
+		}
+		return v
+	}
+	return "(devel)"
+}
+
+func (r *run) flags() RunFlags {
+	c := r.cfg
+	return RunFlags{
+		Store: c.Store, StoreNodes: c.StoreNodes, Recipe: c.Recipe, CandidateCmd: c.CandidateCmd,
+		CandidateImage: c.CandidateImage, Nodes: c.Nodes, Time: c.FaultTime.String(),
+		Warmup: c.Warmup.String(), Recovery: c.Recovery.String(), TTL: c.TTL.String(),
+		WriteInterval: c.WriteInterval.String(), Workload: c.Workload, ResourceMode: c.ResourceMode,
+		Nemesis: c.Nemesis, Seed: c.Seed, Profile: string(c.Profile), Require: c.Require,
+	}
+}
+
+// checkParams are the checker parameters of this run.
+func (r *run) checkParams() checkers.Params {
+	c := r.cfg
+	p := checkers.Params{
+		Store: c.Store, Recipe: c.Recipe, Nodes: r.candidateNames(),
+		LeaseTTL: checkers.Duration(c.TTL), WriteInterval: checkers.Duration(c.WriteInterval),
+		ResourceMode: c.ResourceMode, Require: c.Require, OutputDir: r.dir,
+	}
+	if t := r.prep.recipe.Timing; t.TTL > 0 {
+		p.LeaseTTL = checkers.Duration(t.TTL)
+		p.RetryInterval = checkers.Duration(t.Retry)
+		if t.FailoverBound > 0 {
+			p.ExpectedFailover = checkers.Duration(t.FailoverBound)
+		}
+	}
+	return p
+}
+
+// replayCommand is the command line that runs the same configuration with the same seed.
+func (r *run) replayCommand() string {
+	f := r.flags()
+	cmd := "splitbrain run --store " + f.Store
+	switch {
+	case f.CandidateCmd != "":
+		cmd += " --candidate-cmd " + shellQuote(f.CandidateCmd)
+	case f.CandidateImage != "":
+		cmd += " --candidate-image " + shellQuote(f.CandidateImage)
+	}
+	if f.Recipe != "" {
+		cmd += " --recipe " + f.Recipe
+	}
+	cmd += " --nodes " + itoa(f.Nodes) + " --time " + f.Time + " --warmup " + f.Warmup + " --recovery " + f.Recovery +
+		" --ttl " + f.TTL + " --workload " + f.Workload + " --resource " + f.ResourceMode +
+		" --nemesis " + shellQuote(f.Nemesis) + " --seed " + itoa64(f.Seed) + " --profile " + f.Profile
+	if len(f.Require) > 0 {
+		cmd += " --require " + joinComma(f.Require)
+	}
+	return cmd
+}
+
+// writeConfig (re)writes config.json with what is known so far: early, so even a run that
+// fails in setup says what it was; again once images, versions and the plan are known.
+func (r *run) writeConfig() error {
+	rc := RunConfig{
+		Splitbrain: Version(), RunID: r.runID, Started: r.started.UTC(), Args: r.cfg.Args,
+		Replay: r.replayCommand(), Flags: r.flags(), Images: r.imgs, Seed: r.prep.seed,
+		Schedule: r.prep.schedule.String(), Workload: r.prep.workload.Describe(), Check: r.checkParams(),
+	}
+	if r.eng != nil {
+		rc.EngineVersion = r.eng.ServerVersion()
+	}
+	if r.net != nil {
+		rc.Network = r.net.Subnet.String()
+	}
+	if r.cluster != nil {
+		rc.StoreVersion = r.cluster.Version()
+		for _, n := range r.cluster.Nodes() {
+			rc.StoreNodes = append(rc.StoreNodes, n.Name())
+		}
+	}
+	if len(r.plan.Faults) > 0 || r.plan.Schedule != "" {
+		plan := r.plan
+		rc.Plan = &plan
+	}
+	if t := r.prep.recipe.Timing; t.TTL > 0 {
+		rc.Recipe = &RecipeTiming{TTL: t.TTL.String(), Renew: durOrEmpty(t.Renew), Retry: durOrEmpty(t.Retry),
+			HandoffBound: durOrEmpty(t.HandoffBound), FailoverBound: durOrEmpty(t.FailoverBound)}
+	}
+	return writeJSON(filepath.Join(r.dir, ConfigFile), rc)
+}
+
+func durOrEmpty(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
+// ReadRunConfig reads a run directory's config.json.
+func ReadRunConfig(dir string) (*RunConfig, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return nil, err
+	}
+	var rc RunConfig
+	if err := jsonUnmarshal(b, &rc); err != nil {
+		return nil, err
+	}
+	return &rc, nil
+}

@@ -1,0 +1,197 @@
+package images
+
+import (
+	"bytes"
+	"context"
+	"debug/buildinfo"
+	"debug/elf"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Where binaries for images come from.
+const (
+	EnvBinary   = "SPLITBRAIN_BINARY"    // path of a static splitbrain binary for the candidate image
+	EnvCacheDir = "SPLITBRAIN_CACHE_DIR" // where built binaries are kept (default: user cache dir/splitbrain)
+	// EnvSalt goes into the base tag: a new value rebuilds every image from debootstrap on
+	// under new tags (fresh packages, or measuring a cold build) without touching images in use.
+	EnvSalt = "SPLITBRAIN_IMAGE_SALT"
+
+	modulePath     = "github.com/splitbrain-chaos/splitbrain"
+	mainPackage    = modulePath + "/cmd/splitbrain"
+	etcdModuleDir  = "harness/images/etcd-server"
+	maxBinaryBytes = 512 << 20
+)
+
+// cacheDir returns (and creates) the directory for built binaries and the build lock.
+func cacheDir() (string, error) {
+	dir := os.Getenv(EnvCacheDir)
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("no cache directory (%v): set %s", err, EnvCacheDir)
+		}
+		dir = filepath.Join(base, "splitbrain")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("cache directory %s: %w (set %s to a writable directory)", dir, err, EnvCacheDir)
+	}
+	return dir, nil
+}
+
+// isStaticSplitbrain tells whether path is a statically linked build of cmd/splitbrain: only
+// such a binary runs in a FROM scratch image.
+func isStaticSplitbrain(path string) bool {
+	bi, err := buildinfo.ReadFile(path)
+	if err != nil || bi.Path != mainPackage {
+		return false
+	}
+	return isStaticELF(path)
+}
+
+// isStaticELF reports an ELF executable without a program interpreter (no dynamic loader).
+func isStaticELF(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return true
+}
+
+// candidateBinary finds the splitbrain binary for the candidate image: SPLITBRAIN_BINARY,
+// else the running executable when it is a static splitbrain build, else a fresh
+// CGO_ENABLED=0 build of ./cmd/splitbrain in the cache directory.
+func candidateBinary(ctx context.Context, log io.Writer) (string, error) {
+	if p := os.Getenv(EnvBinary); p != "" {
+		if !isStaticELF(p) {
+			return "", fmt.Errorf("%s=%s is not a static ELF executable: build it with CGO_ENABLED=0 go build ./cmd/splitbrain", EnvBinary, p)
+		}
+		return p, nil
+	}
+	if exe, err := os.Executable(); err == nil && isStaticSplitbrain(exe) {
+		return exe, nil
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", fmt.Errorf("need a static splitbrain binary for the candidate image: %w; or set %s", err, EnvBinary)
+	}
+	dir, err := cacheDir()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "splitbrain-static")
+	fmt.Fprintf(log, "images: go build ./cmd/splitbrain (static) -> %s\n", out)
+	if err := goBuild(ctx, root, out, "./cmd/splitbrain", nil); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// buildAndRead runs a binary-producing function and reads its output under a lock, so a
+// concurrent splitbrain process rebuilding the same cached file cannot hand us a torn copy.
+func buildAndRead(ctx context.Context, lockName string, produce func() (string, error)) ([]byte, error) {
+	unlock, err := lockTag(ctx, lockName)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	path, err := produce()
+	if err != nil {
+		return nil, err
+	}
+	return readBinary(path)
+}
+
+// etcdBinary builds the etcd server from the etcd-server module into the cache directory.
+// go build skips relinking when the output is up to date, so a cached call takes seconds.
+func etcdBinary(ctx context.Context, log io.Writer) (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", fmt.Errorf("need the etcd-server module source to build etcd: %w", err)
+	}
+	dir, err := cacheDir()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "etcd-"+EtcdVersion)
+	fmt.Fprintf(log, "images: go build etcd %s (static) -> %s\n", EtcdVersion, out)
+	// -mod=mod: the module's go.sum may still be completed from the module proxy.
+	if err := goBuild(ctx, filepath.Join(root, etcdModuleDir), out, ".", []string{"GOFLAGS=-mod=mod"}); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// goBuild runs a static, trimmed go build.
+func goBuild(ctx context.Context, dir, out, pkg string, env []string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		return &BuildError{Step: fmt.Sprintf("go build %s (in %s)", pkg, dir), Log: tailLines(buf.String(), tailSize), Err: err}
+	}
+	return nil
+}
+
+// moduleRoot finds the splitbrain source tree: `go env GOMOD` from the working directory,
+// else the directories above it, checking the module path.
+func moduleRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if isSplitbrainModule(filepath.Join(d, "go.mod")) {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if out, err := exec.Command("go", "env", "GOMOD").Output(); err == nil {
+		gomod := strings.TrimSpace(string(out))
+		if isSplitbrainModule(gomod) {
+			return filepath.Dir(gomod), nil
+		}
+	}
+	return "", fmt.Errorf("the splitbrain source tree (go.mod of %s) is not in or above %s: run from the source tree", modulePath, wd)
+}
+
+func isSplitbrainModule(gomod string) bool {
+	b, err := os.ReadFile(gomod)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" && f[1] == modulePath {
+			return true
+		}
+	}
+	return false
+}
+
+// readBinary loads a binary for a build context.
+func readBinary(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := readAllLimited(f, maxBinaryBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,267 @@
+package images
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestMirrorFromDeb822(t *testing.T) {
+	cases := []struct {
+		name, text, want string
+		wantErr          bool
+	}{
+		{name: "debian 12 default with commented snapshot above", text: `Types: deb
+# http://snapshot.debian.org/archive/debian/20250520T000000Z
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+
+Types: deb
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+`, want: "http://deb.debian.org/debian"},
+		{name: "commented URIs line is skipped", text: "# URIs: http://old.example/debian\nTypes: deb\nURIs: http://mirror.example/debian http://second.example/debian\n", want: "http://mirror.example/debian"},
+		{name: "first stanza wins", text: "Types: deb\nURIs: http://a.example/debian\n\nTypes: deb\nURIs: http://b.example/debian\n", want: "http://a.example/debian"},
+		{name: "key case and spacing", text: "  uris :   http://c.example/debian  \n", want: "http://c.example/debian"},
+		{name: "empty URIs value then real one", text: "URIs:\nURIs: http://d.example/debian\n", want: "http://d.example/debian"},
+		{name: "no URIs", text: "Types: deb\nSuites: bookworm\n# URIs: http://x\n", wantErr: true},
+		{name: "empty", text: "", wantErr: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := MirrorFromDeb822(c.text)
+			if c.wantErr {
+				if err == nil {
+					t.Fatalf("want error, got %q", got)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("got %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
+
+func TestMirrorFromSourcesList(t *testing.T) {
+	cases := []struct{ text, want string }{
+		{"deb http://deb.debian.org/debian bookworm main\n", "http://deb.debian.org/debian"},
+		{"# deb http://commented.example/debian bookworm main\ndeb-src http://src.example/debian bookworm main\ndeb http://real.example/debian bookworm main\n", "http://real.example/debian"},
+		{"deb [arch=amd64 signed-by=/k.gpg] http://opt.example/debian bookworm main\n", "http://opt.example/debian"},
+		{"deb [trusted=yes] http://one.example/debian bookworm main\n", "http://one.example/debian"},
+	}
+	for _, c := range cases {
+		got, err := MirrorFromSourcesList(c.text)
+		if err != nil || got != c.want {
+			t.Errorf("MirrorFromSourcesList(%q) = %q, %v; want %q", c.text, got, err, c.want)
+		}
+	}
+	if got, err := MirrorFromSourcesList("# nothing\ndeb-src http://x bookworm main\n"); err == nil {
+		t.Errorf("want error without deb lines, got %q", got)
+	}
+}
+
+func TestFindMirrorFallbackAndError(t *testing.T) {
+	dir := t.TempDir()
+	deb822 := filepath.Join(dir, "debian.sources")
+	list := filepath.Join(dir, "sources.list")
+	if _, err := findMirror(deb822, list); err == nil || !strings.Contains(err.Error(), "URIs:") {
+		t.Fatalf("no files: want an error explaining what to add, got %v", err)
+	}
+	os.WriteFile(list, []byte("deb http://fallback.example/debian bookworm main\n"), 0o644)
+	os.WriteFile(deb822, []byte("# URIs: http://commented.example\nTypes: deb\n"), 0o644)
+	if got, err := findMirror(deb822, list); err != nil || got != "http://fallback.example/debian" {
+		t.Fatalf("deb822 without URIs: want fallback, got %q, %v", got, err)
+	}
+	os.WriteFile(deb822, []byte("URIs: http://primary.example/debian\n"), 0o644)
+	if got, err := findMirror(deb822, list); err != nil || got != "http://primary.example/debian" {
+		t.Fatalf("want deb822 mirror, got %q, %v", got, err)
+	}
+}
+
+func TestParseProfile(t *testing.T) {
+	for _, s := range []string{"local", "official"} {
+		if p, err := ParseProfile(s); err != nil || string(p) != s {
+			t.Errorf("ParseProfile(%q) = %q, %v", s, p, err)
+		}
+	}
+	for _, s := range []string{"", "Local", "dockerhub", " local"} {
+		_, err := ParseProfile(s)
+		if err == nil || !strings.Contains(err.Error(), `"local"`) || !strings.Contains(err.Error(), `"official"`) {
+			t.Errorf("ParseProfile(%q): want an error naming the valid profiles, got %v", s, err)
+		}
+	}
+}
+
+func TestDefaultProfile(t *testing.T) {
+	t.Setenv(EnvProfile, "")
+	if p, err := DefaultProfile(); err != nil || p != ProfileLocal {
+		t.Fatalf("unset: got %q, %v; want local", p, err)
+	}
+	t.Setenv(EnvProfile, "official")
+	if p, err := DefaultProfile(); err != nil || p != ProfileOfficial {
+		t.Fatalf("official: got %q, %v", p, err)
+	}
+	t.Setenv(EnvProfile, "hub")
+	if _, err := DefaultProfile(); err == nil || !strings.Contains(err.Error(), EnvProfile) {
+		t.Fatalf("bad value: want an error naming %s, got %v", EnvProfile, err)
+	}
+}
+
+func TestParseRoles(t *testing.T) {
+	all, err := ParseRoles("")
+	if err != nil || len(all) != len(Roles) {
+		t.Fatalf("empty: got %v, %v; want all roles", all, err)
+	}
+	got, err := ParseRoles("redis, etcd,redis")
+	if err != nil || len(got) != 2 || got[0] != RoleRedis || got[1] != RoleEtcd {
+		t.Fatalf("got %v, %v; want [redis etcd]", got, err)
+	}
+	if _, err := ParseRoles("etcd,mysql"); err == nil || !strings.Contains(err.Error(), "mysql") || !strings.Contains(err.Error(), "zookeeper") {
+		t.Fatalf("want an error naming the bad and the valid roles, got %v", err)
+	}
+}
+
+func TestContentHashStableAndSensitive(t *testing.T) {
+	base := recipe{
+		role:       RoleEtcd,
+		dockerfile: dockerfileFor(RoleEtcd, "splitbrain.invalid/base:x"),
+		parentID:   "sha256:aaaa",
+		files:      []contextFile{{name: "etcd", mode: 0o755, data: []byte("binary")}, {name: "b.sh", mode: 0o755, data: []byte("echo")}},
+	}
+	ref := base.ref()
+	if !strings.HasPrefix(ref, Namespace+"etcd:") || len(ref) != len(Namespace+"etcd:")+hashLen {
+		t.Fatalf("ref %q: want %setcd:<%d hex>", ref, Namespace, hashLen)
+	}
+	// Stable: the same inputs (files in another order) give the same tag.
+	same := base
+	same.files = []contextFile{base.files[1], base.files[0]}
+	if same.ref() != ref {
+		t.Fatalf("file order changed the tag: %s vs %s", same.ref(), ref)
+	}
+	variants := map[string]func(r *recipe){
+		"binary byte": func(r *recipe) {
+			r.files = []contextFile{{name: "etcd", mode: 0o755, data: []byte("binarz")}, base.files[1]}
+		},
+		"file mode": func(r *recipe) {
+			r.files = []contextFile{{name: "etcd", mode: 0o644, data: []byte("binary")}, base.files[1]}
+		},
+		"file name": func(r *recipe) {
+			r.files = []contextFile{{name: "etcd2", mode: 0o755, data: []byte("binary")}, base.files[1]}
+		},
+		"parent id":    func(r *recipe) { r.parentID = "sha256:bbbb" },
+		"dockerfile":   func(r *recipe) { r.dockerfile += "\n# changed" },
+		"role":         func(r *recipe) { r.role = RoleRedis },
+		"missing file": func(r *recipe) { r.files = base.files[:1] },
+		// name/content boundary: moving a byte from the name into the data must not collide
+		"boundary": func(r *recipe) {
+			r.files = []contextFile{{name: "etc", mode: 0o755, data: []byte("dbinary")}, base.files[1]}
+		},
+	}
+	for name, change := range variants {
+		v := base
+		v.files = append([]contextFile(nil), base.files...)
+		change(&v)
+		if v.contentHash() == base.contentHash() {
+			t.Errorf("changing %s did not change the tag", name)
+		}
+	}
+}
+
+func TestBaseRefStable(t *testing.T) {
+	if baseRef() != baseRef() {
+		t.Fatal("base ref not stable")
+	}
+	if !strings.HasPrefix(baseRef(), Namespace+"base:bookworm-") {
+		t.Fatalf("base ref %q", baseRef())
+	}
+}
+
+func TestEmbeddedDockerfiles(t *testing.T) {
+	for _, role := range Roles {
+		df := dockerfileFor(role, "PARENT-REF")
+		if strings.Contains(df, "{{") {
+			t.Errorf("%s: unreplaced placeholder", role)
+		}
+		if role == RoleCandidate {
+			if !strings.Contains(df, "FROM scratch") {
+				t.Errorf("candidate must be FROM scratch")
+			}
+			continue
+		}
+		if !strings.Contains(df, "FROM PARENT-REF") {
+			t.Errorf("%s: not FROM its parent", role)
+		}
+		// Every apt install cleans its caches in the same layer.
+		for _, line := range strings.Split(df, "RUN ")[1:] {
+			if strings.Contains(line, "apt-get install") && !strings.Contains(line, "rm -rf /var/lib/apt/lists/*") {
+				t.Errorf("%s: an apt-get install step leaves apt lists behind", role)
+			}
+		}
+		if strings.Contains(df, " zookeeper ") || strings.Contains(df, "default-jre ") {
+			t.Errorf("%s: pulls the full JRE (zookeeper/default-jre packages)", role)
+		}
+	}
+}
+
+func TestBuildErrorMessage(t *testing.T) {
+	err := error(&BuildError{Role: RoleRedis, Step: "Step 2/4 : RUN apt-get update", Log: []string{"E: Unable to locate package", "boom"}, Err: errors.New("exit 100")})
+	msg := err.Error()
+	for _, want := range []string{"redis", "Step 2/4", "exit 100", "boom"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	var be *BuildError
+	if !errors.As(err, &be) || be.Role != RoleRedis {
+		t.Fatal("errors.As failed")
+	}
+}
+
+func TestTailLinesAndRing(t *testing.T) {
+	got := tailLines("a\n\nb\nc\r\nd\n", 2)
+	if strings.Join(got, ",") != "c,d" {
+		t.Fatalf("tailLines = %v", got)
+	}
+	r := &ring{max: 3}
+	for _, s := range []string{"1", "2", "3", "4", "5"} {
+		r.add(s)
+	}
+	if strings.Join(r.lines, ",") != "3,4,5" {
+		t.Fatalf("ring = %v", r.lines)
+	}
+}
+
+func TestIsStaticELF(t *testing.T) {
+	// The test binary is built with the default cgo setting; whatever it is, a non-ELF
+	// file must be rejected.
+	p := filepath.Join(t.TempDir(), "notelf")
+	os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755)
+	if isStaticELF(p) {
+		t.Fatal("a shell script was taken for a static ELF binary")
+	}
+	if isStaticSplitbrain(p) {
+		t.Fatal("a shell script was taken for a splitbrain binary")
+	}
+	exe, _ := os.Executable()
+	if isStaticSplitbrain(exe) {
+		t.Fatal("the test binary is not cmd/splitbrain")
+	}
+}
+
+func TestLaunchForEveryRole(t *testing.T) {
+	for _, p := range []Profile{ProfileLocal, ProfileOfficial} {
+		for _, r := range Roles {
+			l := LaunchFor(p, r)
+			if r != RoleCandidate && len(l.Cmd) == 0 {
+				t.Errorf("%s/%s: no command", p, r)
+			}
+		}
+	}
+	if OfficialRef(RoleEtcd) != "gcr.io/etcd-development/etcd:"+EtcdVersion {
+		t.Errorf("official etcd ref %q does not match the local version %s", OfficialRef(RoleEtcd), EtcdVersion)
+	}
+}

@@ -1,0 +1,171 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"strings"
+
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+)
+
+// EnvSubnetPool overrides the pool run networks take their /24 from.
+const EnvSubnetPool = "SPLITBRAIN_SUBNET_POOL"
+
+// DefaultSubnetPool is inside 198.18.0.0/15 (RFC 2544 benchmarking space, never routed) but
+// apart from dockerd's own default pool 198.18.0.0/16.
+const DefaultSubnetPool = "198.19.0.0/16"
+
+// allowedSpace is where run networks may live: traffic there can never leave the machine.
+var allowedSpace = netip.MustParsePrefix("198.18.0.0/15")
+
+// Network is a run's user bridge network; containers on it resolve each other by alias.
+type Network struct {
+	ID     string
+	Name   string
+	RunID  string
+	Subnet netip.Prefix
+	eng    *Engine
+}
+
+// ParseSubnetPool validates a pool: an IPv4 CIDR inside 198.18.0.0/15 with room for a /24.
+func ParseSubnetPool(s string) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(strings.TrimSpace(s))
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("subnet pool %q is not a CIDR (%v): use e.g. %s", s, err, DefaultSubnetPool)
+	}
+	p = p.Masked()
+	if !p.Addr().Is4() || p.Bits() > 24 || !allowedSpace.Contains(p.Addr()) || p.Bits() < allowedSpace.Bits() {
+		return netip.Prefix{}, fmt.Errorf("subnet pool %q must be an IPv4 CIDR of /15../24 inside %s (benchmarking space, never routed): use e.g. %s", s, allowedSpace, DefaultSubnetPool)
+	}
+	return p, nil
+}
+
+// subnetPool reads the pool from the environment.
+func subnetPool() (netip.Prefix, error) {
+	if s, ok := os.LookupEnv(EnvSubnetPool); ok && s != "" {
+		p, err := ParseSubnetPool(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("%s: %w", EnvSubnetPool, err)
+		}
+		return p, nil
+	}
+	return netip.MustParsePrefix(DefaultSubnetPool), nil
+}
+
+// subnets24 lists the /24s of pool in order.
+func subnets24(pool netip.Prefix) []netip.Prefix {
+	n := 1 << (24 - pool.Bits())
+	out := make([]netip.Prefix, 0, n)
+	base := pool.Addr().As4()
+	start := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8
+	for i := 0; i < n; i++ {
+		v := start + uint32(i)<<8
+		out = append(out, netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), 0}), 24))
+	}
+	return out
+}
+
+// ChooseSubnet picks a /24 of pool that overlaps none of used, starting at offset (mod the
+// pool size) so concurrent runs tend to try different subnets first.
+func ChooseSubnet(pool netip.Prefix, used []netip.Prefix, offset int) (netip.Prefix, error) {
+	cands := subnets24(pool)
+	for i := range cands {
+		c := cands[(offset+i)%len(cands)]
+		free := true
+		for _, u := range used {
+			if u.Overlaps(c) {
+				free = false
+				break
+			}
+		}
+		if free {
+			return c, nil
+		}
+	}
+	return netip.Prefix{}, fmt.Errorf("no free /24 left in subnet pool %s (%d networks in use): run `splitbrain clean` to remove leftovers or set %s to a larger pool inside %s", pool, len(used), EnvSubnetPool, allowedSpace)
+}
+
+// usedSubnets lists every subnet of every existing Docker network.
+func (e *Engine) usedSubnets(ctx context.Context) ([]netip.Prefix, error) {
+	res, err := e.cli.NetworkList(ctx, client.NetworkListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list networks: %w", err)
+	}
+	var used []netip.Prefix
+	for _, n := range res.Items {
+		for _, c := range n.IPAM.Config {
+			if c.Subnet.IsValid() {
+				used = append(used, c.Subnet)
+			}
+		}
+	}
+	return used, nil
+}
+
+// NewNetwork creates the run's bridge network on a free /24 of the pool. Several runs may
+// start at once: when the engine reports an overlap we lost a race and try another subnet.
+func (e *Engine) NewNetwork(ctx context.Context, runID string) (*Network, error) {
+	if err := ValidateRunID(runID); err != nil {
+		return nil, err
+	}
+	pool, err := subnetPool()
+	if err != nil {
+		return nil, err
+	}
+	name := "splitbrain-" + runID
+	var lastErr error
+	for attempt := 0; attempt < 8; attempt++ {
+		used, err := e.usedSubnets(ctx)
+		if err != nil {
+			return nil, err
+		}
+		subnet, err := ChooseSubnet(pool, used, rand.IntN(1<<(24-pool.Bits())))
+		if err != nil {
+			return nil, err
+		}
+		gw := subnet.Addr().Next()
+		res, err := e.cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{
+			Driver: "bridge",
+			IPAM:   &network.IPAM{Driver: "default", Config: []network.IPAMConfig{{Subnet: subnet, Gateway: gw}}},
+			Labels: Labels(runID, "network", ""),
+		})
+		if err == nil {
+			return &Network{ID: res.ID, Name: name, RunID: runID, Subnet: subnet, eng: e}, nil
+		}
+		lastErr = err
+		if !isOverlapError(err) {
+			return nil, fmt.Errorf("create network %s on %s: %w", name, subnet, err)
+		}
+	}
+	return nil, fmt.Errorf("create network %s: every subnet tried was taken concurrently: %w", name, lastErr)
+}
+
+func isOverlapError(err error) bool {
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "overlap")
+}
+
+// Remove deletes the network; containers must be gone first. Works on a cancelled ctx.
+func (n *Network) Remove(ctx context.Context) error {
+	cctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	_, err := n.eng.cli.NetworkRemove(cctx, n.ID, client.NetworkRemoveOptions{})
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("remove network %s: %w", n.Name, err)
+	}
+	return nil
+}
+
+func isNotFound(err error) bool {
+	var nf interface{ NotFound() }
+	if errors.As(err, &nf) {
+		return true
+	}
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "no such") || strings.Contains(s, "not found")
+}

@@ -1,0 +1,417 @@
+package platform
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tcexec "github.com/testcontainers/testcontainers-go/exec"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+	"github.com/testcontainers/testcontainers-go/wait"
+)
+
+// File is copied into a container before it starts.
+type File struct {
+	Path    string // absolute path in the container
+	Content []byte
+	Mode    int64 // e.g. 0o644; 0 means 0o644
+}
+
+// NodeSpec describes one container of a run.
+type NodeSpec struct {
+	Name         string // DNS name on the run network (alias) and the log file's name, e.g. etcd-1
+	Role         string // what it is: etcd, zookeeper, postgres, redis, candidate, resource, tools
+	Image        string
+	Cmd          []string
+	Entrypoint   []string
+	Env          map[string]string
+	CapAdd       []string // never privileged; only what is asked for
+	ExposedPorts []string // container ports published on ephemeral host ports, e.g. "2379/tcp"
+	Wait         wait.Strategy
+	Files        []File
+	Init         bool   // run docker-init as PID 1 (reaps zombies, forwards SIGTERM)
+	NetworkMode  string // "" = the run network; "container:<id>" for sidecars sharing a netns
+	User         string
+	LogDir       string            // stdout+stderr go to <LogDir>/<Name>.log when set
+	OnStdout     func(line []byte) // each complete stdout line, in order, without the newline
+}
+
+// Validate reports the first problem of a spec with a hint how to fix it.
+func (s *NodeSpec) Validate() error {
+	if !namePattern.MatchString(s.Name) {
+		return fmt.Errorf("node name %q is invalid: use a DNS label (lowercase letters, digits, '-'), e.g. etcd-1", s.Name)
+	}
+	if s.Role == "" {
+		return fmt.Errorf("node %s: role is empty: set NodeSpec.Role (etcd, candidate, tools, ...)", s.Name)
+	}
+	if s.Image == "" {
+		return fmt.Errorf("node %s: image is empty: get one from images.Ensure", s.Name)
+	}
+	if s.NetworkMode != "" && !strings.HasPrefix(s.NetworkMode, "container:") {
+		return fmt.Errorf("node %s: network mode %q is not supported: leave it empty (run network) or use \"container:<id>\"", s.Name, s.NetworkMode)
+	}
+	if s.NetworkMode != "" && len(s.ExposedPorts) > 0 {
+		return fmt.Errorf("node %s: a container sharing another's network (%s) cannot publish ports", s.Name, s.NetworkMode)
+	}
+	for _, c := range s.CapAdd {
+		if strings.EqualFold(c, "ALL") || strings.EqualFold(c, "CAP_ALL") {
+			return fmt.Errorf("node %s: CapAdd ALL is refused: name the capabilities needed (e.g. NET_ADMIN)", s.Name)
+		}
+	}
+	for _, f := range s.Files {
+		if !path.IsAbs(f.Path) || strings.HasSuffix(f.Path, "/") {
+			return fmt.Errorf("node %s: file path %q must be an absolute file path", s.Name, f.Path)
+		}
+	}
+	return nil
+}
+
+// Node is one running (or stopped) container of a run.
+type Node struct {
+	eng   *Engine
+	runID string
+	spec  NodeSpec
+	net   *Network
+	tc    testcontainers.Container
+	id    string
+	logs  *logStream
+
+	mu         sync.Mutex
+	terminated bool
+}
+
+// ContainerName is the Docker name of a run's node.
+func ContainerName(runID, node string) string { return "splitbrain-" + runID + "-" + node }
+
+// Start creates and starts a node on net (nil only with NetworkMode "container:..."), waits
+// for spec.Wait, and streams its logs. On failure nothing of it is left behind and the error
+// carries the tail of its log.
+func (e *Engine) Start(ctx context.Context, runID string, net *Network, spec NodeSpec) (*Node, error) {
+	if err := ValidateRunID(runID); err != nil {
+		return nil, err
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if net == nil && spec.NetworkMode == "" {
+		return nil, fmt.Errorf("node %s: no network: pass the run's network or set NetworkMode", spec.Name)
+	}
+	n := &Node{eng: e, runID: runID, spec: spec, net: net}
+	ls, err := newLogStream(e.cli, spec.LogDir, spec.Name, spec.OnStdout)
+	if err != nil {
+		return nil, err
+	}
+	n.logs = ls
+
+	req := testcontainers.ContainerRequest{
+		Image:        spec.Image,
+		Name:         ContainerName(runID, spec.Name),
+		Entrypoint:   spec.Entrypoint,
+		Cmd:          spec.Cmd,
+		Env:          spec.Env,
+		ExposedPorts: spec.ExposedPorts,
+		Labels:       Labels(runID, spec.Role, spec.Name),
+		WaitingFor:   spec.Wait,
+		ConfigModifier: func(c *container.Config) {
+			if spec.NetworkMode == "" {
+				c.Hostname = spec.Name
+			}
+			c.User = spec.User
+		},
+		HostConfigModifier: func(hc *container.HostConfig) {
+			hc.Privileged = false
+			hc.CapAdd = append([]string(nil), spec.CapAdd...)
+			if spec.Init {
+				t := true
+				hc.Init = &t
+			}
+			if spec.NetworkMode != "" {
+				hc.NetworkMode = container.NetworkMode(spec.NetworkMode)
+			}
+		},
+		LifecycleHooks: []testcontainers.ContainerLifecycleHooks{{
+			// Runs right after every (re)start and before the wait strategy, so the log
+			// follower sees the output the wait strategy looks for.
+			PostStarts: []testcontainers.ContainerHook{func(_ context.Context, c testcontainers.Container) error {
+				n.logs.follow(c.GetContainerID())
+				return nil
+			}},
+		}},
+	}
+	if spec.NetworkMode == "" {
+		req.Networks = []string{net.Name}
+		req.NetworkAliases = map[string][]string{net.Name: {spec.Name}}
+	}
+	for _, f := range spec.Files {
+		mode := f.Mode
+		if mode == 0 {
+			mode = 0o644
+		}
+		req.Files = append(req.Files, testcontainers.ContainerFile{Reader: bytes.NewReader(f.Content), ContainerFilePath: f.Path, FileMode: mode})
+	}
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+		ContainerRequest: req, Started: true, Logger: tclog.NewNoopLogger(),
+	})
+	if c != nil {
+		n.tc = c
+		n.id = c.GetContainerID()
+	}
+	if err != nil {
+		tail := ""
+		if n.id != "" {
+			tail = n.logs.tail()
+			_ = n.Terminate(ctx)
+		} else {
+			n.logs.close()
+		}
+		if tail != "" {
+			return nil, fmt.Errorf("start node %s (image %s): %w\nlast log lines:\n%s", spec.Name, spec.Image, err, tail)
+		}
+		return nil, fmt.Errorf("start node %s (image %s): %w", spec.Name, spec.Image, err)
+	}
+	return n, nil
+}
+
+// Name is the node name (also its network alias).
+func (n *Node) Name() string { return n.spec.Name }
+
+// Role is the node's role label.
+func (n *Node) Role() string { return n.spec.Role }
+
+// ID is the Docker container id.
+func (n *Node) ID() string { return n.id }
+
+// Alias is the DNS name other containers on the run network use.
+func (n *Node) Alias() string { return n.spec.Name }
+
+// RunID is the run the node belongs to.
+func (n *Node) RunID() string { return n.runID }
+
+// Spec returns the spec the node was started from.
+func (n *Node) Spec() NodeSpec { return n.spec }
+
+// LogPath is the node's log file, "" when it has none.
+func (n *Node) LogPath() string { return n.logs.path }
+
+func (n *Node) inspect(ctx context.Context) (container.InspectResponse, error) {
+	res, err := n.eng.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
+	if err != nil {
+		return container.InspectResponse{}, fmt.Errorf("inspect %s: %w", n.spec.Name, err)
+	}
+	return res.Container, nil
+}
+
+// IP is the node's address on the run network, read fresh each time (restarts may change it).
+func (n *Node) IP(ctx context.Context) (string, error) {
+	if n.net == nil {
+		return "", fmt.Errorf("node %s shares another container's network (%s): ask that node for its IP", n.spec.Name, n.spec.NetworkMode)
+	}
+	in, err := n.inspect(ctx)
+	if err != nil {
+		return "", err
+	}
+	if in.NetworkSettings != nil {
+		if ep, ok := in.NetworkSettings.Networks[n.net.Name]; ok && ep != nil && ep.IPAddress.IsValid() {
+			return ep.IPAddress.String(), nil
+		}
+	}
+	return "", fmt.Errorf("node %s has no address on network %s (state %s)", n.spec.Name, n.net.Name, in.State.Status)
+}
+
+// HostPID is the host PID of the container's PID 1 (docker-init when Init is set). It changes
+// on every restart.
+func (n *Node) HostPID(ctx context.Context) (int, error) {
+	in, err := n.inspect(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if in.State == nil || in.State.Pid == 0 {
+		return 0, fmt.Errorf("node %s: %w", n.spec.Name, ErrNotRunning)
+	}
+	return in.State.Pid, nil
+}
+
+// Endpoint is host:port on the host for a published container port ("2379" or "2379/tcp").
+// Host ports change on restart, so it is looked up every time.
+func (n *Node) Endpoint(ctx context.Context, port string) (string, error) {
+	if !strings.Contains(port, "/") {
+		port += "/tcp"
+	}
+	ep, err := n.tc.PortEndpoint(ctx, port, "")
+	if err != nil {
+		return "", fmt.Errorf("node %s: host endpoint of port %s: %w (is the port in ExposedPorts and the node running?)", n.spec.Name, port, err)
+	}
+	return ep, nil
+}
+
+// Exec runs cmd in the node and returns its exit code and combined output. A frozen node
+// refuses exec (Docker's rule); thaw it first.
+func (n *Node) Exec(ctx context.Context, cmd []string) (int, string, error) {
+	code, r, err := n.tc.Exec(ctx, cmd, tcexec.Multiplexed())
+	if err != nil {
+		return code, "", fmt.Errorf("exec %q in %s: %w", strings.Join(cmd, " "), n.spec.Name, err)
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		return code, string(out), fmt.Errorf("exec %q in %s: read output: %w", strings.Join(cmd, " "), n.spec.Name, err)
+	}
+	return code, string(out), nil
+}
+
+// Stop stops the node gracefully (SIGTERM, then SIGKILL after timeout).
+func (n *Node) Stop(ctx context.Context, timeout time.Duration) error {
+	secs := int(timeout.Round(time.Second) / time.Second)
+	if _, err := n.eng.cli.ContainerStop(ctx, n.id, client.ContainerStopOptions{Timeout: &secs}); err != nil {
+		return fmt.Errorf("stop %s: %w", n.spec.Name, err)
+	}
+	n.logs.waitIdle(ctx)
+	return nil
+}
+
+// Start starts a stopped node again and waits for its wait strategy.
+func (n *Node) Start(ctx context.Context) error {
+	// The previous follower must have drained, else lines could be emitted out of order.
+	n.logs.waitIdle(ctx)
+	if err := n.tc.Start(ctx); err != nil {
+		return fmt.Errorf("start %s: %w", n.spec.Name, err)
+	}
+	return nil
+}
+
+// Restart stops (SIGTERM, 5 s grace) and starts the node.
+func (n *Node) Restart(ctx context.Context) error {
+	if err := n.Stop(ctx, 5*time.Second); err != nil {
+		return err
+	}
+	return n.Start(ctx)
+}
+
+// Kill sends any signal ("SIGKILL", "SIGSTOP", "SIGCONT", "TERM", "9") to the container's
+// PID 1 from outside, so even signals PID 1 does not handle are delivered for STOP/KILL.
+func (n *Node) Kill(ctx context.Context, signal string) error {
+	if _, err := n.eng.cli.ContainerKill(ctx, n.id, client.ContainerKillOptions{Signal: signal}); err != nil {
+		return fmt.Errorf("kill -%s %s: %w", signal, n.spec.Name, err)
+	}
+	return nil
+}
+
+// Freeze suspends every process of the node (docker pause, cgroup freezer).
+func (n *Node) Freeze(ctx context.Context) error {
+	if _, err := n.eng.cli.ContainerPause(ctx, n.id, client.ContainerPauseOptions{}); err != nil {
+		return fmt.Errorf("freeze %s: %w", n.spec.Name, err)
+	}
+	return nil
+}
+
+// Thaw resumes a frozen node; thawing a node that is not frozen is not an error.
+func (n *Node) Thaw(ctx context.Context) error {
+	if _, err := n.eng.cli.ContainerUnpause(ctx, n.id, client.ContainerUnpauseOptions{}); err != nil {
+		if st, serr := n.State(ctx); serr == nil && st.Status != StatusPaused {
+			return nil
+		}
+		return fmt.Errorf("thaw %s: %w", n.spec.Name, err)
+	}
+	return nil
+}
+
+// Container states as Docker reports them.
+const (
+	StatusRunning = "running"
+	StatusPaused  = "paused"
+	StatusExited  = "exited"
+	StatusCreated = "created"
+)
+
+// State is a node's Docker state. Docker still says "running" for a SIGSTOPped process.
+type State struct {
+	Status   string // running, paused, exited, created, restarting, dead
+	Running  bool
+	Paused   bool
+	Pid      int // host PID of PID 1, 0 when not running
+	ExitCode int
+}
+
+// State reads the node's current state.
+func (n *Node) State(ctx context.Context) (State, error) {
+	in, err := n.inspect(ctx)
+	if err != nil {
+		return State{}, err
+	}
+	if in.State == nil {
+		return State{}, fmt.Errorf("inspect %s: no state", n.spec.Name)
+	}
+	return State{Status: string(in.State.Status), Running: in.State.Running, Paused: in.State.Paused, Pid: in.State.Pid, ExitCode: in.State.ExitCode}, nil
+}
+
+// CopyFile writes one file into the node (running or not) through the copy-to-container API,
+// so it works on FROM scratch images without a shell. Parent directories must exist.
+func (n *Node) CopyFile(ctx context.Context, filePath string, content []byte, mode int64) error {
+	if !path.IsAbs(filePath) {
+		return fmt.Errorf("copy to %s: path %q must be absolute", n.spec.Name, filePath)
+	}
+	if mode == 0 {
+		mode = 0o644
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{Name: path.Base(filePath), Mode: mode, Size: int64(len(content)), ModTime: time.Now(), Typeflag: tar.TypeReg}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(content); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	_, err := n.eng.cli.CopyToContainer(ctx, n.id, client.CopyToContainerOptions{DestinationPath: path.Dir(filePath), Content: &buf})
+	if err != nil {
+		return fmt.Errorf("copy %s into %s: %w", filePath, n.spec.Name, err)
+	}
+	return nil
+}
+
+// Terminate removes the node for good. It thaws first (on cgroup v1 a SIGKILL to a frozen
+// task waits for a thaw that would never come) and works on a cancelled ctx.
+func (n *Node) Terminate(ctx context.Context) error {
+	n.mu.Lock()
+	if n.terminated {
+		n.mu.Unlock()
+		return nil
+	}
+	n.terminated = true
+	n.mu.Unlock()
+	cctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	var err error
+	if n.id != "" {
+		err = removeContainer(cctx, n.eng.cli, n.id)
+	}
+	n.logs.waitIdle(cctx)
+	n.logs.close()
+	if err != nil {
+		return fmt.Errorf("terminate %s: %w", n.spec.Name, err)
+	}
+	return nil
+}
+
+// removeContainer thaws (if frozen), then force-removes a container; gone already is fine.
+func removeContainer(ctx context.Context, cli *client.Client, id string) error {
+	if res, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); err == nil && res.Container.State != nil && res.Container.State.Paused {
+		if _, err := cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{}); err != nil {
+			return fmt.Errorf("thaw before removal: %w", err)
+		}
+	}
+	if _, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !isNotFound(err) {
+		return err
+	}
+	return nil
+}

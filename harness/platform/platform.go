@@ -1,0 +1,124 @@
+// Package platform is the only code in splitbrain that talks to Docker. It starts labelled
+// containers on a per-run bridge network (testcontainers-go for create/start/wait/exec, the
+// moby client that testcontainers-go itself uses for pause, kill with a signal and inspect),
+// streams every node's logs to a file, and sweeps whatever a run leaves behind.
+package platform
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/moby/moby/client"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+)
+
+// Labels put on every container and network the project creates. Sweeps select on them.
+const (
+	LabelProject = "io.splitbrain.project" // always ProjectName
+	LabelRun     = "io.splitbrain.run"     // the run id (NewRunID)
+	LabelRole    = "io.splitbrain.role"    // etcd, zookeeper, candidate, resource, tools, network, ...
+	LabelNode    = "io.splitbrain.node"    // node name = network alias, e.g. etcd-1, c1
+
+	ProjectName = "splitbrain"
+)
+
+// Environment variables testcontainers-go reads once, at its first call.
+const (
+	envRyukDisabled = "TESTCONTAINERS_RYUK_DISABLED"
+	envHostOverride = "TESTCONTAINERS_HOST_OVERRIDE"
+)
+
+// EnvDockerDebug, when set, keeps testcontainers-go's own log output.
+const EnvDockerDebug = "SPLITBRAIN_DOCKER_DEBUG"
+
+// teardownTimeout bounds cleanup work that runs on an already cancelled context.
+const teardownTimeout = 60 * time.Second
+
+// Engine is a connection to the Docker engine.
+type Engine struct {
+	cli        *client.Client
+	apiVersion string
+	version    string
+}
+
+// Connect prepares testcontainers-go for offline use (Ryuk off; host ports on localhost,
+// because this machine looks like a container to testcontainers' host detection) and pings
+// the engine.
+func Connect(ctx context.Context) (*Engine, error) {
+	if _, ok := os.LookupEnv(envRyukDisabled); !ok {
+		os.Setenv(envRyukDisabled, "true") // exactly "true": "1" parses but leaves Ryuk on
+	}
+	if _, ok := os.LookupEnv(envHostOverride); !ok {
+		os.Setenv(envHostOverride, "localhost")
+	}
+	if os.Getenv(EnvDockerDebug) == "" {
+		// testcontainers-go prints a banner and per-container chatter to stderr by default.
+		tclog.SetDefault(tclog.NewNoopLogger())
+	}
+	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ver, err := cli.ServerVersion(pctx, client.ServerVersionOptions{})
+	if err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("no Docker engine answers (%v): run `make deps` (or scripts/ensure-docker.sh) to install and start one, or set DOCKER_HOST", err)
+	}
+	return &Engine{cli: cli, apiVersion: ver.APIVersion, version: ver.Version}, nil
+}
+
+// Client exposes the moby client for the few calls the platform does not wrap.
+func (e *Engine) Client() *client.Client { return e.cli }
+
+// ServerVersion is the engine's version, e.g. "20.10.24+dfsg1".
+func (e *Engine) ServerVersion() string { return e.version }
+
+// Close releases the client connection.
+func (e *Engine) Close() error { return e.cli.Close() }
+
+// NewRunID returns a sortable, unique run id usable in labels and container names.
+func NewRunID() string {
+	var b [3]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+var (
+	runIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
+	namePattern  = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+)
+
+// ValidateRunID checks a run id can go into labels and container names.
+func ValidateRunID(runID string) error {
+	if !runIDPattern.MatchString(runID) {
+		return fmt.Errorf("run id %q is invalid: use 1-63 chars of lowercase letters, digits, '.', '_' or '-' (platform.NewRunID makes one)", runID)
+	}
+	return nil
+}
+
+// Labels builds the label set of one object of a run.
+func Labels(runID, role, node string) map[string]string {
+	l := map[string]string{LabelProject: ProjectName, LabelRun: runID, LabelRole: role}
+	if node != "" {
+		l[LabelNode] = node
+	}
+	return l
+}
+
+// ErrNotRunning is returned by calls that need a running container (host PID, exec).
+var ErrNotRunning = errors.New("container is not running")
+
+// cleanupContext gives teardown its own bounded context that survives cancellation of ctx.
+func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), teardownTimeout)
+}

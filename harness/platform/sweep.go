@@ -1,0 +1,127 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/moby/moby/client"
+)
+
+// SweepFilter selects what Sweep removes: every project object, or one run's.
+type SweepFilter struct {
+	RunID string // "" = every object carrying the project label
+}
+
+// SweepReport says what a sweep removed.
+type SweepReport struct {
+	Containers []string // container names
+	Networks   []string // network names
+	Thawed     []string // containers that were frozen and thawed before removal
+}
+
+// Empty tells whether nothing was found.
+func (r SweepReport) Empty() bool { return len(r.Containers) == 0 && len(r.Networks) == 0 }
+
+func (f SweepFilter) filters() client.Filters {
+	fl := client.Filters{}.Add("label", LabelProject+"="+ProjectName)
+	if f.RunID != "" {
+		fl = fl.Add("label", LabelRun+"="+f.RunID)
+	}
+	return fl
+}
+
+// Sweep removes the selected containers (thawing frozen ones first), then their networks.
+// It works on a cancelled ctx and goes on past individual failures, returning them joined.
+func (e *Engine) Sweep(ctx context.Context, f SweepFilter) (SweepReport, error) {
+	if f.RunID != "" {
+		if err := ValidateRunID(f.RunID); err != nil {
+			return SweepReport{}, err
+		}
+	}
+	cctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	var rep SweepReport
+	var errs []error
+	cs, err := e.cli.ContainerList(cctx, client.ContainerListOptions{All: true, Filters: f.filters()})
+	if err != nil {
+		return rep, fmt.Errorf("list containers: %w", err)
+	}
+	// Sidecars sharing a netns go first: a container whose netns another uses cannot leave cleanly.
+	sort.SliceStable(cs.Items, func(i, j int) bool {
+		return strings.HasPrefix(cs.Items[i].HostConfig.NetworkMode, "container:") && !strings.HasPrefix(cs.Items[j].HostConfig.NetworkMode, "container:")
+	})
+	for _, c := range cs.Items {
+		name := c.ID[:12]
+		if len(c.Names) > 0 {
+			name = strings.TrimPrefix(c.Names[0], "/")
+		}
+		if string(c.State) == StatusPaused {
+			rep.Thawed = append(rep.Thawed, name)
+		}
+		if err := removeContainer(cctx, e.cli, c.ID); err != nil {
+			errs = append(errs, fmt.Errorf("remove container %s: %w", name, err))
+			continue
+		}
+		rep.Containers = append(rep.Containers, name)
+	}
+	ns, err := e.cli.NetworkList(cctx, client.NetworkListOptions{Filters: f.filters()})
+	if err != nil {
+		return rep, errors.Join(append(errs, fmt.Errorf("list networks: %w", err))...)
+	}
+	for _, n := range ns.Items {
+		if _, err := e.cli.NetworkRemove(cctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
+			continue
+		}
+		rep.Networks = append(rep.Networks, n.Name)
+	}
+	return rep, errors.Join(errs...)
+}
+
+// Leftovers lists what still exists of a run: containers (any state), frozen containers and
+// networks. Tests assert it is empty after teardown.
+type Leftovers struct {
+	Containers []string
+	Paused     []string
+	Networks   []string
+}
+
+// Empty tells whether the run left nothing behind.
+func (l Leftovers) Empty() bool {
+	return len(l.Containers) == 0 && len(l.Paused) == 0 && len(l.Networks) == 0
+}
+
+func (l Leftovers) String() string {
+	return fmt.Sprintf("containers %v, paused %v, networks %v", l.Containers, l.Paused, l.Networks)
+}
+
+// Leftovers reports the objects of runID that still exist.
+func (e *Engine) Leftovers(ctx context.Context, runID string) (Leftovers, error) {
+	if err := ValidateRunID(runID); err != nil {
+		return Leftovers{}, err
+	}
+	f := SweepFilter{RunID: runID}
+	var l Leftovers
+	cs, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f.filters()})
+	if err != nil {
+		return l, fmt.Errorf("list containers: %w", err)
+	}
+	for _, c := range cs.Items {
+		name := strings.TrimPrefix(strings.Join(c.Names, ","), "/")
+		l.Containers = append(l.Containers, name)
+		if string(c.State) == StatusPaused {
+			l.Paused = append(l.Paused, name)
+		}
+	}
+	ns, err := e.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f.filters()})
+	if err != nil {
+		return l, fmt.Errorf("list networks: %w", err)
+	}
+	for _, n := range ns.Items {
+		l.Networks = append(l.Networks, n.Name)
+	}
+	return l, nil
+}

@@ -1,0 +1,251 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/harness/images"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+)
+
+// proc tracks one candidate's process as the harness last saw it, so process-start and
+// process-exit are recorded exactly once per transition, whoever caused it (the workload,
+// the nemesis, the candidate itself).
+type proc struct {
+	name string
+	node *platform.Node
+
+	mu      sync.Mutex // held while observing or changing the process
+	running bool
+	pid     int
+}
+
+func (p *proc) isRunning() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running
+}
+
+// markStarted records process-start at t (taken before the start call, so it precedes the
+// candidate's first output in time). p.mu must be held.
+func (r *run) markStarted(ctx context.Context, p *proc, t int64) {
+	pid := 0
+	if st, err := p.node.State(ctx); err == nil {
+		pid = st.Pid
+	}
+	p.running, p.pid = true, pid
+	r.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindProcessStart, Node: p.name})
+}
+
+// observe reads the container state and records a transition the harness has not seen yet.
+// Without block it skips a process that someone is busy with.
+func (r *run) observe(ctx context.Context, p *proc, block bool) {
+	if block {
+		p.mu.Lock()
+	} else if !p.mu.TryLock() {
+		return
+	}
+	defer p.mu.Unlock()
+	r.observeLocked(ctx, p)
+}
+
+func (r *run) observeLocked(ctx context.Context, p *proc) {
+	st, err := p.node.State(ctx)
+	if err != nil {
+		return
+	}
+	switch {
+	case p.running && !st.Running:
+		code := st.ExitCode
+		p.running, p.pid = false, 0
+		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Exit: &code})
+	case p.running && st.Pid != 0 && p.pid != 0 && st.Pid != p.pid:
+		// Exited and restarted between two polls: the exit code is gone.
+		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name})
+		p.pid = st.Pid
+		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessStart, Node: p.name})
+	case !p.running && st.Running:
+		p.running, p.pid = true, st.Pid
+		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessStart, Node: p.name})
+	case p.running && p.pid == 0:
+		p.pid = st.Pid
+	}
+}
+
+// startProcMonitor polls every candidate's state until teardown.
+func (r *run) startProcMonitor() {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.root))
+	r.stopProcs = cancel
+	r.procsDone = make(chan struct{})
+	go func() {
+		defer close(r.procsDone)
+		t := time.NewTicker(procPollInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			for _, p := range r.candidates() {
+				r.observe(ctx, p, false)
+			}
+		}
+	}()
+}
+
+// restartCandidate starts an exited candidate again, unless the run is ending.
+func (r *run) restartCandidate(ctx context.Context, p *proc) error {
+	if err := r.root.Err(); err != nil {
+		return fmt.Errorf("not restarting %s: the run is ending (%v)", p.name, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.observeLocked(ctx, p) // record an exit not seen yet before the new start
+	if p.running {
+		return nil
+	}
+	t := history.Now()
+	if err := p.node.Start(ctx); err != nil {
+		return fmt.Errorf("restart %s: %w", p.name, err)
+	}
+	r.markStarted(ctx, p, t)
+	return nil
+}
+
+// ensureCandidatesRunning restarts candidates left down (by a workload or a fault) before
+// recovery, which must show the full set electing a stable leader.
+func (r *run) ensureCandidatesRunning(ctx context.Context) error {
+	var errs []error
+	for _, p := range r.candidates() {
+		r.observe(ctx, p, true)
+		if p.isRunning() {
+			continue
+		}
+		r.logf("restarting %s before recovery", p.name)
+		if err := r.restartCandidate(ctx, p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stopCandidate stops a candidate gracefully at teardown (SIGTERM, SIGKILL after the
+// grace), recording the signal and the exit.
+func (r *run) stopCandidate(ctx context.Context, p *proc) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, err := p.node.State(ctx)
+	if err != nil {
+		return
+	}
+	if st.Paused {
+		p.node.Thaw(ctx) // a frozen process cannot act on SIGTERM
+	}
+	if st.Running {
+		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindSignal, Node: p.name, Signal: "SIGTERM", Reason: "teardown"})
+		p.node.Stop(ctx, candidateStopGrace)
+	}
+	r.observeLocked(ctx, p)
+}
+
+// signal sends sig to a candidate and records it.
+func (r *run) signal(ctx context.Context, node, sig, reason string) error {
+	p := r.proc(node)
+	if p == nil {
+		return fmt.Errorf("no candidate %q", node)
+	}
+	t := history.Now()
+	if err := p.node.Kill(ctx, sig); err != nil {
+		return err
+	}
+	_, err := r.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindSignal, Node: node, Signal: sig, Reason: reason})
+	return err
+}
+
+func (r *run) proc(node string) *proc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byName[node]
+}
+
+// workloadEnv is the run as the workloads see it.
+type workloadEnv struct{ r *run }
+
+func (w workloadEnv) Leader() (string, int64, bool) { return w.r.state.Leader() }
+
+func (w workloadEnv) Signal(ctx context.Context, node, sig, reason string) error {
+	return w.r.signal(ctx, node, sig, reason)
+}
+
+func (w workloadEnv) WaitExit(ctx context.Context, node string) error {
+	p := w.r.proc(node)
+	if p == nil {
+		return fmt.Errorf("no candidate %q", node)
+	}
+	for {
+		w.r.observe(ctx, p, true)
+		if !p.isRunning() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (w workloadEnv) Restart(ctx context.Context, node string) error {
+	p := w.r.proc(node)
+	if p == nil {
+		return fmt.Errorf("no candidate %q", node)
+	}
+	return w.r.restartCandidate(ctx, p)
+}
+
+func (w workloadEnv) Logf(format string, args ...any) { w.r.logf(format, args...) }
+
+// nemesisEnv is the run as the nemesis sees it.
+type nemesisEnv struct{ r *run }
+
+func (n nemesisEnv) Candidates() []*platform.Node {
+	var out []*platform.Node
+	for _, p := range n.r.candidates() {
+		out = append(out, p.node)
+	}
+	return out
+}
+
+func (n nemesisEnv) StoreNodes() []*platform.Node { return n.r.cluster.Nodes() }
+func (n nemesisEnv) StoreKind() string            { return n.r.cfg.Store }
+
+func (n nemesisEnv) Leaders() []string {
+	var out []string
+	for _, t := range n.r.state.Leaders() {
+		out = append(out, t.Node)
+	}
+	return out
+}
+
+func (n nemesisEnv) StoreLeader(ctx context.Context) (string, error) {
+	node, err := n.r.cluster.Leader(ctx)
+	if err != nil {
+		return "", err
+	}
+	return node.Name(), nil
+}
+
+func (n nemesisEnv) Engine() *platform.Engine { return n.r.eng }
+func (n nemesisEnv) RunID() string            { return n.r.runID }
+func (n nemesisEnv) ToolsImage() string       { return n.r.imgs[images.RoleTools] }
+func (n nemesisEnv) LogDir() string           { return n.r.logDir() }
+
+func (n nemesisEnv) Record(e history.Event) error {
+	_, err := n.r.record(e)
+	return err
+}

@@ -1,0 +1,457 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/harness/images"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/harness/stores"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+	"github.com/splitbrain-chaos/splitbrain/workloads"
+)
+
+// Bounds of the lifecycle's own work.
+const (
+	// teardownTimeout bounds heal + teardown, which run on a context that survives
+	// cancellation (SIGINT, go test deadline) so nothing is left behind.
+	teardownTimeout = 2 * time.Minute
+	// startupWindow: candidates that all exit within this time after start are broken
+	// (missing command, bad environment); the run stops with their log tails.
+	startupWindow = 5 * time.Second
+	// candidateStopGrace is how long a candidate gets to resign on SIGTERM at teardown.
+	candidateStopGrace = 5 * time.Second
+	procPollInterval   = 200 * time.Millisecond
+	resourcePort       = "8080"
+)
+
+// Outcome is what a run produced.
+type Outcome struct {
+	Verdict      string        `json:"verdict"` // valid | invalid | unknown
+	Reasons      []string      `json:"reasons,omitempty"`
+	RunDir       string        `json:"run_dir"`
+	RunID        string        `json:"run_id"`
+	Counts       Counts        `json:"counts"`
+	Leaders      []string      `json:"leaders"` // candidates elected at least once
+	StoreVersion string        `json:"store_version,omitempty"`
+	Elapsed      time.Duration `json:"elapsed"`
+	// HealError is set when undoing a fault failed; the run still tore everything down.
+	HealError string `json:"heal_error,omitempty"`
+	// Leftovers lists Docker objects of the run that teardown could not remove.
+	Leftovers string `json:"leftovers,omitempty"`
+}
+
+// run is one run in progress.
+type run struct {
+	cfg     Config
+	prep    prepared
+	dir     string
+	runID   string
+	started time.Time
+	w       *history.Writer
+	rec     *Recorder
+	state   *LiveState
+	out     io.Writer // progress and summary; io.Discard when quiet
+
+	// root is the caller's context: when it ends the run heals and tears down.
+	root context.Context
+
+	eng       *platform.Engine
+	net       *platform.Network
+	imgs      images.Set
+	cluster   stores.Cluster
+	resource  *platform.Node
+	mu        sync.Mutex
+	cands     []*proc
+	byName    map[string]*proc
+	nem       *nemesis.Nemesis
+	plan      nemesis.Plan
+	workload  workloads.Workload
+	stopProcs context.CancelFunc
+	procsDone chan struct{}
+
+	healErr  error
+	leftover string
+}
+
+// Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
+// panic, ctx cancelled by SIGINT or a test deadline) every fault is healed and every
+// container and the network of the run are removed before Run returns (or re-panics). A
+// harness failure returns an error; the Outcome is then still filled as far as it got.
+func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	prep, err := prepare(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{cfg: cfg, prep: prep, root: ctx, started: time.Now(), state: NewLiveState(), byName: map[string]*proc{}}
+	r.out = cfg.Progress
+	if r.out == nil {
+		r.out = io.Discard
+	}
+	r.runID = platform.NewRunID()
+	if r.dir, err = CreateRunDir(cfg.StoreRoot, cfg.TestName, r.started); err != nil {
+		return nil, err
+	}
+	if r.w, err = history.Create(filepath.Join(r.dir, HistoryFile)); err != nil {
+		return nil, err
+	}
+	r.rec = NewRecorder(r.w, r.state)
+	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindRunStart, Spec: r.summary()})
+	if err := r.writeConfig(); err != nil {
+		r.w.Close()
+		return nil, err
+	}
+
+	progressDone := r.startProgress()
+	defer func() {
+		if p := recover(); p != nil {
+			// Heal and tear down first: a panic must not leave containers or faults behind.
+			r.finish(fmt.Sprintf("panic: %v", p))
+			progressDone()
+			panic(p)
+		}
+	}()
+	runErr := r.lifecycle(ctx)
+	reason := ""
+	switch {
+	case runErr != nil && ctx.Err() != nil:
+		reason = "cancelled: " + context.Cause(ctx).Error()
+	case runErr != nil:
+		reason = runErr.Error()
+	}
+	r.finish(reason)
+	progressDone()
+	out, checkErr := r.conclude(ctx, runErr)
+	r.printSummary(out)
+	if runErr != nil {
+		return out, runErr
+	}
+	return out, checkErr
+}
+
+// CheckConfig validates cfg (filling in defaults) and resolves the recipe, the nemesis
+// schedule and the workload, without starting anything: the errors of a bad command line.
+func CheckConfig(cfg *Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	_, err := prepare(cfg)
+	return err
+}
+
+// prepared holds what setup needs from other registries, resolved before anything starts.
+type prepared struct {
+	recipe   recipeInfo
+	schedule nemesis.Schedule
+	seed     int64
+	workload workloads.Workload
+}
+
+// prepare resolves the recipe, the nemesis schedule and the workload, so bad names fail
+// before a single container starts.
+func prepare(cfg *Config) (prepared, error) {
+	var p prepared
+	var errs []error
+	var err error
+	if cfg.Recipe != "" && cfg.CandidateCmd == "" && cfg.CandidateImage == "" {
+		if p.recipe, err = lookupRecipe(cfg.Recipe, cfg.Store, cfg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if p.schedule, err = nemesis.Parse(cfg.Nemesis); err != nil {
+		errs = append(errs, fmt.Errorf("--nemesis: %w", err))
+	}
+	p.seed = cfg.Seed
+	if p.seed == 0 {
+		p.seed = time.Now().UnixNano()
+		cfg.Seed = p.seed
+	}
+	if p.workload, err = workloads.New(cfg.Workload, workloads.Options{
+		TTL: cfg.TTL, HandoffEvery: cfg.HandoffEvery, HandoffPause: cfg.HandoffPause,
+	}); err != nil {
+		errs = append(errs, fmt.Errorf("--workload: %w", err))
+	}
+	return p, errors.Join(errs...)
+}
+
+func (r *run) record(e history.Event) (history.Event, error) { return r.rec.Record(e) }
+
+func (r *run) phase(name string) {
+	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindPhase, Phase: name})
+}
+
+func (r *run) logf(format string, args ...any) {
+	fmt.Fprintf(r.out, "splitbrain: "+format+"\n", args...)
+}
+
+// summary is the run-start event's one-line description.
+func (r *run) summary() string {
+	c := r.cfg
+	cand := "recipe=" + c.Recipe
+	if c.CandidateCmd != "" {
+		cand = "candidate-cmd=" + c.CandidateCmd
+	} else if c.CandidateImage != "" {
+		cand = "candidate-image=" + c.CandidateImage
+	}
+	return fmt.Sprintf("store=%s %s nodes=%d ttl=%v write-interval=%v workload=%s resource=%s nemesis=%s seed=%d time=%v warmup=%v recovery=%v",
+		c.Store, cand, c.Nodes, c.TTL, c.WriteInterval, c.Workload, c.ResourceMode, c.Nemesis, c.Seed, c.FaultTime, c.Warmup, c.Recovery)
+}
+
+// lifecycle runs setup → warmup → faults → heal → recovery. Teardown is finish's.
+func (r *run) lifecycle(ctx context.Context) error {
+	r.phase(history.PhaseSetup)
+	if err := r.setup(ctx); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	r.phase(history.PhaseWarmup)
+	if err := r.warmup(ctx); err != nil {
+		return err
+	}
+	r.phase(history.PhaseFaults)
+	if err := r.faults(ctx); err != nil {
+		return err
+	}
+	r.phase(history.PhaseHeal)
+	if err := r.heal(ctx); err != nil {
+		return err
+	}
+	if err := r.ensureCandidatesRunning(ctx); err != nil {
+		return err
+	}
+	r.phase(history.PhaseRecovery)
+	return sleepCtx(ctx, r.cfg.Recovery)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
+// warmup lets the candidates elect a leader without faults. During its first seconds it
+// watches for candidates that all die at once: a broken command or environment.
+func (r *run) warmup(ctx context.Context) error {
+	end := time.Now().Add(r.cfg.Warmup)
+	check := time.Now().Add(min(startupWindow, r.cfg.Warmup))
+	for time.Now().Before(check) {
+		if err := sleepCtx(ctx, 250*time.Millisecond); err != nil {
+			return err
+		}
+		if r.allCandidatesExited(ctx) {
+			return fmt.Errorf("every candidate exited right after start: the candidate command is broken or rejects its environment.\n%s", r.candidateLogTails(15))
+		}
+	}
+	return sleepCtx(ctx, time.Until(end))
+}
+
+// faults runs the nemesis plan and the workload for the faults phase.
+func (r *run) faults(ctx context.Context) error {
+	fctx, cancel := context.WithTimeout(ctx, r.cfg.FaultTime)
+	defer cancel()
+	var wg sync.WaitGroup
+	var nemErr, wlErr error
+	if r.nem != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nemErr = r.nem.Run(fctx, r.plan)
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		wlErr = r.prep.workload.Run(fctx, workloadEnv{r})
+	}()
+	<-fctx.Done()
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	if nemErr != nil {
+		// A fault that could not be healed leaves the run in an unknown state.
+		r.healErr = errors.Join(r.healErr, nemErr)
+		r.logf("HEAL FAILED during the faults phase: %v", nemErr)
+	}
+	if wlErr != nil {
+		r.logf("workload %s: %v", r.cfg.Workload, wlErr)
+	}
+	return nil
+}
+
+// heal undoes every fault (idempotent). A failed heal is reported loudly, recorded, and the
+// run goes on to teardown.
+func (r *run) heal(ctx context.Context) error {
+	if r.nem == nil {
+		return nil
+	}
+	if err := r.nem.HealAll(ctx); err != nil {
+		r.healErr = errors.Join(r.healErr, err)
+		fmt.Fprintf(r.out, "splitbrain: HEAL FAILED: %v\n", err)
+		if r.cfg.Progress == nil {
+			fmt.Fprintf(os.Stderr, "splitbrain: HEAL FAILED: %v\n", err)
+		}
+		return fmt.Errorf("heal failed: %w", err)
+	}
+	return nil
+}
+
+// finish heals (again, idempotently), tears everything down, records run-end and closes the
+// history. It runs on every path and never uses a cancelled context.
+func (r *run) finish(reason string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.root), teardownTimeout)
+	defer cancel()
+	if reason != "" {
+		// Not reached the heal phase in order: heal now.
+		r.phase(history.PhaseHeal)
+		if r.nem != nil {
+			if err := r.nem.HealAll(ctx); err != nil {
+				r.healErr = errors.Join(r.healErr, err)
+				fmt.Fprintf(os.Stderr, "splitbrain: HEAL FAILED: %v\n", err)
+			}
+		}
+	}
+	r.phase(history.PhaseTeardown)
+	r.teardown(ctx)
+	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindRunEnd, Reason: reason})
+	r.rec.Close()
+	if err := r.w.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "splitbrain: history %s: %v\n", filepath.Join(r.dir, HistoryFile), err)
+	}
+}
+
+// teardown stops the candidates gracefully (recording their exits), then removes every
+// container and the network; a sweep by run id catches whatever is left.
+func (r *run) teardown(ctx context.Context) {
+	if r.eng == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, p := range r.candidates() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.stopCandidate(ctx, p)
+		}()
+	}
+	wg.Wait()
+	if r.stopProcs != nil {
+		r.stopProcs()
+		<-r.procsDone
+	}
+	var errs []error
+	for _, p := range r.candidates() {
+		if err := p.node.Terminate(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if r.resource != nil {
+		if err := r.resource.Terminate(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if r.cluster != nil {
+		if err := r.cluster.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if r.net != nil {
+		if err := r.net.Remove(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Last resort: anything labelled with this run (nemesis sidecars, half-started nodes).
+	if rep, err := r.eng.Sweep(ctx, platform.SweepFilter{RunID: r.runID}); err != nil {
+		errs = append(errs, err)
+	} else if !rep.Empty() {
+		r.logf("sweep removed leftovers of run %s: containers %v networks %v", r.runID, rep.Containers, rep.Networks)
+	}
+	if left, err := r.eng.Leftovers(ctx, r.runID); err == nil && !left.Empty() {
+		r.leftover = left.String()
+		fmt.Fprintf(os.Stderr, "splitbrain: teardown left Docker objects of run %s behind: %s (remove with: splitbrain clean --run %s)\n", r.runID, left, r.runID)
+	}
+	if len(errs) > 0 && r.leftover == "" {
+		r.logf("teardown: %v (nothing of the run remains)", errors.Join(errs...))
+	}
+	r.eng.Close()
+}
+
+func (r *run) candidates() []*proc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*proc(nil), r.cands...)
+}
+
+// allCandidatesExited reads every candidate's state fresh.
+func (r *run) allCandidatesExited(ctx context.Context) bool {
+	cands := r.candidates()
+	if len(cands) == 0 {
+		return false
+	}
+	for _, p := range cands {
+		r.observe(ctx, p, true)
+		if p.isRunning() {
+			return false
+		}
+	}
+	return true
+}
+
+// candidateLogTails formats the last lines of every candidate's log for an error message.
+func (r *run) candidateLogTails(lines int) string {
+	var b strings.Builder
+	for _, p := range r.candidates() {
+		path := filepath.Join(r.dir, LogsDir, p.name+".log")
+		fmt.Fprintf(&b, "--- %s (%s), last %d lines:\n%s\n", p.name, path, lines, tailFile(path, lines))
+	}
+	return b.String()
+}
+
+// tailFile returns the last n lines of a file ("(empty)" or the error when there are none).
+func tailFile(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	text := strings.TrimRight(string(b), "\n")
+	if text == "" {
+		return "(empty)"
+	}
+	ls := strings.Split(text, "\n")
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	return strings.Join(ls, "\n")
+}
+
+// electedNodes lists the candidates that were elected at least once, from the history.
+func electedNodes(evs []history.Event) []string {
+	seen := map[string]bool{}
+	for _, e := range evs {
+		if e.Kind == history.KindElected {
+			seen[e.Node] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,513 @@
+//go:build chaos
+
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	recipes "github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+)
+
+// Bounds the chaos tests state (on top of the recipe's own HandoffBound/FailoverBound,
+// which docs/candidates.md documents): container restart and log pipeline latency on a
+// loaded 2-core machine.
+const (
+	harnessSlack = 3 * time.Second
+)
+
+// testWriter sends progress lines to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+func baseConfig(t *testing.T, store, recipe string) Config {
+	return Config{
+		Store: store, Recipe: recipe, Nodes: 3,
+		Warmup: 4 * time.Second, FaultTime: 8 * time.Second, Recovery: 4 * time.Second,
+		StoreRoot: t.TempDir(), Progress: testWriter{t}, ProgressPeriod: 3 * time.Second, Seed: 1,
+	}
+}
+
+// runCtx ends well before the test binary's own deadline so the run can heal and tear down.
+func runCtx(t *testing.T) context.Context {
+	ctx := t.Context()
+	if dl, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-3*time.Minute))
+		t.Cleanup(cancel)
+	}
+	return ctx
+}
+
+// runAndRead runs cfg and returns the outcome and the recorded history; it asserts the run
+// left nothing behind in Docker.
+func runAndRead(t *testing.T, ctx context.Context, cfg Config) (*Outcome, []history.Event) {
+	t.Helper()
+	out, err := Run(ctx, cfg)
+	if out != nil {
+		assertNoLeftovers(t, out.RunID)
+	}
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	evs, _, err := history.ReadFile(filepath.Join(out.RunDir, HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("run dir %s: verdict %s %v, counts %+v", out.RunDir, out.Verdict, out.Reasons, out.Counts)
+	return out, evs
+}
+
+func assertNoLeftovers(t *testing.T, runID string) {
+	t.Helper()
+	if runID == "" {
+		t.Fatal("no run id")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	eng, err := platform.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	left, err := eng.Leftovers(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !left.Empty() {
+		t.Errorf("run %s left Docker objects behind: %s", runID, left)
+		eng.Sweep(ctx, platform.SweepFilter{RunID: runID})
+	}
+}
+
+// resourceBlocks checks the resource's record: accepted writes of one tenure (node, token)
+// must form one contiguous block. A tenure accepted again after another tenure's write was
+// accepted is interleaving. It returns the number of accepted writes and the problems.
+func resourceBlocks(evs []history.Event) (accepted int, problems []string) {
+	type tenure struct {
+		node  string
+		token int64
+	}
+	closed := map[tenure]bool{}
+	var cur tenure
+	for _, e := range evs {
+		if e.Kind != history.KindDecision || e.Result != history.ResultAccepted {
+			continue
+		}
+		accepted++
+		tn := tenure{e.Node, e.Token}
+		if tn == cur {
+			continue
+		}
+		if closed[tn] {
+			problems = append(problems, fmt.Sprintf("seq %d: %s token %d accepted again after %s token %d", e.Seq, tn.node, tn.token, cur.node, cur.token))
+		}
+		if cur.node != "" {
+			closed[cur] = true
+		}
+		cur = tn
+	}
+	return accepted, problems
+}
+
+// nextElection is the first elected event after t (optionally not by node), or nil.
+func nextElection(evs []history.Event, after int64, notNode string) *history.Event {
+	var best *history.Event
+	for i := range evs {
+		e := &evs[i]
+		if e.Kind == history.KindElected && e.T > after && e.Node != notNode && (best == nil || e.T < best.T) {
+			best = e
+		}
+	}
+	return best
+}
+
+func countKind(evs []history.Event, k history.Kind) int {
+	n := 0
+	for _, e := range evs {
+		if e.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+func phases(evs []history.Event) string {
+	var ps []string
+	for _, e := range evs {
+		if e.Kind == history.KindPhase {
+			ps = append(ps, e.Phase)
+		}
+	}
+	return strings.Join(ps, ",")
+}
+
+// TestRunNoFaults: every recipe elects a leader whose writes the resource accepts, with no
+// interleaving in the resource's record, and the lifecycle goes through every phase.
+func TestRunNoFaults(t *testing.T) {
+	for _, spec := range recipes.Specs() {
+		t.Run(spec.Name, func(t *testing.T) {
+			out, evs := runAndRead(t, runCtx(t), baseConfig(t, spec.Store, spec.Name))
+			if got := phases(evs); got != "setup,warmup,faults,heal,recovery,teardown" {
+				t.Errorf("phases %s", got)
+			}
+			if countKind(evs, history.KindProcessStart) < 3 || countKind(evs, history.KindProcessExit) < 3 {
+				t.Errorf("process starts/exits not recorded for all candidates")
+			}
+			if countKind(evs, history.KindElected) == 0 {
+				t.Fatal("no candidate was elected")
+			}
+			accepted, problems := resourceBlocks(evs)
+			if spec.Negative {
+				return // negative controls only have to run and produce events here
+			}
+			if accepted < 10 {
+				t.Errorf("only %d writes accepted", accepted)
+			}
+			if len(problems) > 0 {
+				t.Errorf("interleaving at the resource: %v", problems)
+			}
+			if out.Counts.ContractViolations > 0 {
+				t.Errorf("%d contract violations", out.Counts.ContractViolations)
+			}
+			if out.Verdict == VerdictInvalid {
+				t.Errorf("verdict invalid without faults: %v", out.Reasons)
+			}
+		})
+	}
+}
+
+func positiveRecipes() []recipes.Spec {
+	var out []recipes.Spec
+	for _, s := range recipes.Specs() {
+		if !s.Negative {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestRunHandoff: SIGTERM of the leader (handoff workload) yields another leader within the
+// recipe's HandoffBound + harnessSlack.
+func TestRunHandoff(t *testing.T) {
+	for _, spec := range positiveRecipes() {
+		t.Run(spec.Name, func(t *testing.T) {
+			cfg := baseConfig(t, spec.Store, spec.Name)
+			cfg.Workload, cfg.HandoffEvery, cfg.HandoffPause = "handoff", 4*time.Second, time.Second
+			_, evs := runAndRead(t, runCtx(t), cfg)
+			timing := spec.Timing(contract.Config{LeaseTTL: DefaultTTL, WriteInterval: DefaultWriteInterval})
+			bound := timing.HandoffBound + harnessSlack
+			var handoffs int
+			for _, e := range evs {
+				if e.Kind != history.KindSignal || e.Reason != "handoff" || e.Signal != "SIGTERM" {
+					continue
+				}
+				handoffs++
+				next := nextElection(evs, e.T, e.Node)
+				if next == nil {
+					t.Errorf("no new leader after SIGTERM of %s", e.Node)
+					continue
+				}
+				took := time.Duration(next.T - e.T)
+				t.Logf("handoff %s → %s in %v (bound %v)", e.Node, next.Node, took, bound)
+				if took > bound {
+					t.Errorf("handoff from %s took %v, bound %v", e.Node, took, bound)
+				}
+			}
+			if handoffs == 0 {
+				t.Fatal("no handoff happened")
+			}
+			if _, problems := resourceBlocks(evs); len(problems) > 0 {
+				t.Errorf("interleaving at the resource: %v", problems)
+			}
+		})
+	}
+}
+
+// TestRunKillLeader: SIGKILL of the leader (nemesis kill, platform Kill) yields another
+// leader within the recipe's FailoverBound (TTL + its detection) + harnessSlack.
+func TestRunKillLeader(t *testing.T) {
+	for _, spec := range positiveRecipes() {
+		t.Run(spec.Name, func(t *testing.T) {
+			cfg := baseConfig(t, spec.Store, spec.Name)
+			cfg.Nemesis = "kill:target=leader,at=1s,for=3s,count=1"
+			cfg.FaultTime = 10 * time.Second
+			out, evs := runAndRead(t, runCtx(t), cfg)
+			timing := spec.Timing(contract.Config{LeaseTTL: DefaultTTL, WriteInterval: DefaultWriteInterval})
+			bound := timing.FailoverBound + harnessSlack
+			var kills int
+			for _, e := range evs {
+				if e.Kind != history.KindFaultStart || e.Fault != "kill" {
+					continue
+				}
+				if e.Err != "" || len(e.Targets) != 1 {
+					t.Fatalf("kill did not apply: %+v", e)
+				}
+				kills++
+				next := nextElection(evs, e.T, e.Targets[0])
+				if next == nil {
+					t.Fatalf("no new leader after killing %s", e.Targets[0])
+				}
+				took := time.Duration(next.T - e.T)
+				t.Logf("kill -9 %s → %s elected in %v (bound %v)", e.Targets[0], next.Node, took, bound)
+				if took > bound {
+					t.Errorf("failover took %v, bound %v", took, bound)
+				}
+			}
+			if kills != 1 {
+				t.Fatalf("%d kills, want 1", kills)
+			}
+			var exit137 bool
+			for _, e := range evs {
+				if e.Kind == history.KindProcessExit && e.Exit != nil && *e.Exit == 137 {
+					exit137 = true
+				}
+			}
+			if !exit137 {
+				t.Error("the killed candidate's exit (137) was not recorded")
+			}
+			if out.HealError != "" {
+				t.Errorf("heal failed: %s", out.HealError)
+			}
+		})
+	}
+}
+
+// buildExternal compiles testdata/external-candidate into a static executable.
+func buildExternal(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..")
+	src := filepath.Join(root, "testdata", "external-candidate")
+	if _, err := os.Stat(src); err != nil {
+		t.Fatalf("testdata/external-candidate missing: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "external-candidate")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build external candidate: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestRunExternalCandidate: a user executable that speaks the contract runs via
+// --candidate-cmd and is seen electing and writing.
+func TestRunExternalCandidate(t *testing.T) {
+	bin := buildExternal(t)
+	cfg := baseConfig(t, "etcd", "")
+	cfg.CandidateCmd = bin
+	out, evs := runAndRead(t, runCtx(t), cfg)
+	if countKind(evs, history.KindElected) == 0 {
+		t.Fatal("external candidate never elected")
+	}
+	accepted, problems := resourceBlocks(evs)
+	if accepted == 0 {
+		t.Fatal("no write of the external candidate accepted")
+	}
+	if len(problems) > 0 {
+		t.Errorf("interleaving: %v", problems)
+	}
+	if !strings.Contains(out.RunDir, "cmd-external-candidate") {
+		t.Errorf("run dir %s does not name the command", out.RunDir)
+	}
+}
+
+// TestRunBrokenCandidate: a candidate command that exits at once stops the run with an
+// error carrying its log, and nothing remains.
+func TestRunBrokenCandidate(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "broken")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho 'broken candidate: cannot start' >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := baseConfig(t, "redis", "")
+	cfg.CandidateCmd = script
+	out, err := Run(runCtx(t), cfg)
+	if err == nil {
+		t.Fatal("a candidate that exits at once did not fail the run")
+	}
+	if !strings.Contains(err.Error(), "every candidate exited") || !strings.Contains(err.Error(), "cannot start") {
+		t.Errorf("error lacks the cause or the log tail: %v", err)
+	}
+	if out == nil {
+		t.Fatal("no outcome")
+	}
+	assertNoLeftovers(t, out.RunID)
+	if out.Verdict == VerdictValid {
+		t.Error("failed run reported valid")
+	}
+}
+
+// TestRunCancelled: cancelling the context mid-run (what SIGINT does) heals, tears down and
+// leaves nothing; the history ends with teardown and run-end.
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(runCtx(t))
+	defer cancel()
+	cfg := baseConfig(t, "redis", "redis-setnx")
+	cfg.FaultTime = time.Minute
+	cfg.Nemesis = "pause:target=leader,at=0s,for=30s,count=1"
+	// Cancel once the pause is applied: in the middle of an active fault.
+	go func() {
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) {
+			dirs, _ := filepath.Glob(filepath.Join(cfg.StoreRoot, "*", "*", HistoryFile))
+			for _, d := range dirs {
+				if b, _ := os.ReadFile(d); strings.Contains(string(b), `"fault-start"`) {
+					cancel()
+					return
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		cancel()
+	}()
+	start := time.Now()
+	out, err := Run(ctx, cfg)
+	if err == nil {
+		t.Fatal("cancelled run returned no error")
+	}
+	if time.Since(start) > 90*time.Second {
+		t.Errorf("cancelled run took %v", time.Since(start))
+	}
+	assertNoLeftovers(t, out.RunID)
+	evs, _, rerr := history.ReadFile(filepath.Join(out.RunDir, HistoryFile))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if countKind(evs, history.KindFaultStart) == 0 {
+		t.Fatal("cancelled before the fault started")
+	}
+	if countKind(evs, history.KindFaultEnd) == 0 {
+		t.Error("the active pause was not healed (no fault-end)")
+	}
+	last := evs[len(evs)-1]
+	if last.Kind != history.KindRunEnd || !strings.Contains(last.Reason, "cancel") {
+		t.Errorf("last event %+v, want run-end with a cancel reason", last)
+	}
+	if !strings.HasSuffix(phases(evs), "heal,teardown") {
+		t.Errorf("phases %s", phases(evs))
+	}
+}
+
+// TestRunSetupErrorAndPanic: an error in the middle of setup, and a panic, both leave nothing.
+func TestRunSetupErrorAndPanic(t *testing.T) {
+	t.Run("error", func(t *testing.T) {
+		testHookAfterStore = func() error { return fmt.Errorf("injected setup failure") }
+		defer func() { testHookAfterStore = nil }()
+		out, err := Run(runCtx(t), baseConfig(t, "redis", "redis-setnx"))
+		if err == nil || !strings.Contains(err.Error(), "injected setup failure") {
+			t.Fatalf("error %v", err)
+		}
+		assertNoLeftovers(t, out.RunID)
+	})
+	t.Run("panic", func(t *testing.T) {
+		testHookAfterStore = func() error { panic("injected panic") }
+		defer func() { testHookAfterStore = nil }()
+		cfg := baseConfig(t, "redis", "redis-setnx")
+		var p any
+		func() {
+			defer func() { p = recover() }()
+			Run(runCtx(t), cfg)
+		}()
+		if p != "injected panic" {
+			t.Fatalf("recovered %v, want the injected panic re-raised", p)
+		}
+		cfgFiles, _ := filepath.Glob(filepath.Join(cfg.StoreRoot, "*", "*", ConfigFile))
+		if len(cfgFiles) != 1 {
+			t.Fatalf("config files %v", cfgFiles)
+		}
+		rc, err := ReadRunConfig(filepath.Dir(cfgFiles[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertNoLeftovers(t, rc.RunID)
+		evs, _, err := history.ReadFile(filepath.Join(filepath.Dir(cfgFiles[0]), HistoryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last := evs[len(evs)-1]; last.Kind != history.KindRunEnd || !strings.Contains(last.Reason, "panic") {
+			t.Errorf("last event %+v", last)
+		}
+	})
+}
+
+// TestRunSIGINT: SIGINT to a real `splitbrain run` process heals, tears down and exits.
+func TestRunSIGINT(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..")
+	bin := filepath.Join(t.TempDir(), "splitbrain")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/splitbrain")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	storeDir := t.TempDir()
+	cmd := exec.Command(bin, "run", "--store", "redis", "--recipe", "redis-setnx", "--time", "2m",
+		"--warmup", "2s", "--nemesis", "pause:target=leader,at=1s,for=1m,count=1", "--out", storeDir, "--progress", "2s")
+	var output strings.Builder
+	cmd.Stdout, cmd.Stderr = &output, &output
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var dir string
+	deadline := time.Now().Add(3 * time.Minute)
+	for dir == "" && time.Now().Before(deadline) {
+		time.Sleep(250 * time.Millisecond)
+		hs, _ := filepath.Glob(filepath.Join(storeDir, "*", "*", HistoryFile))
+		for _, h := range hs {
+			if b, _ := os.ReadFile(h); strings.Contains(string(b), `"fault-start"`) {
+				dir = filepath.Dir(h)
+			}
+		}
+	}
+	if dir == "" {
+		cmd.Process.Kill()
+		t.Fatalf("the run never reached its fault:\n%s", output.String())
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-done:
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 255 {
+			t.Errorf("exit %v, want 255 (interrupted)", err)
+		}
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("splitbrain run did not exit after SIGINT:\n%s", output.String())
+	}
+	t.Logf("output:\n%s", output.String())
+	rc, err := ReadRunConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNoLeftovers(t, rc.RunID)
+	evs, _, err := history.ReadFile(filepath.Join(dir, HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if countKind(evs, history.KindFaultEnd) == 0 {
+		t.Error("the pause was not healed")
+	}
+	if evs[len(evs)-1].Kind != history.KindRunEnd {
+		t.Errorf("history does not end with run-end: %+v", evs[len(evs)-1])
+	}
+}

@@ -1,0 +1,247 @@
+package harness
+
+import (
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/harness/images"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/harness/stores"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+// testHookAfterStore lets tests fail (or panic) setup once the store and the resource run.
+var testHookAfterStore func() error
+
+// externalPath is where a --candidate-cmd executable is copied into its container.
+const externalPath = "/splitbrain-candidate"
+
+// setup starts everything: images, network, store cluster, resource, candidates; then plans
+// the faults against the real topology.
+func (r *run) setup(ctx context.Context) error {
+	var err error
+	if r.eng, err = platform.Connect(ctx); err != nil {
+		return err
+	}
+	kind, err := stores.ParseKind(r.cfg.Store)
+	if err != nil {
+		return err
+	}
+	ext, err := r.externalCandidate()
+	if err != nil {
+		return err
+	}
+	roles := []images.Role{images.RoleCandidate, images.RoleTools, stores.ImageRole(kind)}
+	if ext != nil && !ext.static {
+		roles = append(roles, images.RoleBase)
+	}
+	imgLog, err := os.Create(filepath.Join(r.logDir(), "images.log"))
+	if err != nil {
+		return err
+	}
+	r.logf("images (%s profile): ensuring %v (build log: %s)", r.cfg.Profile, roles, imgLog.Name())
+	r.imgs, _, err = images.EnsureWith(ctx, r.cfg.Profile, images.EnsureOptions{Log: imgLog}, roles...)
+	imgLog.Close()
+	if err != nil {
+		return fmt.Errorf("images: %w", err)
+	}
+	if r.net, err = r.eng.NewNetwork(ctx, r.runID); err != nil {
+		return err
+	}
+	r.logf("run %s: network %s (%s); starting %s", r.runID, r.net.Name, r.net.Subnet, kind)
+	storeStart := time.Now()
+	r.cluster, err = stores.Launch(ctx, r.eng, r.net, r.runID, stores.Options{
+		Kind: kind, Nodes: r.cfg.StoreNodes, Profile: r.cfg.Profile, Images: r.imgs, LogDir: r.logDir(),
+	})
+	if err != nil {
+		return err
+	}
+	r.logf("%s %s ready in %v: %s", kind, r.cluster.Version(), time.Since(storeStart).Round(time.Millisecond), strings.Join(r.cluster.Endpoints(), ","))
+	if err := r.startResource(ctx); err != nil {
+		return err
+	}
+	if testHookAfterStore != nil {
+		if err := testHookAfterStore(); err != nil {
+			return err
+		}
+	}
+	if err := r.planFaults(); err != nil {
+		return err
+	}
+	if err := r.startCandidates(ctx, ext); err != nil {
+		return err
+	}
+	r.startProcMonitor()
+	return r.writeConfig()
+}
+
+func (r *run) logDir() string { return filepath.Join(r.dir, LogsDir) }
+
+// external describes a --candidate-cmd executable.
+type external struct {
+	content []byte
+	static  bool // a static ELF runs in the FROM-scratch candidate image; others need the Debian base
+}
+
+func (r *run) externalCandidate() (*external, error) {
+	if r.cfg.CandidateCmd == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(r.cfg.CandidateCmd)
+	if err != nil {
+		return nil, fmt.Errorf("--candidate-cmd: %w", err)
+	}
+	return &external{content: b, static: isStaticELF(r.cfg.CandidateCmd)}, nil
+}
+
+// isStaticELF reports whether path is an ELF executable without a program interpreter.
+func isStaticELF(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false // a script or something else: it needs the base image's shell and libc
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *run) startResource(ctx context.Context) error {
+	spec := platform.NodeSpec{
+		Name:         "resource",
+		Role:         "resource",
+		Image:        r.imgs[images.RoleCandidate],
+		Cmd:          []string{"resource", "--addr", ":" + resourcePort, "--mode", r.cfg.ResourceMode},
+		ExposedPorts: []string{resourcePort + "/tcp"},
+		Wait:         wait.ForHTTP("/healthz").WithPort(resourcePort + "/tcp").WithStartupTimeout(30 * time.Second),
+		LogDir:       r.logDir(),
+		OnStdout:     func(line []byte) { r.rec.ResourceLine("resource", line) },
+	}
+	n, err := r.eng.Start(ctx, r.runID, r.net, spec)
+	if err != nil {
+		return fmt.Errorf("resource: %w", err)
+	}
+	r.resource = n
+	return nil
+}
+
+func candidateName(i int) string { return fmt.Sprintf("c%d", i) }
+
+func (r *run) candidateNames() []string {
+	out := make([]string, r.cfg.Nodes)
+	for i := range out {
+		out[i] = candidateName(i + 1)
+	}
+	return out
+}
+
+// candidateSpec is the container of candidate name: the contract's environment, the clock
+// offset file at "0", and the recipe, the user's executable or the user's image.
+func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
+	cc := contract.Config{
+		NodeID:        name,
+		Store:         r.cfg.Store,
+		Endpoints:     r.cluster.Endpoints(),
+		ResourceURL:   "http://resource:" + resourcePort,
+		LeaseTTL:      r.cfg.TTL,
+		WriteInterval: r.cfg.WriteInterval,
+		ClockFile:     contract.ClockFilePath,
+		ElectionName:  contract.DefaultElectionName,
+		Recipe:        r.cfg.Recipe,
+	}
+	env := map[string]string{}
+	for _, kv := range cc.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	spec := platform.NodeSpec{
+		Name:     name,
+		Role:     "candidate",
+		Env:      env,
+		Files:    []platform.File{{Path: contract.ClockFilePath, Content: []byte("0"), Mode: 0o666}},
+		LogDir:   r.logDir(),
+		OnStdout: func(line []byte) { r.rec.CandidateLine(name, line) },
+	}
+	switch {
+	case ext != nil:
+		spec.Image = r.imgs[images.RoleCandidate]
+		if !ext.static {
+			spec.Image = r.imgs[images.RoleBase]
+		}
+		spec.Files = append(spec.Files, platform.File{Path: externalPath, Content: ext.content, Mode: 0o755})
+		spec.Entrypoint = []string{externalPath}
+	case r.cfg.CandidateImage != "":
+		spec.Image = r.cfg.CandidateImage
+	default:
+		spec.Image = r.imgs[images.RoleCandidate]
+		spec.Cmd = []string{"candidate", "--recipe", r.cfg.Recipe}
+	}
+	return spec
+}
+
+// startCandidates starts c1..cN at about the same time, so none gets a head start.
+func (r *run) startCandidates(ctx context.Context, ext *external) error {
+	names := r.candidateNames()
+	procs := make([]*proc, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := history.Now()
+			n, err := r.eng.Start(ctx, r.runID, r.net, r.candidateSpec(name, ext))
+			if err != nil {
+				errs[i] = fmt.Errorf("candidate %s: %w", name, err)
+				return
+			}
+			p := &proc{name: name, node: n}
+			p.mu.Lock()
+			r.markStarted(ctx, p, t)
+			p.mu.Unlock()
+			procs[i] = p
+		}()
+	}
+	wg.Wait()
+	r.mu.Lock()
+	for _, p := range procs {
+		if p != nil {
+			r.cands = append(r.cands, p)
+			r.byName[p.name] = p
+		}
+	}
+	r.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// planFaults turns the schedule into a plan for the real topology and prepares the nemesis.
+func (r *run) planFaults() error {
+	var storeNodes []string
+	for _, n := range r.cluster.Nodes() {
+		storeNodes = append(storeNodes, n.Name())
+	}
+	topo := nemesis.Topology{Candidates: r.candidateNames(), StoreNodes: storeNodes, StoreKind: r.cfg.Store, TTL: r.cfg.TTL}
+	plan, err := r.prep.schedule.Plan(r.prep.seed, r.cfg.FaultTime, topo)
+	if err != nil {
+		return fmt.Errorf("--nemesis %q: %w", r.cfg.Nemesis, err)
+	}
+	r.plan = plan
+	if !r.prep.schedule.Empty() {
+		r.nem = nemesis.New(nemesisEnv{r}, plan.Topology)
+	}
+	return nil
+}

@@ -1,0 +1,363 @@
+// Package stores launches the store clusters leader-election recipes run against: etcd,
+// ZooKeeper, PostgreSQL, Redis and N independent Redis servers (for Redlock), each on the
+// run's network through harness/platform, ready only after a real client round trip.
+package stores
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness/images"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+)
+
+// Kind names a store cluster type.
+type Kind string
+
+const (
+	KindEtcd       Kind = "etcd"
+	KindZooKeeper  Kind = "zookeeper"
+	KindPostgres   Kind = "postgres"
+	KindRedis      Kind = "redis"
+	KindRedisMulti Kind = "redis-multi" // N independent Redis servers, no replication
+)
+
+// kindInfo holds what differs per kind: default/allowed node counts and the image role.
+type kindInfo struct {
+	role             images.Role
+	defNodes         int
+	minNodes, maxNod int
+	launch           func(context.Context, *launchEnv) (Cluster, error)
+}
+
+var kinds = map[Kind]kindInfo{
+	KindEtcd:       {images.RoleEtcd, 3, 1, 7, launchEtcd},
+	KindZooKeeper:  {images.RoleZooKeeper, 3, 1, 7, launchZooKeeper},
+	KindPostgres:   {images.RolePostgres, 1, 1, 1, launchPostgres},
+	KindRedis:      {images.RoleRedis, 1, 1, 1, launchRedis},
+	KindRedisMulti: {images.RoleRedis, 3, 1, 9, launchRedisMulti},
+}
+
+// Kinds lists the valid kinds, sorted.
+func Kinds() []string {
+	out := make([]string, 0, len(kinds))
+	for k := range kinds {
+		out = append(out, string(k))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ParseKind turns a flag value into a Kind, naming the valid ones on error.
+func ParseKind(s string) (Kind, error) {
+	if _, ok := kinds[Kind(s)]; ok {
+		return Kind(s), nil
+	}
+	return "", fmt.Errorf("unknown store %q: valid stores are %s", s, strings.Join(Kinds(), ", "))
+}
+
+// DefaultNodes is the node count a kind gets when Options.Nodes is 0.
+func DefaultNodes(k Kind) int { return kinds[k].defNodes }
+
+// ImageRole is the image role a kind's servers run.
+func ImageRole(k Kind) images.Role { return kinds[k].role }
+
+// ErrNotSupported is returned by Leader for stores without a leader (PostgreSQL, Redis).
+var ErrNotSupported = errors.New("not supported")
+
+// Options configure Launch.
+type Options struct {
+	Kind    Kind
+	Nodes   int            // 0 = the kind's default (etcd 3, zookeeper 3, postgres 1, redis 1, redis-multi 3)
+	Profile images.Profile // "" = local
+	Images  images.Set     // pre-resolved images; when nil Launch calls images.Ensure
+	LogDir  string         // node logs go to <LogDir>/<node>.log
+	// ReadyTimeout bounds the wait for the first successful round trip (default 60 s).
+	ReadyTimeout time.Duration
+	// ZooKeeper tuning; zero values take the defaults documented in docs/stores.md.
+	ZKTickTime time.Duration
+}
+
+// Validate checks the options and fills in defaults.
+func (o *Options) Validate() error {
+	info, ok := kinds[o.Kind]
+	if !ok {
+		return fmt.Errorf("unknown store %q: valid stores are %s", o.Kind, strings.Join(Kinds(), ", "))
+	}
+	if o.Nodes == 0 {
+		o.Nodes = info.defNodes
+	}
+	if o.Nodes < info.minNodes || o.Nodes > info.maxNod {
+		if info.minNodes == info.maxNod {
+			return fmt.Errorf("store %s runs exactly %d node(s), not %d: drop --nodes", o.Kind, info.minNodes, o.Nodes)
+		}
+		return fmt.Errorf("store %s supports %d..%d nodes, not %d", o.Kind, info.minNodes, info.maxNod, o.Nodes)
+	}
+	if o.Profile == "" {
+		o.Profile = images.ProfileLocal
+	}
+	if _, err := images.ParseProfile(string(o.Profile)); err != nil {
+		return err
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 60 * time.Second
+	}
+	if o.ZKTickTime == 0 {
+		o.ZKTickTime = defaultZKTick
+	}
+	if o.ZKTickTime < 100*time.Millisecond || o.ZKTickTime > 5*time.Second {
+		return fmt.Errorf("ZooKeeper tick time %v is out of range: use 100ms..5s", o.ZKTickTime)
+	}
+	return nil
+}
+
+// Cluster is a running store cluster.
+type Cluster interface {
+	Kind() Kind
+	Nodes() []*platform.Node
+	// Endpoints are alias:port addresses for containers on the run network, one per node.
+	Endpoints() []string
+	// HostEndpoints are host:port addresses reachable from the harness, read fresh (restarts
+	// change published ports).
+	HostEndpoints(ctx context.Context) ([]string, error)
+	// Ready does a real client round trip (with quorum where the store has one) and returns
+	// its error; it does not retry.
+	Ready(ctx context.Context) error
+	// NodeRoundTrip is the same round trip through one node only. For etcd and ZooKeeper it
+	// succeeds only if that node is part of a quorum (so a minority side fails).
+	NodeRoundTrip(ctx context.Context, n *platform.Node) error
+	// WaitReady retries Ready until it succeeds or ctx ends.
+	WaitReady(ctx context.Context) error
+	// Version is the server version as the server reports it.
+	Version() string
+	// Leader is the node the store reports as its leader (etcd, ZooKeeper); ErrNotSupported
+	// for PostgreSQL and Redis.
+	Leader(ctx context.Context) (*platform.Node, error)
+	// RestartNode starts a node again (after a kill or stop) and waits until the cluster serves.
+	RestartNode(ctx context.Context, n *platform.Node) error
+	// ReadyDuration is how long Launch took from the first container start to ready.
+	ReadyDuration() time.Duration
+	// Close removes the cluster's containers (not the network, which the run owns).
+	Close(ctx context.Context) error
+}
+
+// launchEnv is what every launcher gets.
+type launchEnv struct {
+	eng   *platform.Engine
+	net   *platform.Network
+	runID string
+	opts  Options
+	image string
+}
+
+// Launch starts a cluster of opts.Kind on net and returns it once ready. On error nothing
+// of the cluster is left running.
+func Launch(ctx context.Context, eng *platform.Engine, net *platform.Network, runID string, opts Options) (Cluster, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if net == nil {
+		return nil, fmt.Errorf("launch %s: no network: create one with Engine.NewNetwork", opts.Kind)
+	}
+	info := kinds[opts.Kind]
+	set := opts.Images
+	if set[info.role] == "" {
+		var err error
+		set, err = images.Ensure(ctx, opts.Profile, info.role)
+		if err != nil {
+			return nil, fmt.Errorf("launch %s: images: %w", opts.Kind, err)
+		}
+	}
+	ref := set[info.role]
+	if ref == "" {
+		return nil, fmt.Errorf("launch %s: images.Ensure returned no %s image", opts.Kind, info.role)
+	}
+	return info.launch(ctx, &launchEnv{eng: eng, net: net, runID: runID, opts: opts, image: ref})
+}
+
+// base carries what every cluster type shares.
+type base struct {
+	kind     Kind
+	nodes    []*platform.Node
+	port     string
+	version  string
+	readyDur time.Duration
+	// nodeRT is the round trip through the node with the given host endpoint.
+	nodeRT func(ctx context.Context, name, hostEP string) error
+}
+
+func (b *base) Kind() Kind                   { return b.kind }
+func (b *base) Nodes() []*platform.Node      { return append([]*platform.Node(nil), b.nodes...) }
+func (b *base) Version() string              { return b.version }
+func (b *base) ReadyDuration() time.Duration { return b.readyDur }
+
+func (b *base) Endpoints() []string {
+	out := make([]string, len(b.nodes))
+	for i, n := range b.nodes {
+		out[i] = n.Alias() + ":" + b.port
+	}
+	return out
+}
+
+func (b *base) HostEndpoints(ctx context.Context) ([]string, error) {
+	out := make([]string, len(b.nodes))
+	for i, n := range b.nodes {
+		ep, err := n.Endpoint(ctx, b.port)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ep
+	}
+	return out, nil
+}
+
+// Ready does the round trip through every node.
+func (b *base) Ready(ctx context.Context) error {
+	for _, n := range b.nodes {
+		if err := b.NodeRoundTrip(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *base) NodeRoundTrip(ctx context.Context, n *platform.Node) error {
+	if !b.owns(n) {
+		return fmt.Errorf("node %s is not part of this %s cluster", n.Name(), b.kind)
+	}
+	ep, err := n.Endpoint(ctx, b.port)
+	if err != nil {
+		return err
+	}
+	return b.nodeRT(ctx, n.Name(), ep)
+}
+
+func (b *base) WaitReady(ctx context.Context) error { return retry(ctx, b.Ready) }
+
+func (b *base) Leader(context.Context) (*platform.Node, error) {
+	return nil, fmt.Errorf("leader of a %s cluster: %w (it has no leader election of its own)", b.kind, ErrNotSupported)
+}
+
+func (b *base) RestartNode(ctx context.Context, n *platform.Node) error {
+	if !b.owns(n) {
+		return fmt.Errorf("restart: node %s is not part of this %s cluster", n.Name(), b.kind)
+	}
+	if st, err := n.State(ctx); err == nil && st.Paused {
+		if err := n.Thaw(ctx); err != nil {
+			return err
+		}
+	}
+	if st, err := n.State(ctx); err != nil {
+		return err
+	} else if !st.Running {
+		if err := n.Start(ctx); err != nil {
+			return err
+		}
+	}
+	return b.WaitReady(ctx)
+}
+
+func (b *base) owns(n *platform.Node) bool {
+	for _, m := range b.nodes {
+		if m == n {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *base) Close(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(b.nodes))
+	for i, n := range b.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = n.Terminate(ctx)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// startNodes starts the specs concurrently; on any failure it removes those that started.
+func startNodes(ctx context.Context, env *launchEnv, specs []platform.NodeSpec) ([]*platform.Node, error) {
+	nodes := make([]*platform.Node, len(specs))
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes[i], errs[i] = env.eng.Start(ctx, env.runID, env.net, s)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, n := range nodes {
+			if n != nil {
+				n.Terminate(ctx)
+			}
+		}
+		return nil, err
+	}
+	return nodes, nil
+}
+
+// finishLaunch waits for readiness, records the time and the version; on failure it removes
+// the nodes and returns an error carrying the last ready error.
+func finishLaunch(ctx context.Context, env *launchEnv, b *base, start time.Time, version func(context.Context) (string, error)) error {
+	rctx, cancel := context.WithTimeout(ctx, env.opts.ReadyTimeout)
+	defer cancel()
+	if err := b.WaitReady(rctx); err != nil {
+		b.Close(ctx)
+		return fmt.Errorf("%s cluster not ready within %v: %w (node logs: %s)", b.kind, env.opts.ReadyTimeout, err, logHint(env.opts.LogDir))
+	}
+	b.readyDur = time.Since(start)
+	v, err := version(ctx)
+	if err != nil {
+		b.Close(ctx)
+		return fmt.Errorf("%s server version: %w", b.kind, err)
+	}
+	b.version = v
+	return nil
+}
+
+func logHint(dir string) string {
+	if dir == "" {
+		return "set Options.LogDir to keep them"
+	}
+	return dir
+}
+
+// retry calls f until it succeeds or ctx ends, returning the last error.
+func retry(ctx context.Context, f func(context.Context) error) error {
+	var last error
+	for {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := f(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %v)", ctx.Err(), last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func nodeNames(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", prefix, i+1)
+	}
+	return out
+}

@@ -1,0 +1,250 @@
+//go:build chaos
+
+package stores_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/harness/stores"
+)
+
+// launch starts a cluster of kind on a fresh run network and registers teardown plus the
+// assertion that nothing of the run (container, frozen container, network) remains.
+func launch(t *testing.T, kind stores.Kind, nodes int) (context.Context, stores.Cluster, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	eng, err := platform.Connect(ctx)
+	if err != nil {
+		t.Fatalf("docker engine needed for chaos tests: %v", err)
+	}
+	runID := platform.NewRunID()
+	net, err := eng.NewNetwork(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logDir := t.TempDir()
+	var cl stores.Cluster
+	t.Cleanup(func() {
+		if cl != nil {
+			if err := cl.Close(context.Background()); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		}
+		if err := net.Remove(context.Background()); err != nil {
+			t.Errorf("network: %v", err)
+		}
+		left, err := eng.Leftovers(context.Background(), runID)
+		if err != nil || !left.Empty() {
+			t.Errorf("run %s left %s (%v)", runID, left, err)
+			eng.Sweep(context.Background(), platform.SweepFilter{RunID: runID})
+		}
+		eng.Close()
+	})
+	cl, err = stores.Launch(ctx, eng, net, runID, stores.Options{Kind: kind, Nodes: nodes, LogDir: logDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s x%d: version %s, ready in %v", kind, len(cl.Nodes()), cl.Version(), cl.ReadyDuration())
+	if cl.Version() == "" {
+		t.Error("no server version recorded")
+	}
+	if _, err := os.Stat(filepath.Join(logDir, cl.Nodes()[0].Name()+".log")); err != nil {
+		t.Errorf("node log: %v", err)
+	}
+	return ctx, cl, logDir
+}
+
+func waitStopped(t *testing.T, ctx context.Context, n *platform.Node) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if st, err := n.State(ctx); err == nil && !st.Running {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s still running after SIGKILL", n.Name())
+}
+
+// eventually retries f for up to d.
+func eventually(ctx context.Context, d time.Duration, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var err error
+	for {
+		actx, acancel := context.WithTimeout(ctx, 2*time.Second)
+		err = f(actx)
+		acancel()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// quorumFaults kills the store leader with SIGKILL and freezes a node, checking that the
+// rest keeps serving while it is down and that the whole cluster serves after recovery.
+func quorumFaults(t *testing.T, ctx context.Context, cl stores.Cluster) {
+	leader, err := cl.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("leader %s", leader.Name())
+	if err := leader.Kill(ctx, "SIGKILL"); err != nil {
+		t.Fatal(err)
+	}
+	waitStopped(t, ctx, leader)
+	if err := cl.Ready(ctx); err == nil {
+		t.Fatal("Ready succeeded with a member down: it must go through every member")
+	}
+	var others []*platform.Node
+	for _, n := range cl.Nodes() {
+		if n != leader {
+			others = append(others, n)
+		}
+	}
+	start := time.Now()
+	for _, n := range others {
+		if err := eventually(ctx, 20*time.Second, func(c context.Context) error { return cl.NodeRoundTrip(c, n) }); err != nil {
+			t.Fatalf("quorum without %s does not serve through %s: %v", leader.Name(), n.Name(), err)
+		}
+	}
+	t.Logf("majority served %v after the leader's SIGKILL", time.Since(start))
+	if nl, err := eventually2(ctx, cl); err != nil || nl == leader {
+		t.Fatalf("new leader %v, %v", nl, err)
+	}
+	start = time.Now()
+	if err := cl.RestartNode(ctx, leader); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("restart of %s until the whole cluster serves: %v", leader.Name(), time.Since(start))
+
+	frozen := others[0]
+	if err := frozen.Freeze(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range cl.Nodes() {
+		if n == frozen {
+			continue
+		}
+		if err := eventually(ctx, 20*time.Second, func(c context.Context) error { return cl.NodeRoundTrip(c, n) }); err != nil {
+			t.Fatalf("quorum with %s frozen does not serve through %s: %v", frozen.Name(), n.Name(), err)
+		}
+	}
+	if err := frozen.Thaw(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := eventually(ctx, 30*time.Second, cl.Ready); err != nil {
+		t.Fatalf("cluster after thaw: %v", err)
+	}
+}
+
+func eventually2(ctx context.Context, cl stores.Cluster) (*platform.Node, error) {
+	var l *platform.Node
+	err := eventually(ctx, 20*time.Second, func(c context.Context) error {
+		var err error
+		l, err = cl.Leader(c)
+		return err
+	})
+	return l, err
+}
+
+func TestEtcdCluster(t *testing.T) {
+	ctx, cl, _ := launch(t, stores.KindEtcd, 3)
+	if eps := cl.Endpoints(); strings.Join(eps, ",") != "etcd-1:2379,etcd-2:2379,etcd-3:2379" {
+		t.Errorf("endpoints %v", eps)
+	}
+	quorumFaults(t, ctx, cl)
+}
+
+func TestZooKeeperEnsemble(t *testing.T) {
+	ctx, cl, _ := launch(t, stores.KindZooKeeper, 3)
+	if !strings.HasPrefix(cl.Version(), "3.8") {
+		t.Errorf("version %q, want 3.8.x", cl.Version())
+	}
+	quorumFaults(t, ctx, cl)
+}
+
+// singleNodeFaults: kill -9 and restart, freeze and thaw; the server serves again each time.
+func singleNodeFaults(t *testing.T, ctx context.Context, cl stores.Cluster) {
+	if _, err := cl.Leader(ctx); !errors.Is(err, stores.ErrNotSupported) {
+		t.Errorf("Leader on %s: %v, want ErrNotSupported", cl.Kind(), err)
+	}
+	n := cl.Nodes()[0]
+	if err := n.Kill(ctx, "SIGKILL"); err != nil {
+		t.Fatal(err)
+	}
+	waitStopped(t, ctx, n)
+	if err := cl.Ready(ctx); err == nil {
+		t.Fatal("Ready succeeded with the server killed")
+	}
+	start := time.Now()
+	if err := cl.RestartNode(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("restart after SIGKILL until serving: %v", time.Since(start))
+	if err := n.Freeze(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	if err := cl.Ready(fctx); err == nil {
+		t.Error("a frozen server answered")
+	}
+	cancel()
+	if err := n.Thaw(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := eventually(ctx, 10*time.Second, cl.Ready); err != nil {
+		t.Fatalf("after thaw: %v", err)
+	}
+}
+
+func TestPostgres(t *testing.T) {
+	ctx, cl, _ := launch(t, stores.KindPostgres, 0)
+	if !strings.HasPrefix(cl.Version(), "15") {
+		t.Errorf("version %q, want 15.x", cl.Version())
+	}
+	singleNodeFaults(t, ctx, cl)
+}
+
+func TestRedis(t *testing.T) {
+	ctx, cl, logDir := launch(t, stores.KindRedis, 0)
+	if !strings.HasPrefix(cl.Version(), "7.") {
+		t.Errorf("version %q, want 7.x", cl.Version())
+	}
+	singleNodeFaults(t, ctx, cl)
+	// One "Ready to accept" line per server start in the log: none lost, none duplicated.
+	time.Sleep(200 * time.Millisecond)
+	b, _ := os.ReadFile(filepath.Join(logDir, "redis.log"))
+	if c := strings.Count(string(b), "Ready to accept connections"); c != 2 {
+		t.Errorf("redis.log has %d ready lines, want 2 (start + restart)", c)
+	}
+}
+
+func TestRedisMulti(t *testing.T) {
+	ctx, cl, _ := launch(t, stores.KindRedisMulti, 3)
+	if len(cl.Nodes()) != 3 {
+		t.Fatalf("%d nodes", len(cl.Nodes()))
+	}
+	// Independent servers: one down does not stop the others.
+	if err := cl.Nodes()[1].Kill(ctx, "SIGKILL"); err != nil {
+		t.Fatal(err)
+	}
+	waitStopped(t, ctx, cl.Nodes()[1])
+	for _, i := range []int{0, 2} {
+		if err := cl.NodeRoundTrip(ctx, cl.Nodes()[i]); err != nil {
+			t.Errorf("redis-%d with redis-2 down: %v", i+1, err)
+		}
+	}
+	if err := cl.RestartNode(ctx, cl.Nodes()[1]); err != nil {
+		t.Fatal(err)
+	}
+}

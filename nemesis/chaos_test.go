@@ -1,0 +1,597 @@
+//go:build chaos
+
+package nemesis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/harness/images"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/harness/stores"
+)
+
+// chaosEnv is a small real run: a store cluster, one candidate-image container (FROM
+// scratch, PID 1 = the splitbrain binary) and two tools containers used as probing clients.
+// It implements Env; "leaders" is set by the test.
+type chaosEnv struct {
+	t       *testing.T
+	eng     *platform.Engine
+	net     *platform.Network
+	runID   string
+	imgs    images.Set
+	logDir  string
+	cluster stores.Cluster
+	cands   []*platform.Node
+
+	mu      sync.Mutex
+	leaders []string
+	events  []history.Event
+}
+
+func (e *chaosEnv) Candidates() []*platform.Node { return e.cands }
+func (e *chaosEnv) StoreNodes() []*platform.Node { return e.cluster.Nodes() }
+func (e *chaosEnv) StoreKind() string            { return string(e.cluster.Kind()) }
+func (e *chaosEnv) Leaders() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.leaders...)
+}
+func (e *chaosEnv) setLeaders(l ...string) { e.mu.Lock(); e.leaders = l; e.mu.Unlock() }
+func (e *chaosEnv) StoreLeader(ctx context.Context) (string, error) {
+	n, err := e.cluster.Leader(ctx)
+	if err != nil {
+		return "", err
+	}
+	return n.Name(), nil
+}
+func (e *chaosEnv) Engine() *platform.Engine { return e.eng }
+func (e *chaosEnv) RunID() string            { return e.runID }
+func (e *chaosEnv) ToolsImage() string       { return e.imgs[images.RoleTools] }
+func (e *chaosEnv) LogDir() string           { return e.logDir }
+func (e *chaosEnv) Record(ev history.Event) error {
+	ev.V = history.Version
+	if err := ev.Validate(); err != nil {
+		e.t.Errorf("invalid nemesis event: %v", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.events = append(e.events, ev)
+	return nil
+}
+
+func (e *chaosEnv) topo() Topology {
+	t := Topology{StoreKind: e.StoreKind(), TTL: time.Second}
+	for _, c := range e.cands {
+		t.Candidates = append(t.Candidates, c.Name())
+	}
+	for _, s := range e.cluster.Nodes() {
+		t.StoreNodes = append(t.StoreNodes, s.Name())
+	}
+	return t
+}
+
+func (e *chaosEnv) node(name string) *platform.Node {
+	for _, n := range append(append([]*platform.Node(nil), e.cands...), e.cluster.Nodes()...) {
+		if n.Name() == name {
+			return n
+		}
+	}
+	e.t.Fatalf("no node %s", name)
+	return nil
+}
+
+// newChaosEnv starts the run; cleanup asserts nothing of it remains.
+func newChaosEnv(t *testing.T, kind stores.Kind, probes int) (context.Context, *chaosEnv) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	t.Cleanup(cancel)
+	eng, err := platform.Connect(ctx)
+	if err != nil {
+		t.Fatalf("docker engine needed for chaos tests: %v", err)
+	}
+	imgs, err := images.Ensure(ctx, images.ProfileLocal, images.RoleTools, images.RoleCandidate, stores.ImageRole(kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &chaosEnv{t: t, eng: eng, runID: platform.NewRunID(), imgs: imgs, logDir: t.TempDir()}
+	if e.net, err = eng.NewNetwork(ctx, e.runID); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		bg := context.Background()
+		for _, c := range e.cands {
+			if err := c.Terminate(bg); err != nil {
+				t.Errorf("terminate %s: %v", c.Name(), err)
+			}
+		}
+		if e.cluster != nil {
+			if err := e.cluster.Close(bg); err != nil {
+				t.Errorf("close cluster: %v", err)
+			}
+		}
+		if err := e.net.Remove(bg); err != nil {
+			t.Errorf("network: %v", err)
+		}
+		left, err := eng.Leftovers(bg, e.runID)
+		if err != nil || !left.Empty() {
+			t.Errorf("run %s left %s (%v)", e.runID, left, err)
+			eng.Sweep(bg, platform.SweepFilter{RunID: e.runID})
+		}
+		eng.Close()
+	})
+	if e.cluster, err = stores.Launch(ctx, eng, e.net, e.runID, stores.Options{Kind: kind, Images: imgs, LogDir: e.logDir}); err != nil {
+		t.Fatal(err)
+	}
+	c1, err := eng.Start(ctx, e.runID, e.net, platform.NodeSpec{
+		Name: "c1", Role: "candidate", Image: imgs[images.RoleCandidate],
+		Cmd:    []string{"resource", "--addr", ":8080"},
+		Files:  []platform.File{{Path: contract.ClockFilePath, Content: []byte("0\n")}},
+		LogDir: e.logDir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cands = append(e.cands, c1)
+	for i := 2; i < 2+probes; i++ {
+		p, err := eng.Start(ctx, e.runID, e.net, platform.NodeSpec{
+			Name: fmt.Sprintf("c%d", i), Role: "candidate", Image: imgs[images.RoleTools],
+			Entrypoint: []string{"sleep", "infinity"}, LogDir: e.logDir,
+			Files: []platform.File{{Path: contract.ClockFilePath, Content: []byte("0\n")}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.cands = append(e.cands, p)
+	}
+	return ctx, e
+}
+
+// tcpProbe connects from a probe container to ip:port count times, each bounded by
+// timeout, and returns how many connects succeeded.
+func (e *chaosEnv) tcpProbe(ctx context.Context, from, ip string, port, count int, timeout string) int {
+	e.t.Helper()
+	script := fmt.Sprintf(`n=0; for i in $(seq %d); do timeout %s bash -c '</dev/tcp/%s/%d' 2>/dev/null && n=$((n+1)); done; echo $n`, count, timeout, ip, port)
+	code, out, err := e.node(from).Exec(ctx, []string{"bash", "-c", script})
+	if err != nil || code != 0 {
+		e.t.Fatalf("probe from %s: exit %d %v: %s", from, code, err, out)
+	}
+	n, err := strconv.Atoi(lastLine(out))
+	if err != nil {
+		e.t.Fatalf("probe output %q", out)
+	}
+	return n
+}
+
+func (e *chaosEnv) ip(ctx context.Context, name string) string {
+	ip, err := e.node(name).IP(ctx)
+	if err != nil || ip == "" {
+		e.t.Fatalf("ip of %s: %q %v", name, ip, err)
+	}
+	return ip
+}
+
+// hostRules lists the filter table of a node's namespace from the host (nsenter), i.e.
+// independently of the nemesis' own sidecars.
+func hostRules(t *testing.T, ctx context.Context, n *platform.Node) string {
+	t.Helper()
+	pid, err := n.HostPID(ctx)
+	if err != nil {
+		t.Fatalf("host pid of %s: %v", n.Name(), err)
+	}
+	out, err := exec.CommandContext(ctx, "nsenter", "-t", strconv.Itoa(pid), "-n", "iptables", "-w", "5", "-S").CombinedOutput()
+	if err != nil {
+		t.Fatalf("nsenter iptables -S in %s: %v: %s", n.Name(), err, out)
+	}
+	return string(out)
+}
+
+// assertClean checks what the issue demands after a heal: no project chain in any
+// namespace, no frozen container, no stopped process, no sidecar, clocks back to 0.
+func assertClean(t *testing.T, ctx context.Context, e *chaosEnv) {
+	t.Helper()
+	for _, n := range append(append([]*platform.Node(nil), e.cands...), e.cluster.Nodes()...) {
+		st, err := n.State(ctx)
+		if err != nil {
+			t.Fatalf("state of %s: %v", n.Name(), err)
+		}
+		if !st.Running || st.Paused {
+			t.Errorf("%s is %s (paused=%v) after heal", n.Name(), st.Status, st.Paused)
+			continue
+		}
+		if rules := hostRules(t, ctx, n); HasProjectRules(rules) {
+			t.Errorf("%s still has project rules:\n%s", n.Name(), rules)
+		}
+		tree, err := processTree(st.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range tree {
+			if s, _ := ProcessState(p.PID); s == 'T' {
+				t.Errorf("%s: host process %d still stopped", n.Name(), p.PID)
+			}
+		}
+	}
+	if len(e.cands) > 1 {
+		if got := readClock(t, ctx, e.cands[1]); got != 0 {
+			t.Errorf("c2 clock offset %d after heal, want 0", got)
+		}
+	}
+	left, err := e.eng.Leftovers(ctx, e.runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := left.String(); strings.Contains(s, "nemesis-") {
+		t.Errorf("sidecars left: %s", s)
+	}
+}
+
+// readClock reads a FROM-scratch candidate's clock file through the host's view of its root.
+func readClock(t *testing.T, ctx context.Context, n *platform.Node) int64 {
+	t.Helper()
+	pid, err := n.HostPID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "root", contract.ClockFilePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		t.Fatalf("clock file %q", b)
+	}
+	return v
+}
+
+// applyNow runs one fault spec immediately and returns the nemesis, keeping the fault
+// active until heal is called (for=1m; the test heals earlier).
+func applyNow(t *testing.T, ctx context.Context, e *chaosEnv, spec string, seed int64) (*Nemesis, Plan, func() error) {
+	t.Helper()
+	s, err := Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Plan(seed, 2*time.Minute, e.topo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := New(e, p.Topology)
+	ctx2, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx2, p) }()
+	// Wait until every fault of the plan is active or failed.
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		e.mu.Lock()
+		starts := 0
+		for _, ev := range e.events {
+			if ev.Kind == history.KindFaultStart {
+				starts++
+			}
+		}
+		e.mu.Unlock()
+		if starts >= len(p.Faults) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.mu.Lock()
+	for _, ev := range e.events {
+		if ev.Kind == history.KindFaultStart && ev.Err != "" {
+			t.Errorf("fault %d (%s) failed to apply: %s", ev.FaultID, ev.Fault, ev.Err)
+		}
+	}
+	e.mu.Unlock()
+	return n, p, func() error {
+		cancel()
+		if err := <-done; err != nil {
+			return err
+		}
+		return n.HealAll(ctx)
+	}
+}
+
+func (e *chaosEnv) resetEvents() { e.mu.Lock(); e.events = nil; e.mu.Unlock() }
+
+func TestChaosRedisFaults(t *testing.T) {
+	ctx, e := newChaosEnv(t, stores.KindRedis, 2)
+	redis := e.cluster.Nodes()[0].Name()
+	redisIP := e.ip(ctx, redis)
+
+	t.Run("pause-candidate", func(t *testing.T) {
+		e.resetEvents()
+		e.setLeaders("c1")
+		pid, _ := e.cands[0].HostPID(ctx)
+		_, _, heal := applyNow(t, ctx, e, "pause:target=leader,at=0s,for=1m", 1)
+		if s, _ := ProcessState(pid); s != 'T' {
+			t.Fatalf("paused candidate's host process %d is in state %c, want T", pid, s)
+		}
+		if st, _ := e.cands[0].State(ctx); !st.Running || st.Paused {
+			t.Fatalf("docker's view of a SIGSTOPped node: %+v (expected running, not paused)", st)
+		}
+		if err := heal(); err != nil {
+			t.Fatal(err)
+		}
+		if s, _ := ProcessState(pid); s == 'T' {
+			t.Fatalf("candidate still stopped after heal")
+		}
+		assertClean(t, ctx, e)
+	})
+
+	t.Run("pause-store-every-process", func(t *testing.T) {
+		e.resetEvents()
+		_, _, heal := applyNow(t, ctx, e, "pause:target=store-node,at=0s,for=1m", 1)
+		pid, _ := e.cluster.Nodes()[0].HostPID(ctx)
+		tree, _ := processTree(pid)
+		for _, p := range tree {
+			if s, _ := ProcessState(p.PID); s != 'T' {
+				t.Errorf("store process %d in state %c, want T", p.PID, s)
+			}
+		}
+		if n := e.tcpProbe(ctx, "c2", redisIP, 6379, 1, "1"); n != 1 {
+			t.Errorf("a paused server's kernel still accepts TCP connects; got %d/1", n)
+		}
+		if err := heal(); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.cluster.Ready(ctx); err != nil {
+			t.Fatalf("redis does not serve after SIGCONT: %v", err)
+		}
+		assertClean(t, ctx, e)
+	})
+
+	t.Run("freeze", func(t *testing.T) {
+		e.resetEvents()
+		_, _, heal := applyNow(t, ctx, e, "freeze:target=node:c1,at=0s,for=1m", 1)
+		if st, _ := e.cands[0].State(ctx); !st.Paused {
+			t.Fatalf("c1 not frozen: %+v", st)
+		}
+		if err := heal(); err != nil {
+			t.Fatal(err)
+		}
+		assertClean(t, ctx, e)
+	})
+
+	t.Run("kill-restart", func(t *testing.T) {
+		e.resetEvents()
+		before, _ := e.cands[0].HostPID(ctx)
+		_, _, heal := applyNow(t, ctx, e, "kill:target=node:c1,at=0s,for=1m", 1)
+		if st, _ := e.cands[0].State(ctx); st.Running {
+			t.Fatalf("c1 still running after SIGKILL: %+v", st)
+		}
+		if err := heal(); err != nil {
+			t.Fatal(err)
+		}
+		after, err := e.cands[0].HostPID(ctx)
+		if err != nil || after == before {
+			t.Fatalf("c1 not restarted: pid %d → %d (%v)", before, after, err)
+		}
+		assertClean(t, ctx, e)
+	})
+
+	for _, mode := range []string{ActionReject, ActionDrop} {
+		t.Run("partition-"+mode, func(t *testing.T) {
+			e.resetEvents()
+			if n := e.tcpProbe(ctx, "c2", redisIP, 6379, 3, "1"); n != 3 {
+				t.Fatalf("c2 cannot reach redis before the partition: %d/3", n)
+			}
+			_, _, heal := applyNow(t, ctx, e, "partition:shape=isolate,target=node:c2,peer=store,mode="+mode+",at=0s,for=1m", 1)
+			start := time.Now()
+			if n := e.tcpProbe(ctx, "c2", redisIP, 6379, 3, "1"); n != 0 {
+				t.Errorf("partitioned c2 reached redis %d/3 times", n)
+			}
+			took := time.Since(start)
+			if mode == ActionReject && took > 2*time.Second {
+				t.Errorf("reject should fail fast, 3 probes took %s", took)
+			}
+			if n := e.tcpProbe(ctx, "c3", redisIP, 6379, 3, "1"); n != 3 {
+				t.Errorf("c3 is not partitioned but reached redis only %d/3 times", n)
+			}
+			rules := hostRules(t, ctx, e.node("c2"))
+			if !strings.Contains(rules, "-A INPUT -j "+ChainIn) || CountFaultRules(rules, 1) == 0 {
+				t.Errorf("expected the project chains in c2's namespace:\n%s", rules)
+			}
+			if r := hostRules(t, ctx, e.node(redis)); HasProjectRules(r) {
+				t.Errorf("isolating c2 needs no rule on the store node:\n%s", r)
+			}
+			if err := heal(); err != nil {
+				t.Fatal(err)
+			}
+			if n := e.tcpProbe(ctx, "c2", redisIP, 6379, 3, "1"); n != 3 {
+				t.Errorf("c2 still cut off after heal: %d/3", n)
+			}
+			assertClean(t, ctx, e)
+		})
+	}
+
+	t.Run("one-way", func(t *testing.T) {
+		e.resetEvents()
+		// c2 cannot hear c3, c3 still hears c2: one inbound rule in c2, nothing in c3.
+		_, _, heal := applyNow(t, ctx, e, "partition:shape=one-way,target=node:c2,peer=node:c3,at=0s,for=1m", 1)
+		rules := hostRules(t, ctx, e.node("c2"))
+		if CountFaultRules(rules, 1) != 1 || !strings.Contains(rules, "-A "+ChainIn+" -s "+e.ip(ctx, "c3")+"/32") {
+			t.Errorf("one-way: want exactly one inbound drop from c3 in c2:\n%s", rules)
+		}
+		if r := hostRules(t, ctx, e.node("c3")); HasProjectRules(r) {
+			t.Errorf("one-way: c3 must stay untouched:\n%s", r)
+		}
+		if err := heal(); err != nil {
+			t.Fatal(err)
+		}
+		assertClean(t, ctx, e)
+	})
+
+	t.Run("loss", func(t *testing.T) {
+		e.resetEvents()
+		_, _, heal := applyNow(t, ctx, e, "loss:target=node:c2,peer=store,p=0.5,dir=in,at=0s,for=1m", 1)
+		ok := e.tcpProbe(ctx, "c2", redisIP, 6379, 200, "0.15")
+		lost := 200 - ok
+		t.Logf("loss p=0.5 dir=in: %d/200 connects lost", lost)
+		if lost < 70 || lost > 130 {
+			t.Errorf("lost %d of 200 probes, want 35%%..65%%", lost)
+		}
+		if err := heal(); err != nil {
+			t.Fatal(err)
+		}
+		if n := e.tcpProbe(ctx, "c2", redisIP, 6379, 20, "1"); n != 20 {
+			t.Errorf("loss not healed: %d/20", n)
+		}
+		assertClean(t, ctx, e)
+	})
+
+	t.Run("clock-candidate", func(t *testing.T) {
+		e.resetEvents()
+		e.setLeaders("c2")
+		_, _, heal := applyNow(t, ctx, e, "clock:target=leader,op=bump,delta=-3xTTL,at=0s,for=1m", 1)
+		if got := readClock(t, ctx, e.cands[1]); got != int64(-3*time.Second) {
+			t.Errorf("c2 clock offset %d, want %d", got, int64(-3*time.Second))
+		}
+		if err := heal(); err != nil {
+			t.Fatal(err)
+		}
+		assertClean(t, ctx, e)
+	})
+
+	t.Run("clock-redis-refused", func(t *testing.T) {
+		e.resetEvents()
+		s, _ := Parse("clock:target=store-node")
+		if _, err := s.Plan(1, time.Minute, e.topo()); err == nil || !strings.Contains(err.Error(), "clock skew not supported for this node") {
+			t.Fatalf("clock on redis: %v", err)
+		}
+	})
+
+	// Cancel in the middle of every kind at once; then nothing may remain.
+	t.Run("interrupt", func(t *testing.T) {
+		e.resetEvents()
+		e.setLeaders("c1")
+		spec := "pause:target=node:c1,at=0s,for=1m + freeze:target=node:c3,at=0s,for=1m + partition:target=node:c2,peer=store,at=0s,for=1m" +
+			" + loss:target=store-node,peer=node:c3,p=0.5,at=0s,for=1m + clock:target=node:c2,delta=+5s,op=strobe,period=100ms,at=0s,for=1m"
+		n, p, heal := applyNow(t, ctx, e, spec, 1)
+		if len(n.Active()) != len(p.Faults) {
+			t.Fatalf("active %d of %d", len(n.Active()), len(p.Faults))
+		}
+		if err := heal(); err != nil {
+			t.Fatal(err)
+		}
+		assertClean(t, ctx, e)
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		ends := 0
+		for _, ev := range e.events {
+			if ev.Kind == history.KindFaultEnd {
+				ends++
+				if ev.Err != "" {
+					t.Errorf("fault %d heal error: %s", ev.FaultID, ev.Err)
+				}
+			}
+		}
+		if ends != len(p.Faults) {
+			t.Errorf("%d fault-end events for %d faults", ends, len(p.Faults))
+		}
+	})
+
+	t.Run("replay", func(t *testing.T) {
+		spec := "pause:target=random-candidate,for=300ms,every=1s,count=3 + partition:shape=halves,among=candidates,for=300ms,at=200ms"
+		record := func() string {
+			e.resetEvents()
+			s, _ := Parse(spec)
+			p, err := s.Plan(99, 4*time.Second, e.topo())
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := New(e, p.Topology)
+			if err := n.Run(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+			if err := n.HealAll(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			var rec []string
+			for _, ev := range e.events {
+				if ev.Kind == history.KindFaultStart {
+					if ev.Err != "" {
+						t.Errorf("fault %d: %s", ev.FaultID, ev.Err)
+					}
+					rec = append(rec, fmt.Sprintf("%d %s %v %s", ev.FaultID, ev.Fault, ev.Targets, ev.Spec))
+				}
+			}
+			b, _ := json.Marshal(rec)
+			return string(b)
+		}
+		a, b := record(), record()
+		if a != b {
+			t.Fatalf("same seed, different recorded schedules:\n%s\n%s", a, b)
+		}
+		t.Logf("recorded: %s", a)
+		assertClean(t, ctx, e)
+	})
+}
+
+// A majority/minority split of etcd: the minority member cannot commit, the majority can.
+func TestChaosEtcdMajority(t *testing.T) {
+	ctx, e := newChaosEnv(t, stores.KindEtcd, 0)
+	for _, target := range []string{TargetStoreMinority, TargetStoreLeader} {
+		t.Run(target, func(t *testing.T) {
+			e.resetEvents()
+			_, p, heal := applyNow(t, ctx, e, "partition:shape=store-majority,target="+target+",at=0s,for=1m", 5)
+			e.mu.Lock()
+			minority := e.events[0].Targets // the minority side, resolved when the fault started
+			e.mu.Unlock()
+			if target == TargetStoreMinority && fmt.Sprint(minority) != fmt.Sprint(p.Faults[0].Chosen) {
+				t.Errorf("recorded minority %v, planned %v", minority, p.Faults[0].Chosen)
+			}
+			// Find the minority as the nodes that cannot commit.
+			var cannot, can []string
+			for _, s := range e.cluster.Nodes() {
+				rctx, cancel := context.WithTimeout(ctx, 4*time.Second)
+				err := e.cluster.NodeRoundTrip(rctx, s)
+				cancel()
+				if err != nil {
+					cannot = append(cannot, s.Name())
+				} else {
+					can = append(can, s.Name())
+				}
+			}
+			t.Logf("commit through: ok %v, failing %v (planned minority %v)", can, cannot, minority)
+			if len(cannot) != 1 || len(can) != 2 {
+				t.Errorf("want exactly one member (the minority) unable to commit, got ok=%v failing=%v", can, cannot)
+			}
+			if fmt.Sprint(cannot) != fmt.Sprint(minority) {
+				t.Errorf("the failing member %v is not the minority %v", cannot, minority)
+			}
+			if err := heal(); err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if err := e.cluster.WaitReady(wctx); err != nil {
+				t.Fatalf("etcd not ready after heal: %v", err)
+			}
+			for _, s := range e.cluster.Nodes() {
+				if err := waitUntil(ctx, 15*time.Second, func() (bool, error) {
+					rctx, c := context.WithTimeout(ctx, 3*time.Second)
+					defer c()
+					err := e.cluster.NodeRoundTrip(rctx, s)
+					return err == nil, err
+				}, s.Name()+" cannot commit after heal"); err != nil {
+					t.Error(err)
+				}
+			}
+			assertClean(t, ctx, e)
+		})
+	}
+}

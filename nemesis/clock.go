@@ -1,0 +1,269 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+)
+
+// clock: skew what a node believes the time is. Candidates read real time plus the offset
+// in their clock control file (the candidate contract), so the nemesis rewrites that file.
+// PostgreSQL and ZooKeeper servers run under libfaketime with a timestamp file the nemesis
+// rewrites at run time. Redis (jemalloc clashes with libfaketime) and etcd (Go ignores it)
+// cannot be skewed, and the fault says so instead of pretending. The host clock is never
+// touched.
+func init() {
+	register(&kindDef{
+		name:          "clock",
+		summary:       "skew a node's clock: bump by delta, or strobe between +delta and 0 every period",
+		defaultTarget: TargetLeader,
+		defaultFor:    "2xTTL",
+		params: []paramDef{
+			{"op", "bump (jump by delta for for=) | strobe (flip between +delta and 0 every period= for for=)", "bump", oneOf("bump", "strobe")},
+			{"delta", "signed jump, Go duration or NxTTL, e.g. -3xTTL or +5s", "-3xTTL", checkDelta},
+			{"period", "strobe flip period", "200ms", checkDur(false)},
+		},
+		plan:  planClock,
+		apply: applyClock,
+	})
+}
+
+func checkDelta(v string) error {
+	d, err := ParseDur(v)
+	if err != nil {
+		return err
+	}
+	if d.D == 0 && d.TTLs == 0 {
+		return fmt.Errorf("a zero delta changes nothing")
+	}
+	return nil
+}
+
+// FaketimeFile is where store nodes read their fake time offset (libfaketime
+// FAKETIME_TIMESTAMP_FILE). The content is a relative offset in whole seconds, "+0" at start.
+const FaketimeFile = "/splitbrain/faketime"
+
+// FaketimeInitial is the content the launcher places in FaketimeFile before start.
+const FaketimeInitial = "+0\n"
+
+// FaketimeEnv is the environment a store launcher must give PostgreSQL and ZooKeeper
+// containers so the clock fault can skew them (nil for stores that cannot be skewed). The
+// JVM needs its monotonic clock left alone (it hangs or misbehaves otherwise).
+func FaketimeEnv(storeKind string) map[string]string {
+	if ok, _ := ClockSupported(storeKind); !ok {
+		return nil
+	}
+	lib := "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+	if runtime.GOARCH == "arm64" {
+		lib = "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"
+	}
+	env := map[string]string{
+		"LD_PRELOAD":              lib,
+		"FAKETIME_TIMESTAMP_FILE": FaketimeFile,
+		"FAKETIME_NO_CACHE":       "1",
+	}
+	if storeKind == "zookeeper" {
+		env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+	}
+	return env
+}
+
+// ClockSupported says whether a store kind's server clock can be skewed, and why not.
+func ClockSupported(storeKind string) (bool, string) {
+	switch storeKind {
+	case "postgres", "zookeeper":
+		return true, "libfaketime with a run-time timestamp file"
+	case "redis", "redis-multi":
+		return false, "clock skew not supported for this node: Redis (linked with jemalloc) fails to start under libfaketime"
+	case "etcd":
+		return false, "clock skew not supported for this node: etcd is a Go program and ignores libfaketime"
+	}
+	return false, "clock skew not supported for this node: unknown store kind " + strconv.Quote(storeKind)
+}
+
+func planClock(p *planner, f *FaultSpec, pf *PlannedFault) error {
+	for _, name := range pf.Chosen {
+		if contains(p.topo.StoreNodes, name) {
+			if ok, why := ClockSupported(p.topo.StoreKind); !ok {
+				return fmt.Errorf("%s: %s", name, why)
+			}
+		}
+	}
+	if pf.Target == TargetStoreLeader {
+		if ok, why := ClockSupported(p.topo.StoreKind); !ok {
+			return fmt.Errorf("store-leader: %s", why)
+		}
+	}
+	if pf.Params["op"] == "strobe" {
+		period, _ := time.ParseDuration(pf.Params["period"])
+		if period <= 0 || period > time.Duration(pf.For) {
+			return fmt.Errorf("strobe period=%s must be > 0 and not longer than for=%s", pf.Params["period"], pf.For)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func applyClock(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+	delta, err := ParseDur(pf.Params["delta"])
+	if err != nil {
+		return nil, err
+	}
+	deltaNs := int64(delta.Resolve(time.Duration(n.topo.TTL)))
+	names, err := n.targets(ctx, pf)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if !n.isCandidate(name) {
+			if ok, why := ClockSupported(n.env.StoreKind()); !ok {
+				return nil, fmt.Errorf("%s: %s", name, why)
+			}
+		}
+	}
+	base := map[string]int64{}
+	n.mu.Lock()
+	for _, name := range names {
+		base[name] = n.clocks[name]
+	}
+	n.mu.Unlock()
+	restore := func(ctx context.Context) error {
+		var errs []error
+		for _, name := range names {
+			if err := n.setClock(ctx, name, base[name]); err != nil {
+				errs = append(errs, fmt.Errorf("restore clock of %s: %w", name, err))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for _, name := range names {
+		if err := n.setClock(ctx, name, base[name]+deltaNs); err != nil {
+			return &applied{targets: names, heal: restore}, fmt.Errorf("%s: %w", name, err)
+		}
+		if !n.isCandidate(name) {
+			if err := n.verifyStoreClock(ctx, name, base[name]+deltaNs); err != nil {
+				return &applied{targets: names, heal: restore}, err
+			}
+		}
+	}
+	if pf.Params["op"] != "strobe" {
+		return &applied{targets: names, heal: restore}, nil
+	}
+	period, _ := time.ParseDuration(pf.Params["period"])
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var strobeErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		skewed := true
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			skewed = !skewed
+			for _, name := range names {
+				off := base[name]
+				if skewed {
+					off += deltaNs
+				}
+				if err := n.setClock(context.WithoutCancel(ctx), name, off); err != nil && strobeErr == nil {
+					strobeErr = fmt.Errorf("strobe %s: %w", name, err)
+				}
+			}
+		}
+	}()
+	heal := func(ctx context.Context) error {
+		close(stop)
+		wg.Wait()
+		return errors.Join(strobeErr, restore(ctx))
+	}
+	return &applied{targets: names, heal: heal}, nil
+}
+
+// setClock writes a node's clock offset: the candidate's control file (signed ns) or the
+// store node's libfaketime file (whole seconds).
+func (n *Nemesis) setClock(ctx context.Context, name string, offset int64) error {
+	nd, err := n.node(name)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.clocks[name] = offset
+	n.mu.Unlock()
+	if n.isCandidate(name) {
+		return nd.CopyFile(ctx, contract.ClockFilePath, []byte(strconv.FormatInt(offset, 10)+"\n"), 0o644)
+	}
+	v, err := faketimeValue(offset)
+	if err != nil {
+		return err
+	}
+	return nd.CopyFile(ctx, FaketimeFile, []byte(v), 0o644)
+}
+
+// faketimeValue renders an offset for libfaketime: "+N" / "-N" whole seconds.
+func faketimeValue(offset int64) (string, error) {
+	secs := int64(math.Round(float64(offset) / 1e9))
+	if secs == 0 && offset != 0 {
+		return "", fmt.Errorf("store clock offsets have 1 s resolution (libfaketime file), %s rounds to 0", time.Duration(offset))
+	}
+	return fmt.Sprintf("%+d\n", secs), nil
+}
+
+// verifyStoreClock reads `date +%s` inside the store node (exec inherits the container's
+// LD_PRELOAD) and checks the skew took effect.
+func (n *Nemesis) verifyStoreClock(ctx context.Context, name string, offset int64) error {
+	nd, err := n.node(name)
+	if err != nil {
+		return err
+	}
+	code, out, err := nd.Exec(ctx, []string{"date", "+%s"})
+	if err != nil || code != 0 {
+		return fmt.Errorf("%s: read its clock with date: exit %d, %v", name, code, err)
+	}
+	got, err := strconv.ParseInt(strings.TrimSpace(lastLine(out)), 10, 64)
+	if err != nil {
+		return fmt.Errorf("%s: date printed %q", name, out)
+	}
+	want := time.Now().Add(time.Duration(offset)).Unix()
+	if d := got - want; d < -2 || d > 2 {
+		return fmt.Errorf("%s: clock is %ds off the intended skew: libfaketime is not active; the store launcher must set %s and place %s", name, d, envList(FaketimeEnv(n.env.StoreKind())), FaketimeFile)
+	}
+	return nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func envList(env map[string]string) string {
+	var parts []string
+	for _, k := range sortedKeys(env) {
+		parts = append(parts, k+"="+env[k])
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,58 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// pause: SIGSTOP every process of the target container (PID 1 and its descendants, found
+// by host PID in the host's /proc), SIGCONT at the end. The processes cannot tell (no
+// handler runs for SIGSTOP) and the kernel keeps their TCP connections open, which is the
+// "long GC pause" that outlives a lease. Docker still reports the container as running, so
+// the nemesis tracks what it stopped and verifies the state (T) itself.
+func init() {
+	register(&kindDef{
+		name:          "pause",
+		summary:       "SIGSTOP all processes of a node (a GC pause), SIGCONT after for=",
+		defaultTarget: TargetLeader,
+		defaultFor:    "2xTTL",
+		apply:         applyPause,
+	})
+}
+
+func applyPause(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+	names, err := n.targets(ctx, pf)
+	if err != nil {
+		return nil, err
+	}
+	key := "fault-" + strconv.Itoa(pf.ID)
+	_, err = forEachTarget(names, func(name string) error {
+		nd, err := n.node(name)
+		if err != nil {
+			return err
+		}
+		pid, err := nd.HostPID(ctx)
+		if err != nil {
+			return fmt.Errorf("host pid: %w", err)
+		}
+		procs, err := stopTree(pid)
+		n.mu.Lock()
+		n.stopped[key] = append(n.stopped[key], procs...)
+		n.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		return waitState(procs, 'T', false, 2*time.Second)
+	})
+	heal := func(ctx context.Context) error {
+		n.mu.Lock()
+		procs := n.stopped[key]
+		delete(n.stopped, key)
+		n.mu.Unlock()
+		return continueProcs(procs)
+	}
+	// Even a partial stop is returned with its heal so it is undone.
+	return &applied{targets: names, heal: heal}, err
+}

@@ -1,0 +1,180 @@
+package nemesis
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// procRoot is the host's /proc. The harness runs on the Docker host (as root), where every
+// container process is visible with its host PID; that is how the processes of multi-process
+// servers (PostgreSQL backends) are found and stopped, not only the container's PID 1.
+var procRoot = "/proc"
+
+// proc identifies one host process; start (its start time in clock ticks) guards against
+// PID reuse between stop and continue.
+type proc struct {
+	PID   int
+	Start uint64
+}
+
+// statInfo is what we read from /proc/<pid>/stat.
+type statInfo struct {
+	State byte
+	PPID  int
+	Start uint64
+}
+
+// parseStat parses a /proc/<pid>/stat line. The command name may hold spaces and
+// parentheses, so fields are counted after the last ')'.
+func parseStat(line string) (statInfo, error) {
+	i := strings.LastIndexByte(line, ')')
+	if i < 0 || i+2 > len(line) {
+		return statInfo{}, fmt.Errorf("malformed stat line %q", line)
+	}
+	f := strings.Fields(line[i+1:])
+	// after the name: state(3) ppid(4) ... starttime(22) → indexes 0, 1, 19
+	if len(f) < 20 || len(f[0]) != 1 {
+		return statInfo{}, fmt.Errorf("malformed stat line %q", line)
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return statInfo{}, fmt.Errorf("stat ppid %q: %w", f[1], err)
+	}
+	start, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return statInfo{}, fmt.Errorf("stat starttime %q: %w", f[19], err)
+	}
+	return statInfo{State: f[0][0], PPID: ppid, Start: start}, nil
+}
+
+func readStat(pid int) (statInfo, error) {
+	b, err := os.ReadFile(fmt.Sprintf("%s/%d/stat", procRoot, pid))
+	if err != nil {
+		return statInfo{}, err
+	}
+	return parseStat(string(b))
+}
+
+// processTree returns root and all its descendants (parents before children).
+func processTree(root int) ([]proc, error) {
+	rs, err := readStat(root)
+	if err != nil {
+		return nil, fmt.Errorf("read host process %d: %w (pausing needs the harness on the Docker host with access to its /proc)", root, err)
+	}
+	entries, err := os.ReadDir(procRoot)
+	if err != nil {
+		return nil, err
+	}
+	children := map[int][]proc{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := readStat(pid)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		children[st.PPID] = append(children[st.PPID], proc{PID: pid, Start: st.Start})
+	}
+	out := []proc{{PID: root, Start: rs.Start}}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i].PID]...)
+	}
+	return out, nil
+}
+
+// same reports whether p is still the process we recorded (not a reused PID).
+func (p proc) same() bool {
+	st, err := readStat(p.PID)
+	return err == nil && st.Start == p.Start
+}
+
+// stopTree SIGSTOPs root and every descendant, rescanning until no new child shows up
+// (a parent may fork between the scan and its stop). It returns what it stopped.
+func stopTree(root int) ([]proc, error) {
+	stopped := map[int]proc{}
+	var order []proc
+	for round := 0; round < 5; round++ {
+		tree, err := processTree(root)
+		if err != nil {
+			return order, err
+		}
+		fresh := 0
+		for _, p := range tree {
+			if _, ok := stopped[p.PID]; ok {
+				continue
+			}
+			if err := syscall.Kill(p.PID, syscall.SIGSTOP); err != nil {
+				if errors.Is(err, syscall.ESRCH) {
+					continue
+				}
+				return order, fmt.Errorf("SIGSTOP host pid %d: %w", p.PID, err)
+			}
+			stopped[p.PID] = p
+			order = append(order, p)
+			fresh++
+		}
+		if fresh == 0 {
+			break
+		}
+	}
+	return order, nil
+}
+
+// waitState waits until every process reports state want ('T' stopped) or, with
+// negate, until none does. It returns the offenders.
+func waitState(procs []proc, want byte, negate bool, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		var bad []string
+		for _, p := range procs {
+			st, err := readStat(p.PID)
+			if err != nil || st.Start != p.Start {
+				continue // gone: neither stopped nor running, nothing to check
+			}
+			if (st.State == want) == negate {
+				bad = append(bad, fmt.Sprintf("%d=%c", p.PID, st.State))
+			}
+		}
+		if len(bad) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if negate {
+				return fmt.Errorf("host processes still in state %c after %s: %s", want, within, strings.Join(bad, " "))
+			}
+			return fmt.Errorf("host processes not in state %c after %s: %s", want, within, strings.Join(bad, " "))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// continueProcs SIGCONTs the processes we stopped (children first) if they still exist.
+func continueProcs(procs []proc) error {
+	var errs []error
+	for i := len(procs) - 1; i >= 0; i-- {
+		p := procs[i]
+		if !p.same() {
+			continue
+		}
+		if err := syscall.Kill(p.PID, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, fmt.Errorf("SIGCONT host pid %d: %w", p.PID, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return waitState(procs, 'T', true, 3*time.Second)
+}
+
+// ProcessState returns the one-letter state of a host process (R, S, T, ...), for tests.
+func ProcessState(pid int) (byte, error) {
+	st, err := readStat(pid)
+	return st.State, err
+}

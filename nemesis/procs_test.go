@@ -1,0 +1,56 @@
+package nemesis
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	line := "1234 (post gres: (wal) writer) S 1200 1234 1234 0 -1 4194368 120 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 18446744073709551615"
+	st, err := parseStat(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != 'S' || st.PPID != 1200 || st.Start != 987654 {
+		t.Fatalf("%+v", st)
+	}
+	for _, bad := range []string{"", "12 (x", "12 (x) S 1"} {
+		if _, err := parseStat(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// A real process tree on this host: stop it, see state T everywhere, continue it.
+func TestStopTreeReal(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 30 & sleep 30 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	time.Sleep(200 * time.Millisecond)
+	procs, err := stopTree(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(procs) != 3 {
+		t.Fatalf("want sh + 2 sleeps, stopped %v", procs)
+	}
+	if err := waitState(procs, 'T', false, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := continueProcs(procs); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		if s, _ := ProcessState(p.PID); s == 'T' {
+			t.Fatalf("pid %d still stopped", p.PID)
+		}
+	}
+	if _, err := processTree(1 << 30); err == nil {
+		t.Fatal("missing pid accepted")
+	}
+	_ = os.Getpid()
+}

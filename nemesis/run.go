@@ -1,0 +1,339 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+)
+
+// applyTimeout bounds one fault's apply or heal: a stuck Docker call must not stall the run.
+const applyTimeout = 45 * time.Second
+
+// healTimeout bounds HealAll as a whole; it runs on a context that ignores cancellation.
+const healTimeout = 2 * time.Minute
+
+// Nemesis applies one plan to a live run and remembers everything it changed, so HealAll
+// can undo it on any exit path.
+type Nemesis struct {
+	env  Env
+	topo Topology
+
+	mu       sync.Mutex
+	active   map[int]*activeFault
+	sidecars map[string]*sidecar // by target node name
+	netNodes map[string]bool     // nodes that ever got iptables rules
+	frozen   map[string]bool     // nodes this nemesis froze (docker pause)
+	killed   map[string]bool     // nodes killed and not yet restarted
+	stopped  map[string][]proc   // processes this nemesis SIGSTOPped, by fault owner key
+	clocks   map[string]int64    // current clock offset (ns) per node this nemesis skewed
+	closing  bool                // HealAll started: no new fault may apply
+	closeCh  chan struct{}       // closed with closing
+	inflight sync.WaitGroup      // applies in progress, awaited by HealAll
+}
+
+type activeFault struct {
+	pf      PlannedFault
+	targets []string
+	since   time.Time
+	heal    func(ctx context.Context) error
+	healed  bool
+}
+
+// New prepares a nemesis for env. topo is the plan's topology (Plan.Topology).
+func New(env Env, topo Topology) *Nemesis {
+	return &Nemesis{
+		env: env, topo: topo,
+		active: map[int]*activeFault{}, sidecars: map[string]*sidecar{}, netNodes: map[string]bool{},
+		frozen: map[string]bool{}, killed: map[string]bool{}, stopped: map[string][]proc{}, clocks: map[string]int64{},
+		closeCh: make(chan struct{}),
+	}
+}
+
+func (n *Nemesis) isClosing() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.closing
+}
+
+func (n *Nemesis) closed() <-chan struct{} { return n.closeCh }
+
+// Active lists the faults applied right now, by id.
+func (n *Nemesis) Active() []ActiveFault {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []ActiveFault
+	for _, a := range n.active {
+		if !a.healed {
+			out = append(out, ActiveFault{ID: a.pf.ID, Kind: a.pf.Kind, Targets: slices.Clone(a.targets), Since: a.since})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Run applies the plan's faults at their offsets from now and heals each after its
+// duration. It returns when every fault has ended: at the end of the plan, or early when
+// ctx is cancelled (active faults are healed before it returns). A fault that fails to
+// apply is recorded (fault-start with error, then fault-end) and the run goes on; heal
+// failures are recorded and returned. HealAll, from any goroutine, also ends Run early.
+func (n *Nemesis) Run(ctx context.Context, plan Plan) error {
+	start := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var healErrs []error
+	for _, pf := range plan.Faults {
+		wait := time.Until(start.Add(time.Duration(pf.At)))
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+			case <-n.closed():
+				t.Stop()
+			case <-t.C:
+			}
+		}
+		if ctx.Err() != nil || n.isClosing() {
+			break
+		}
+		wg.Add(1)
+		go func(pf PlannedFault) {
+			defer wg.Done()
+			if err := n.runOne(ctx, pf); err != nil {
+				mu.Lock()
+				healErrs = append(healErrs, err)
+				mu.Unlock()
+			}
+		}(pf)
+	}
+	wg.Wait()
+	return errors.Join(healErrs...)
+}
+
+// runOne applies one occurrence, keeps it for its duration (or until ctx ends) and heals it.
+func (n *Nemesis) runOne(ctx context.Context, pf PlannedFault) error {
+	k := kinds[pf.Kind]
+	if k == nil {
+		n.record(history.KindFaultStart, pf, nil, history.Now(), fmt.Errorf("unknown fault kind %q in plan", pf.Kind))
+		n.record(history.KindFaultEnd, pf, nil, history.Now(), nil)
+		return nil
+	}
+	n.mu.Lock()
+	if n.closing {
+		n.mu.Unlock()
+		return nil // HealAll raced the start: the fault never began
+	}
+	n.inflight.Add(1)
+	n.mu.Unlock()
+	t0 := history.Now()
+	actx, cancel := context.WithTimeout(ctx, applyTimeout)
+	ap, err := k.apply(actx, n, pf)
+	cancel()
+	var targets []string
+	if ap != nil {
+		targets = ap.targets
+	}
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w (interrupted: the run was cancelled while the fault was applied)", err)
+	}
+	n.record(history.KindFaultStart, pf, targets, t0, err)
+	if ap == nil || ap.heal == nil {
+		n.record(history.KindFaultEnd, pf, targets, history.Now(), nil)
+		n.inflight.Done()
+		return nil
+	}
+	af := &activeFault{pf: pf, targets: targets, since: time.Now(), heal: ap.heal}
+	n.mu.Lock()
+	n.active[pf.ID] = af
+	n.mu.Unlock()
+	n.inflight.Done()
+
+	if err == nil && !n.isClosing() { // a fault that failed halfway is undone at once
+		t := time.NewTimer(time.Duration(pf.For))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-n.closed():
+			t.Stop()
+		case <-t.C:
+		}
+	}
+	return n.healOne(ctx, af)
+}
+
+// healOne undoes one active fault exactly once and records its end.
+func (n *Nemesis) healOne(ctx context.Context, af *activeFault) error {
+	n.mu.Lock()
+	if af.healed {
+		n.mu.Unlock()
+		return nil
+	}
+	af.healed = true
+	n.mu.Unlock()
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyTimeout)
+	defer cancel()
+	err := af.heal(hctx)
+	n.record(history.KindFaultEnd, af.pf, af.targets, history.Now(), err)
+	n.mu.Lock()
+	delete(n.active, af.pf.ID)
+	n.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("heal fault %d (%s on %s): %w", af.pf.ID, af.pf.Kind, strings.Join(af.targets, ","), err)
+	}
+	return nil
+}
+
+func (n *Nemesis) record(kind history.Kind, pf PlannedFault, targets []string, t int64, err error) {
+	e := history.Event{
+		Source: history.SourceNemesis, Kind: kind, T: t,
+		FaultID: pf.ID, Fault: pf.Kind, Targets: targets, Spec: pf.Spec,
+	}
+	if err != nil {
+		e.Err = err.Error()
+	}
+	_ = n.env.Record(e) // the history writer reports its own errors to the run
+}
+
+// HealAll undoes everything this nemesis changed that is still in effect: active faults
+// first, then a sweep over every node it ever touched (project iptables chains removed and
+// verified, frozen nodes thawed, stopped processes continued, killed nodes restarted, clock
+// offsets reset), and finally its sidecars are removed. It is idempotent and works on a
+// cancelled ctx (bounded by its own timeout). Every failure is returned.
+func (n *Nemesis) HealAll(ctx context.Context) error {
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healTimeout)
+	defer cancel()
+	var errs []error
+	n.mu.Lock()
+	if !n.closing {
+		n.closing = true
+		close(n.closeCh)
+	}
+	n.mu.Unlock()
+	// Let applies in flight finish so what they changed is known and healed below.
+	waited := make(chan struct{})
+	go func() { n.inflight.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-hctx.Done():
+		errs = append(errs, fmt.Errorf("a fault was still being applied when the heal deadline passed"))
+	}
+
+	n.mu.Lock()
+	var pending []*activeFault
+	for _, a := range n.active {
+		pending = append(pending, a)
+	}
+	n.mu.Unlock()
+	sort.Slice(pending, func(i, j int) bool { return pending[i].pf.ID > pending[j].pf.ID })
+	for _, a := range pending {
+		if err := n.healOne(hctx, a); err != nil {
+			errs = append(errs, err)
+		}
+	}
+
+	// Safety sweep: state left behind by faults whose own heal failed or was cut short.
+	n.mu.Lock()
+	stopped := n.stopped
+	n.stopped = map[string][]proc{}
+	frozen := keys(n.frozen)
+	killed := keys(n.killed)
+	clocks := map[string]int64{}
+	for k, v := range n.clocks {
+		if v != 0 {
+			clocks[k] = v
+		}
+	}
+	netNodes := keys(n.netNodes)
+	n.mu.Unlock()
+
+	for _, procs := range stopped {
+		if err := continueProcs(procs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, name := range frozen {
+		if err := n.thaw(hctx, name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, name := range killed {
+		if err := n.restart(hctx, name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for name := range clocks {
+		if err := n.setClock(hctx, name, 0); err != nil {
+			errs = append(errs, fmt.Errorf("reset clock of %s: %w", name, err))
+		}
+	}
+	for _, name := range netNodes {
+		if err := n.clearNetwork(hctx, name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := n.removeSidecars(hctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k, v := range m {
+		if v {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// node finds a live node by name among candidates and store nodes.
+func (n *Nemesis) node(name string) (*platform.Node, error) {
+	for _, nd := range n.env.Candidates() {
+		if nd.Name() == name {
+			return nd, nil
+		}
+	}
+	for _, nd := range n.env.StoreNodes() {
+		if nd.Name() == name {
+			return nd, nil
+		}
+	}
+	return nil, fmt.Errorf("no node %q in this run", name)
+}
+
+func (n *Nemesis) isCandidate(name string) bool {
+	for _, nd := range n.env.Candidates() {
+		if nd.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// targets resolves a planned fault's target against the live run.
+func (n *Nemesis) targets(ctx context.Context, pf PlannedFault) ([]string, error) {
+	return resolveTargets(ctx, n.env, n.topo, pf)
+}
+
+// forEachTarget applies fn to each target, stopping at the first error; it returns the
+// targets fn succeeded on so a partial fault can be healed.
+func forEachTarget(names []string, fn func(name string) error) ([]string, error) {
+	var done []string
+	for _, name := range names {
+		if err := fn(name); err != nil {
+			return done, fmt.Errorf("%s: %w", name, err)
+		}
+		done = append(done, name)
+	}
+	return done, nil
+}

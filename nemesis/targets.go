@@ -1,0 +1,187 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// Target expressions. Live ones are resolved from the run's state when a fault starts;
+// seeded ones are chosen at plan time (PlannedFault.Chosen) so the plan shows them.
+const (
+	TargetLeader          = "leader"           // live: a candidate that believes it leads
+	TargetFollower        = "follower"         // live: a candidate that does not
+	TargetRandomCandidate = "random-candidate" // seeded
+	TargetAllCandidates   = "all-candidates"
+	TargetStoreNode       = "store-node"   // seeded: one store node
+	TargetStoreLeader     = "store-leader" // live: as the store reports it (etcd, ZooKeeper)
+	TargetStoreMajority   = "store-majority"
+	TargetStoreMinority   = "store-minority"
+	TargetAllStore        = "all-store"
+	targetNodePrefix      = "node:"
+)
+
+var targetDocs = []struct{ name, doc string }{
+	{TargetLeader, "live: the candidate that believes it leads when the fault starts (one, if several do)"},
+	{TargetFollower, "live: a candidate that does not believe it leads"},
+	{TargetRandomCandidate, "seeded: one candidate"},
+	{TargetAllCandidates, "every candidate"},
+	{TargetStoreNode, "seeded: one store node"},
+	{TargetStoreLeader, "live: the store's own leader (etcd, ZooKeeper only)"},
+	{TargetStoreMajority, "seeded: a majority of the store nodes"},
+	{TargetStoreMinority, "seeded: a minority of the store nodes (at least one)"},
+	{TargetAllStore, "every store node"},
+	{"node:NAME", "one named node, e.g. node:c2 or node:etcd-1"},
+}
+
+func targetNames() []string {
+	var out []string
+	for _, t := range targetDocs {
+		if t.name != "node:NAME" {
+			out = append(out, t.name)
+		}
+	}
+	return out
+}
+
+// TargetInfo is a target expression and what it means.
+type TargetInfo struct{ Name, Doc string }
+
+// Targets describes every target expression.
+func Targets() []TargetInfo {
+	out := make([]TargetInfo, len(targetDocs))
+	for i, t := range targetDocs {
+		out[i] = TargetInfo{t.name, t.doc}
+	}
+	return out
+}
+
+func isLiveTarget(t string) bool {
+	return t == TargetLeader || t == TargetFollower || t == TargetStoreLeader
+}
+
+func validTarget(t string, k *kindDef) error {
+	if strings.HasPrefix(t, targetNodePrefix) {
+		if strings.TrimPrefix(t, targetNodePrefix) == "" {
+			return fmt.Errorf("target %q names no node: write node:NAME, e.g. node:c2", t)
+		}
+		return nil
+	}
+	allowed := k.targets
+	if allowed == nil {
+		allowed = targetNames()
+	}
+	if slices.Contains(allowed, t) {
+		return nil
+	}
+	return fmt.Errorf("target %q is not valid for %s: use one of %s, or node:NAME", t, k.name, strings.Join(allowed, ", "))
+}
+
+func majority(n int) int { return n/2 + 1 }
+
+// chooseTargets fixes the seeded part of a target expression at plan time.
+func chooseTargets(target string, topo Topology, rng *rand.Rand) ([]string, error) {
+	store := topo.StoreNodes
+	switch target {
+	case TargetLeader, TargetFollower:
+		if len(topo.Candidates) == 0 {
+			return nil, fmt.Errorf("target %s needs candidates, the run has none", target)
+		}
+		return nil, nil
+	case TargetStoreLeader:
+		if !storeHasLeader(topo.StoreKind) {
+			return nil, fmt.Errorf("target store-leader needs a store that elects a leader (etcd, zookeeper), not %q", topo.StoreKind)
+		}
+		return nil, nil
+	case TargetRandomCandidate:
+		if len(topo.Candidates) == 0 {
+			return nil, fmt.Errorf("target %s: the run has no candidates", target)
+		}
+		return []string{topo.Candidates[rng.IntN(len(topo.Candidates))]}, nil
+	case TargetAllCandidates:
+		return slices.Clone(topo.Candidates), nil
+	case TargetStoreNode:
+		if len(store) == 0 {
+			return nil, fmt.Errorf("target %s: the run has no store nodes", target)
+		}
+		return []string{store[rng.IntN(len(store))]}, nil
+	case TargetAllStore:
+		return slices.Clone(store), nil
+	case TargetStoreMajority, TargetStoreMinority:
+		if len(store) < 3 {
+			return nil, fmt.Errorf("target %s needs at least 3 store nodes, the %s cluster has %d", target, topo.StoreKind, len(store))
+		}
+		perm := shuffled(store, rng)
+		m := majority(len(store))
+		if target == TargetStoreMajority {
+			return sorted(perm[:m]), nil
+		}
+		return sorted(perm[m:]), nil
+	}
+	if name, ok := strings.CutPrefix(target, targetNodePrefix); ok {
+		if !slices.Contains(topo.Candidates, name) && !slices.Contains(store, name) {
+			return nil, fmt.Errorf("target %s: no node %q in this run; nodes are %s", target, name, strings.Join(append(slices.Clone(topo.Candidates), store...), ", "))
+		}
+		return []string{name}, nil
+	}
+	return nil, fmt.Errorf("unknown target %q", target)
+}
+
+func storeHasLeader(kind string) bool { return kind == "etcd" || kind == "zookeeper" }
+
+func shuffled(in []string, rng *rand.Rand) []string {
+	out := slices.Clone(in)
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+func sorted(in []string) []string {
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return out
+}
+
+// liveState is the part of the run the targets are resolved against when a fault starts.
+type liveState interface {
+	Leaders() []string
+	StoreLeader(ctx context.Context) (string, error)
+}
+
+// resolveTargets turns a planned fault's target into node names, now.
+func resolveTargets(ctx context.Context, live liveState, topo Topology, pf PlannedFault) ([]string, error) {
+	switch pf.Target {
+	case TargetLeader:
+		leaders := live.Leaders()
+		if len(leaders) == 0 {
+			return nil, fmt.Errorf("target leader: no candidate believes it leads right now")
+		}
+		return []string{leaders[pf.Pick%uint64(len(leaders))]}, nil
+	case TargetFollower:
+		leaders := live.Leaders()
+		var followers []string
+		for _, c := range topo.Candidates {
+			if !slices.Contains(leaders, c) {
+				followers = append(followers, c)
+			}
+		}
+		if len(followers) == 0 {
+			return nil, fmt.Errorf("target follower: every candidate believes it leads right now (%s)", strings.Join(leaders, ", "))
+		}
+		return []string{followers[pf.Pick%uint64(len(followers))]}, nil
+	case TargetStoreLeader:
+		l, err := live.StoreLeader(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("target store-leader: %w", err)
+		}
+		if l == "" {
+			return nil, fmt.Errorf("target store-leader: the store reports no leader right now")
+		}
+		return []string{l}, nil
+	}
+	if len(pf.Chosen) == 0 {
+		return nil, fmt.Errorf("target %q resolved to no node", pf.Target)
+	}
+	return slices.Clone(pf.Chosen), nil
+}
