@@ -231,6 +231,18 @@ func (g *group) signal(node string, sig syscall.Signal) (sentAt int64) {
 	return sentAt
 }
 
+// stepDownAfter is how long after t node printed stepped-down (-1 if it did not).
+func (g *group) stepDownAfter(node string, t int64) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, e := range g.events {
+		if e.Node == node && e.Kind == history.KindSteppedDown && e.T >= t {
+			return time.Duration(e.T - t)
+		}
+	}
+	return -1
+}
+
 func (g *group) waitExit(node string, within time.Duration) int {
 	g.t.Helper()
 	p := g.procs[node]
@@ -325,6 +337,9 @@ func exercise(t *testing.T, g *group, spec runtime.Spec, strict bool) {
 		next := g.waitElected(tm.HandoffBound+2*time.Second, cur.Node)
 		d := time.Duration(next.T - sent)
 		handoffs = append(handoffs, d)
+		if testing.Verbose() {
+			t.Logf("handoff %s -> %s: %v (old leader stepped down after %v)", cur.Node, next.Node, d, g.stepDownAfter(cur.Node, sent))
+		}
 		if d > tm.HandoffBound {
 			t.Errorf("graceful handoff %s -> %s took %v, bound %v", cur.Node, next.Node, d, tm.HandoffBound)
 		}

@@ -2,7 +2,7 @@ package harness
 
 import (
 	"context"
-	"errors"
+
 	"fmt"
 	"path/filepath"
 	"time"
@@ -42,6 +42,14 @@ func (r *run) conclude(ctx context.Context, runErr error) (*Outcome, error) {
 		out.Reasons = append(out.Reasons, "history has a truncated last line")
 	}
 	out.Leaders = electedNodes(evs)
+	r.mu.Lock()
+	started := !r.lifeStart.IsZero()
+	r.mu.Unlock()
+	if !started {
+		// Setup failed: no candidate ran under observation, there is nothing to judge.
+		out.Reasons = append(out.Reasons, "the run never got past setup; nothing was checked")
+		return out, nil
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkTimeout)
 	defer cancel()
 	if ctx.Err() != nil {
@@ -74,6 +82,3 @@ func (r *run) conclude(ctx context.Context, runErr error) (*Outcome, error) {
 	}
 	return out, nil
 }
-
-// errNoCheckers is returned by runCheckers while the checkers package has no Check.
-var errNoCheckers = errors.New("checkers.Check is not available in this build")

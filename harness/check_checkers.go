@@ -10,6 +10,13 @@ import (
 // runCheckers runs every checker and returns the verdict, its reasons as text and the
 // results document for results.json.
 func runCheckers(ctx context.Context, evs []history.Event, p checkers.Params) (string, []string, any, error) {
-	// TODO(checkers): call checkers.Check once package checkers exports it.
-	return VerdictUnknown, []string{"checkers not run: " + errNoCheckers.Error()}, nil, nil
+	res, err := checkers.Check(ctx, evs, p)
+	if err != nil {
+		return VerdictUnknown, nil, nil, err
+	}
+	reasons := make([]string, 0, len(res.Reasons))
+	for _, r := range res.Reasons {
+		reasons = append(reasons, string(r.Severity)+": "+r.Message)
+	}
+	return string(res.Verdict), reasons, res, nil
 }

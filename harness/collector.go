@@ -61,6 +61,7 @@ func (r *Recorder) Record(e history.Event) (history.Event, error) {
 // contract-violation event carrying the (truncated) line; other output is log only (the
 // platform already wrote it to logs/<node>.log).
 func (r *Recorder) CandidateLine(node string, line []byte) {
+	defer r.survive(node, line)
 	p, err := contract.ParseLine(node, line, history.Now())
 	if errors.Is(err, contract.ErrNotEvent) {
 		return
@@ -78,6 +79,7 @@ func (r *Recorder) CandidateLine(node string, line []byte) {
 
 // ResourceLine records one stdout line of the resource (its decision log).
 func (r *Recorder) ResourceLine(node string, line []byte) {
+	defer r.survive(node, line)
 	e, err := ParseResourceLine(line)
 	if errors.Is(err, contract.ErrNotEvent) {
 		return
@@ -89,6 +91,14 @@ func (r *Recorder) ResourceLine(node string, line []byte) {
 		}
 	}
 	r.violation(node, line, err)
+}
+
+// survive turns a panic while handling one output line into a contract violation: a
+// candidate's output must never bring the harness down.
+func (r *Recorder) survive(node string, line []byte) {
+	if p := recover(); p != nil {
+		r.violation(node, line, fmt.Errorf("harness failed to parse this line (panic: %v)", p))
+	}
 }
 
 // errRecorderClosed marks late output after the run's end: dropped, not a violation.

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/harness/images"
 )
 
@@ -203,8 +204,8 @@ func (c *Config) candidateLabel() string {
 // TotalTime is the planned length of warmup + faults + recovery (setup/teardown excluded).
 func (c *Config) TotalTime() time.Duration { return c.Warmup + c.FaultTime + c.Recovery }
 
-// storeKinds are the stores a run can use (kept in step with harness/stores).
-var storeKinds = []string{"etcd", "zookeeper", "postgres", "redis"}
+// storeKinds are the stores a run can use: those the candidate contract names.
+var storeKinds = contract.Stores
 
 var (
 	testNamePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)

@@ -30,14 +30,26 @@ func (p *proc) isRunning() bool {
 	return p.running
 }
 
-// markStarted records process-start at t (taken before the start call, so it precedes the
-// candidate's first output in time). p.mu must be held.
-func (r *run) markStarted(ctx context.Context, p *proc, t int64) {
+// markStarted records process-start for a process the harness started; before is the time
+// the start call began. p.mu must be held.
+func (r *run) markStarted(ctx context.Context, p *proc, before int64) {
 	pid := 0
 	if st, err := p.node.State(ctx); err == nil {
 		pid = st.Pid
 	}
 	p.running, p.pid = true, pid
+	r.recordStart(p, pid, before)
+}
+
+// recordStart records process-start at the kernel's start time of the process, so it
+// precedes the process's first output in time (creating a container takes seconds on a busy
+// engine, and the process may print before the start call returns or the next poll sees
+// it). Without /proc access it falls back to fallback.
+func (r *run) recordStart(p *proc, pid int, fallback int64) {
+	t, err := processStartMono(pid)
+	if err != nil || t > history.Now() {
+		t = fallback
+	}
 	r.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindProcessStart, Node: p.name})
 }
 
@@ -67,10 +79,10 @@ func (r *run) observeLocked(ctx context.Context, p *proc) {
 		// Exited and restarted between two polls: the exit code is gone.
 		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name})
 		p.pid = st.Pid
-		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessStart, Node: p.name})
+		r.recordStart(p, st.Pid, history.Now())
 	case !p.running && st.Running:
 		p.running, p.pid = true, st.Pid
-		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessStart, Node: p.name})
+		r.recordStart(p, st.Pid, history.Now())
 	case p.running && p.pid == 0:
 		p.pid = st.Pid
 	}
@@ -109,11 +121,11 @@ func (r *run) restartCandidate(ctx context.Context, p *proc) error {
 	if p.running {
 		return nil
 	}
-	t := history.Now()
+	before := history.Now()
 	if err := p.node.Start(ctx); err != nil {
 		return fmt.Errorf("restart %s: %w", p.name, err)
 	}
-	r.markStarted(ctx, p, t)
+	r.markStarted(ctx, p, before)
 	return nil
 }
 
@@ -159,8 +171,12 @@ func (r *run) signal(ctx context.Context, node, sig, reason string) error {
 	if p == nil {
 		return fmt.Errorf("no candidate %q", node)
 	}
+	// Once decided, the signal is sent even if ctx ends meanwhile: a half-sent signal would
+	// leave a process exit the history cannot explain.
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
 	t := history.Now()
-	if err := p.node.Kill(ctx, sig); err != nil {
+	if err := p.node.Kill(kctx, sig); err != nil {
 		return err
 	}
 	_, err := r.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindSignal, Node: node, Signal: sig, Reason: reason})

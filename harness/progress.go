@@ -37,7 +37,13 @@ func (r *run) startProgress() (stop func()) {
 // elections, writes accepted/rejected.
 func (r *run) statusLine() string {
 	s := r.state.Snapshot()
-	return FormatStatus(s, time.Since(r.started), r.cfg.TotalTime())
+	r.mu.Lock()
+	from := r.lifeStart
+	r.mu.Unlock()
+	if from.IsZero() {
+		from = r.started // still in setup
+	}
+	return FormatStatus(s, time.Since(from), r.cfg.TotalTime())
 }
 
 // FormatStatus renders a snapshot as one progress line.

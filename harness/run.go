@@ -79,8 +79,10 @@ type run struct {
 	stopProcs context.CancelFunc
 	procsDone chan struct{}
 
-	healErr  error
-	leftover string
+	lifeStart time.Time // warmup start: progress counts elapsed/total from here
+	healErr   error
+	finished  bool // finish ran (it must run exactly once, also when a panic follows it)
+	leftover  string
 }
 
 // Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
@@ -186,7 +188,13 @@ func prepare(cfg *Config) (prepared, error) {
 	return p, errors.Join(errs...)
 }
 
-func (r *run) record(e history.Event) (history.Event, error) { return r.rec.Record(e) }
+// record appends a harness-side event, timestamped now unless it carries its own time.
+func (r *run) record(e history.Event) (history.Event, error) {
+	if e.T == 0 {
+		e.T = history.Now()
+	}
+	return r.rec.Record(e)
+}
 
 func (r *run) phase(name string) {
 	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindPhase, Phase: name})
@@ -216,6 +224,9 @@ func (r *run) lifecycle(ctx context.Context) error {
 		return fmt.Errorf("setup: %w", err)
 	}
 	r.phase(history.PhaseWarmup)
+	r.mu.Lock()
+	r.lifeStart = time.Now()
+	r.mu.Unlock()
 	if err := r.warmup(ctx); err != nil {
 		return err
 	}
@@ -232,6 +243,20 @@ func (r *run) lifecycle(ctx context.Context) error {
 	}
 	r.phase(history.PhaseRecovery)
 	return sleepCtx(ctx, r.cfg.Recovery)
+}
+
+// panicError is a panic in one of the run's goroutines, caught so the run can still heal.
+type panicError struct {
+	where string
+	value any
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic in %s: %v", p.where, p.value) }
+
+func catchPanic(where string, err *error) {
+	if v := recover(); v != nil {
+		*err = &panicError{where, v}
+	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -271,16 +296,22 @@ func (r *run) faults(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer catchPanic("nemesis", &nemErr)
 			nemErr = r.nem.Run(fctx, r.plan)
 		}()
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer catchPanic("workload", &wlErr)
 		wlErr = r.prep.workload.Run(fctx, workloadEnv{r})
 	}()
 	<-fctx.Done()
 	wg.Wait()
+	var pe *panicError
+	if errors.As(nemErr, &pe) || errors.As(wlErr, &pe) {
+		return pe // heal and teardown follow in finish, as for any error
+	}
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
@@ -315,6 +346,10 @@ func (r *run) heal(ctx context.Context) error {
 // finish heals (again, idempotently), tears everything down, records run-end and closes the
 // history. It runs on every path and never uses a cancelled context.
 func (r *run) finish(reason string) {
+	if r.finished {
+		return
+	}
+	r.finished = true
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.root), teardownTimeout)
 	defer cancel()
 	if reason != "" {
@@ -355,22 +390,30 @@ func (r *run) teardown(ctx context.Context) {
 		r.stopProcs()
 		<-r.procsDone
 	}
+	// Remove every container at once; the network goes after them.
+	var emu sync.Mutex
 	var errs []error
+	remove := func(f func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(ctx); err != nil {
+				emu.Lock()
+				errs = append(errs, err)
+				emu.Unlock()
+			}
+		}()
+	}
 	for _, p := range r.candidates() {
-		if err := p.node.Terminate(ctx); err != nil {
-			errs = append(errs, err)
-		}
+		remove(p.node.Terminate)
 	}
 	if r.resource != nil {
-		if err := r.resource.Terminate(ctx); err != nil {
-			errs = append(errs, err)
-		}
+		remove(r.resource.Terminate)
 	}
 	if r.cluster != nil {
-		if err := r.cluster.Close(ctx); err != nil {
-			errs = append(errs, err)
-		}
+		remove(r.cluster.Close)
 	}
+	wg.Wait()
 	if r.net != nil {
 		if err := r.net.Remove(ctx); err != nil {
 			errs = append(errs, err)

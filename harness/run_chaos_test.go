@@ -35,11 +35,20 @@ func (w testWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// testStoreRoot keeps run directories for inspection when SPLITBRAIN_STORE_DIR is set (CI
+// uploads it); otherwise they live in the test's temporary directory.
+func testStoreRoot(t *testing.T) string {
+	if root := os.Getenv(EnvStoreDir); root != "" {
+		return filepath.Join(root, "chaos-tests", strings.ReplaceAll(t.Name(), "/", "_"))
+	}
+	return t.TempDir()
+}
+
 func baseConfig(t *testing.T, store, recipe string) Config {
 	return Config{
 		Store: store, Recipe: recipe, Nodes: 3,
 		Warmup: 4 * time.Second, FaultTime: 8 * time.Second, Recovery: 4 * time.Second,
-		StoreRoot: t.TempDir(), Progress: testWriter{t}, ProgressPeriod: 3 * time.Second, Seed: 1,
+		StoreRoot: testStoreRoot(t), Progress: testWriter{t}, ProgressPeriod: 3 * time.Second, Seed: 1,
 	}
 }
 
@@ -185,8 +194,8 @@ func TestRunNoFaults(t *testing.T) {
 			if out.Counts.ContractViolations > 0 {
 				t.Errorf("%d contract violations", out.Counts.ContractViolations)
 			}
-			if out.Verdict == VerdictInvalid {
-				t.Errorf("verdict invalid without faults: %v", out.Reasons)
+			if out.Verdict != VerdictValid {
+				t.Errorf("verdict %s without faults: %v", out.Verdict, out.Reasons)
 			}
 		})
 	}
@@ -209,7 +218,11 @@ func TestRunHandoff(t *testing.T) {
 		t.Run(spec.Name, func(t *testing.T) {
 			cfg := baseConfig(t, spec.Store, spec.Name)
 			cfg.Workload, cfg.HandoffEvery, cfg.HandoffPause = "handoff", 4*time.Second, time.Second
-			_, evs := runAndRead(t, runCtx(t), cfg)
+			cfg.FaultTime = 10 * time.Second // handoffs at +4s and +8s
+			out, evs := runAndRead(t, runCtx(t), cfg)
+			if out.Verdict != VerdictValid {
+				t.Errorf("verdict %s: %v", out.Verdict, out.Reasons)
+			}
 			timing := spec.Timing(contract.Config{LeaseTTL: DefaultTTL, WriteInterval: DefaultWriteInterval})
 			bound := timing.HandoffBound + harnessSlack
 			var handoffs int
@@ -283,6 +296,9 @@ func TestRunKillLeader(t *testing.T) {
 			}
 			if out.HealError != "" {
 				t.Errorf("heal failed: %s", out.HealError)
+			}
+			if out.Verdict != VerdictValid {
+				t.Errorf("verdict %s: %v", out.Verdict, out.Reasons)
 			}
 		})
 	}
@@ -360,6 +376,7 @@ func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(runCtx(t))
 	defer cancel()
 	cfg := baseConfig(t, "redis", "redis-setnx")
+	cfg.StoreRoot = t.TempDir() // the watcher below globs it
 	cfg.FaultTime = time.Minute
 	cfg.Nemesis = "pause:target=leader,at=0s,for=30s,count=1"
 	// Cancel once the pause is applied: in the middle of an active fault.
@@ -420,6 +437,7 @@ func TestRunSetupErrorAndPanic(t *testing.T) {
 		testHookAfterStore = func() error { panic("injected panic") }
 		defer func() { testHookAfterStore = nil }()
 		cfg := baseConfig(t, "redis", "redis-setnx")
+		cfg.StoreRoot = t.TempDir() // exactly this run's directory is looked up below
 		var p any
 		func() {
 			defer func() { p = recover() }()

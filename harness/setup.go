@@ -24,6 +24,17 @@ import (
 // testHookAfterStore lets tests fail (or panic) setup once the store and the resource run.
 var testHookAfterStore func() error
 
+// candidateClockFile is where the clock-offset control goes in candidate containers. The
+// candidate image holds the splitbrain binary at /splitbrain, so a contract path under
+// "/splitbrain/" cannot exist there; the harness then uses a top-level file and tells the
+// candidate through SPLITBRAIN_CLOCK_OFFSET_FILE (the contract's way to name the path).
+var candidateClockFile = func() string {
+	if strings.HasPrefix(contract.ClockFilePath, "/splitbrain/") {
+		return "/splitbrain-clock-offset"
+	}
+	return contract.ClockFilePath
+}()
+
 // externalPath is where a --candidate-cmd executable is copied into its container.
 const externalPath = "/splitbrain-candidate"
 
@@ -50,27 +61,39 @@ func (r *run) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.logf("images (%s profile): ensuring %v (build log: %s)", r.cfg.Profile, roles, imgLog.Name())
+	step := time.Now()
 	r.imgs, _, err = images.EnsureWith(ctx, r.cfg.Profile, images.EnsureOptions{Log: imgLog}, roles...)
 	imgLog.Close()
 	if err != nil {
-		return fmt.Errorf("images: %w", err)
+		return fmt.Errorf("images (build log %s): %w", imgLog.Name(), err)
 	}
+	r.logf("images (%s profile) ready in %v", r.cfg.Profile, time.Since(step).Round(time.Millisecond))
 	if r.net, err = r.eng.NewNetwork(ctx, r.runID); err != nil {
 		return err
 	}
 	r.logf("run %s: network %s (%s); starting %s", r.runID, r.net.Name, r.net.Subnet, kind)
-	storeStart := time.Now()
-	r.cluster, err = stores.Launch(ctx, r.eng, r.net, r.runID, stores.Options{
+	// The resource does not depend on the store: start both at once.
+	step = time.Now()
+	var resErr error
+	var resDur time.Duration
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		resErr = r.startResource(ctx)
+		resDur = time.Since(step)
+	}()
+	cluster, err := stores.Launch(ctx, r.eng, r.net, r.runID, stores.Options{
 		Kind: kind, Nodes: r.cfg.StoreNodes, Profile: r.cfg.Profile, Images: r.imgs, LogDir: r.logDir(),
 	})
-	if err != nil {
+	storeDur := time.Since(step)
+	wg.Wait()
+	r.cluster = cluster
+	if err := errors.Join(err, resErr); err != nil {
 		return err
 	}
-	r.logf("%s %s ready in %v: %s", kind, r.cluster.Version(), time.Since(storeStart).Round(time.Millisecond), strings.Join(r.cluster.Endpoints(), ","))
-	if err := r.startResource(ctx); err != nil {
-		return err
-	}
+	r.logf("%s %s ready in %v (%s); resource (%s) ready in %v", kind, r.cluster.Version(), storeDur.Round(time.Millisecond),
+		strings.Join(r.cluster.Endpoints(), ","), r.cfg.ResourceMode, resDur.Round(time.Millisecond))
 	if testHookAfterStore != nil {
 		if err := testHookAfterStore(); err != nil {
 			return err
@@ -79,9 +102,11 @@ func (r *run) setup(ctx context.Context) error {
 	if err := r.planFaults(); err != nil {
 		return err
 	}
+	step = time.Now()
 	if err := r.startCandidates(ctx, ext); err != nil {
 		return err
 	}
+	r.logf("%d candidates started in %v", r.cfg.Nodes, time.Since(step).Round(time.Millisecond))
 	r.startProcMonitor()
 	return r.writeConfig()
 }
@@ -159,7 +184,7 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 		ResourceURL:   "http://resource:" + resourcePort,
 		LeaseTTL:      r.cfg.TTL,
 		WriteInterval: r.cfg.WriteInterval,
-		ClockFile:     contract.ClockFilePath,
+		ClockFile:     candidateClockFile,
 		ElectionName:  contract.DefaultElectionName,
 		Recipe:        r.cfg.Recipe,
 	}
@@ -172,7 +197,7 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 		Name:     name,
 		Role:     "candidate",
 		Env:      env,
-		Files:    []platform.File{{Path: contract.ClockFilePath, Content: []byte("0"), Mode: 0o666}},
+		Files:    []platform.File{{Path: candidateClockFile, Content: []byte("0"), Mode: 0o666}},
 		LogDir:   r.logDir(),
 		OnStdout: func(line []byte) { r.rec.CandidateLine(name, line) },
 	}
@@ -203,7 +228,7 @@ func (r *run) startCandidates(ctx context.Context, ext *external) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t := history.Now()
+			before := history.Now()
 			n, err := r.eng.Start(ctx, r.runID, r.net, r.candidateSpec(name, ext))
 			if err != nil {
 				errs[i] = fmt.Errorf("candidate %s: %w", name, err)
@@ -211,7 +236,7 @@ func (r *run) startCandidates(ctx context.Context, ext *external) error {
 			}
 			p := &proc{name: name, node: n}
 			p.mu.Lock()
-			r.markStarted(ctx, p, t)
+			r.markStarted(ctx, p, before)
 			p.mu.Unlock()
 			procs[i] = p
 		}()

@@ -9,13 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/jackc/pgx/v5"
 	"github.com/splitbrain-chaos/splitbrain/harness/history"
 	"github.com/splitbrain-chaos/splitbrain/harness/images"
 	"github.com/splitbrain-chaos/splitbrain/harness/platform"
@@ -32,7 +33,9 @@ type chaosEnv struct {
 	runID   string
 	imgs    images.Set
 	logDir  string
-	cluster stores.Cluster
+	cluster stores.Cluster // nil when the test starts its store node itself
+	store   []*platform.Node
+	kind    string
 	cands   []*platform.Node
 
 	mu      sync.Mutex
@@ -41,8 +44,8 @@ type chaosEnv struct {
 }
 
 func (e *chaosEnv) Candidates() []*platform.Node { return e.cands }
-func (e *chaosEnv) StoreNodes() []*platform.Node { return e.cluster.Nodes() }
-func (e *chaosEnv) StoreKind() string            { return string(e.cluster.Kind()) }
+func (e *chaosEnv) StoreNodes() []*platform.Node { return e.store }
+func (e *chaosEnv) StoreKind() string            { return e.kind }
 func (e *chaosEnv) Leaders() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -76,14 +79,14 @@ func (e *chaosEnv) topo() Topology {
 	for _, c := range e.cands {
 		t.Candidates = append(t.Candidates, c.Name())
 	}
-	for _, s := range e.cluster.Nodes() {
+	for _, s := range e.store {
 		t.StoreNodes = append(t.StoreNodes, s.Name())
 	}
 	return t
 }
 
 func (e *chaosEnv) node(name string) *platform.Node {
-	for _, n := range append(append([]*platform.Node(nil), e.cands...), e.cluster.Nodes()...) {
+	for _, n := range append(append([]*platform.Node(nil), e.cands...), e.store...) {
 		if n.Name() == name {
 			return n
 		}
@@ -94,6 +97,11 @@ func (e *chaosEnv) node(name string) *platform.Node {
 
 // newChaosEnv starts the run; cleanup asserts nothing of it remains.
 func newChaosEnv(t *testing.T, kind stores.Kind, probes int) (context.Context, *chaosEnv) {
+	return newChaosEnvWith(t, kind, probes, nil)
+}
+
+// newChaosEnvWith starts the store with startStore when given (instead of stores.Launch).
+func newChaosEnvWith(t *testing.T, kind stores.Kind, probes int, startStore func(ctx context.Context, e *chaosEnv) (*platform.Node, error)) (context.Context, *chaosEnv) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
@@ -120,6 +128,12 @@ func newChaosEnv(t *testing.T, kind stores.Kind, probes int) (context.Context, *
 			if err := e.cluster.Close(bg); err != nil {
 				t.Errorf("close cluster: %v", err)
 			}
+		} else {
+			for _, s := range e.store {
+				if err := s.Terminate(bg); err != nil {
+					t.Errorf("terminate %s: %v", s.Name(), err)
+				}
+			}
 		}
 		if err := e.net.Remove(bg); err != nil {
 			t.Errorf("network: %v", err)
@@ -131,14 +145,26 @@ func newChaosEnv(t *testing.T, kind stores.Kind, probes int) (context.Context, *
 		}
 		eng.Close()
 	})
-	if e.cluster, err = stores.Launch(ctx, eng, e.net, e.runID, stores.Options{Kind: kind, Images: imgs, LogDir: e.logDir}); err != nil {
-		t.Fatal(err)
+	e.kind = string(kind)
+	if startStore != nil {
+		n, err := startStore(ctx, e)
+		if n != nil {
+			e.store = []*platform.Node{n}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		if e.cluster, err = stores.Launch(ctx, eng, e.net, e.runID, stores.Options{Kind: kind, Images: imgs, LogDir: e.logDir}); err != nil {
+			t.Fatal(err)
+		}
+		e.store = e.cluster.Nodes()
 	}
 	c1, err := eng.Start(ctx, e.runID, e.net, platform.NodeSpec{
 		Name: "c1", Role: "candidate", Image: imgs[images.RoleCandidate],
 		Cmd:    []string{"resource", "--addr", ":8080"},
-		Files:  []platform.File{{Path: contract.ClockFilePath, Content: []byte("0\n")}},
 		LogDir: e.logDir,
+		Files:  []platform.File{{Path: defaultCandidateClockFile, Content: []byte("0\n")}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +174,7 @@ func newChaosEnv(t *testing.T, kind stores.Kind, probes int) (context.Context, *
 		p, err := eng.Start(ctx, e.runID, e.net, platform.NodeSpec{
 			Name: fmt.Sprintf("c%d", i), Role: "candidate", Image: imgs[images.RoleTools],
 			Entrypoint: []string{"sleep", "infinity"}, LogDir: e.logDir,
-			Files: []platform.File{{Path: contract.ClockFilePath, Content: []byte("0\n")}},
+			Files: []platform.File{{Path: defaultCandidateClockFile, Content: []byte("0\n")}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -201,7 +227,7 @@ func hostRules(t *testing.T, ctx context.Context, n *platform.Node) string {
 // namespace, no frozen container, no stopped process, no sidecar, clocks back to 0.
 func assertClean(t *testing.T, ctx context.Context, e *chaosEnv) {
 	t.Helper()
-	for _, n := range append(append([]*platform.Node(nil), e.cands...), e.cluster.Nodes()...) {
+	for _, n := range append(append([]*platform.Node(nil), e.cands...), e.store...) {
 		st, err := n.State(ctx)
 		if err != nil {
 			t.Fatalf("state of %s: %v", n.Name(), err)
@@ -223,9 +249,9 @@ func assertClean(t *testing.T, ctx context.Context, e *chaosEnv) {
 			}
 		}
 	}
-	if len(e.cands) > 1 {
-		if got := readClock(t, ctx, e.cands[1]); got != 0 {
-			t.Errorf("c2 clock offset %d after heal, want 0", got)
+	for _, c := range e.cands {
+		if got := readClock(t, ctx, c); got != 0 {
+			t.Errorf("%s clock offset %d after heal, want 0", c.Name(), got)
 		}
 	}
 	left, err := e.eng.Leftovers(ctx, e.runID)
@@ -244,7 +270,7 @@ func readClock(t *testing.T, ctx context.Context, n *platform.Node) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "root", contract.ClockFilePath))
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "root", defaultCandidateClockFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,6 +297,7 @@ func applyNow(t *testing.T, ctx context.Context, e *chaosEnv, spec string, seed 
 	ctx2, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx2, p) }()
+	began := time.Now()
 	// Wait until every fault of the plan is active or failed.
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -283,6 +310,7 @@ func applyNow(t *testing.T, ctx context.Context, e *chaosEnv, spec string, seed 
 		}
 		e.mu.Unlock()
 		if starts >= len(p.Faults) {
+			t.Logf("applied %q in %s", spec, time.Since(began).Round(time.Millisecond))
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -421,7 +449,7 @@ func TestChaosRedisFaults(t *testing.T) {
 		// c2 cannot hear c3, c3 still hears c2: one inbound rule in c2, nothing in c3.
 		_, _, heal := applyNow(t, ctx, e, "partition:shape=one-way,target=node:c2,peer=node:c3,at=0s,for=1m", 1)
 		rules := hostRules(t, ctx, e.node("c2"))
-		if CountFaultRules(rules, 1) != 1 || !strings.Contains(rules, "-A "+ChainIn+" -s "+e.ip(ctx, "c3")+"/32") {
+		if CountFaultRules(rules, 1) != 1 || !strings.Contains(rules, "-A "+ChainIn+" -s "+e.ip(ctx, "c3")+"/32 ! -i lo") {
 			t.Errorf("one-way: want exactly one inbound drop from c3 in c2:\n%s", rules)
 		}
 		if r := hostRules(t, ctx, e.node("c3")); HasProjectRules(r) {
@@ -453,10 +481,10 @@ func TestChaosRedisFaults(t *testing.T) {
 
 	t.Run("clock-candidate", func(t *testing.T) {
 		e.resetEvents()
-		e.setLeaders("c2")
+		e.setLeaders("c1") // FROM scratch: written through the copy-to-container API
 		_, _, heal := applyNow(t, ctx, e, "clock:target=leader,op=bump,delta=-3xTTL,at=0s,for=1m", 1)
-		if got := readClock(t, ctx, e.cands[1]); got != int64(-3*time.Second) {
-			t.Errorf("c2 clock offset %d, want %d", got, int64(-3*time.Second))
+		if got := readClock(t, ctx, e.cands[0]); got != int64(-3*time.Second) {
+			t.Errorf("c1 clock offset %d, want %d", got, int64(-3*time.Second))
 		}
 		if err := heal(); err != nil {
 			t.Fatal(err)
@@ -476,8 +504,9 @@ func TestChaosRedisFaults(t *testing.T) {
 	t.Run("interrupt", func(t *testing.T) {
 		e.resetEvents()
 		e.setLeaders("c1")
-		spec := "pause:target=node:c1,at=0s,for=1m + freeze:target=node:c3,at=0s,for=1m + partition:target=node:c2,peer=store,at=0s,for=1m" +
-			" + loss:target=store-node,peer=node:c3,p=0.5,at=0s,for=1m + clock:target=node:c2,delta=+5s,op=strobe,period=100ms,at=0s,for=1m"
+		spec := "kill:target=node:c1,at=0s,for=1m + pause:target=store-node,at=0s,for=1m + freeze:target=node:c3,at=0s,for=1m" +
+			" + partition:target=node:c2,peer=store,at=0s,for=1m + loss:target=node:c3,peer=store,p=0.5,at=0s,for=1m" +
+			" + clock:target=node:c2,delta=+5s,op=strobe,period=100ms,at=0s,for=1m"
 		n, p, heal := applyNow(t, ctx, e, spec, 1)
 		if len(n.Active()) != len(p.Faults) {
 			t.Fatalf("active %d of %d", len(n.Active()), len(p.Faults))
@@ -529,6 +558,8 @@ func TestChaosRedisFaults(t *testing.T) {
 					rec = append(rec, fmt.Sprintf("%d %s %v %s", ev.FaultID, ev.Fault, ev.Targets, ev.Spec))
 				}
 			}
+			// Faults apply concurrently and finish in any order; the schedule is by fault id.
+			sort.Slice(rec, func(i, j int) bool { return idOf(rec[i]) < idOf(rec[j]) })
 			b, _ := json.Marshal(rec)
 			return string(b)
 		}
@@ -539,6 +570,11 @@ func TestChaosRedisFaults(t *testing.T) {
 		t.Logf("recorded: %s", a)
 		assertClean(t, ctx, e)
 	})
+}
+
+func idOf(rec string) int {
+	id, _ := strconv.Atoi(strings.Fields(rec)[0])
+	return id
 }
 
 // A majority/minority split of etcd: the minority member cannot commit, the majority can.
@@ -594,4 +630,56 @@ func TestChaosEtcdMajority(t *testing.T) {
 			assertClean(t, ctx, e)
 		})
 	}
+}
+
+// PostgreSQL under libfaketime with the environment FaketimeEnv names: a clock bump is
+// visible in now() of a new session and gone after heal.
+func TestChaosClockPostgres(t *testing.T) {
+	ctx, e := newChaosEnvWith(t, stores.KindPostgres, 0, func(ctx context.Context, e *chaosEnv) (*platform.Node, error) {
+		env := map[string]string{"POSTGRES_HOST_AUTH_METHOD": "trust"}
+		for k, v := range FaketimeEnv("postgres") {
+			env[k] = v
+		}
+		return e.eng.Start(ctx, e.runID, e.net, platform.NodeSpec{
+			Name: "postgres", Role: "postgres", Image: e.imgs[images.RolePostgres],
+			Cmd: stores.PostgresCommand(), Env: env, ExposedPorts: []string{"5432/tcp"}, LogDir: e.logDir,
+			Files: []platform.File{{Path: FaketimeFile, Content: []byte(FaketimeInitial), Mode: 0o644}},
+		})
+	})
+	pg := e.store[0]
+	skew := func() float64 {
+		var last error
+		for i := 0; i < 100; i++ {
+			ep, err := pg.Endpoint(ctx, "5432")
+			if err == nil {
+				var conn *pgx.Conn
+				if conn, err = pgx.Connect(ctx, stores.PostgresDSN(ep)); err == nil {
+					var epoch float64
+					err = conn.QueryRow(ctx, "select extract(epoch from now())::float8").Scan(&epoch)
+					conn.Close(ctx)
+					if err == nil {
+						return epoch - float64(time.Now().UnixNano())/1e9
+					}
+				}
+			}
+			last = err
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("postgres: %v", last)
+		return 0
+	}
+	if d := skew(); d < -3 || d > 3 {
+		t.Fatalf("postgres clock off by %.1fs before any fault", d)
+	}
+	_, _, heal := applyNow(t, ctx, e, "clock:target=store-node,op=bump,delta=+1h,at=0s,for=1m", 1)
+	if d := skew(); d < 3600-5 || d > 3600+5 {
+		t.Errorf("postgres now() is %.1fs off the host, want +3600s", d)
+	}
+	if err := heal(); err != nil {
+		t.Fatal(err)
+	}
+	if d := skew(); d < -3 || d > 3 {
+		t.Errorf("postgres clock still %.1fs off after heal", d)
+	}
+	assertClean(t, ctx, e)
 }

@@ -47,6 +47,31 @@ func checkDelta(v string) error {
 	return nil
 }
 
+// ClockFiler is optionally implemented by an Env whose candidates read their clock-offset
+// control from somewhere other than the default below.
+type ClockFiler interface {
+	CandidateClockFile() string
+}
+
+// defaultCandidateClockFile is contract.ClockFilePath unless that lies under /splitbrain/,
+// which is the binary itself in the candidate image; then it is the path the run lifecycle
+// uses instead (harness/setup.go). Both agree until the contract path is fixed.
+var defaultCandidateClockFile = func() string {
+	if strings.HasPrefix(contract.ClockFilePath, "/splitbrain/") {
+		return "/splitbrain-clock-offset"
+	}
+	return contract.ClockFilePath
+}()
+
+func (n *Nemesis) candidateClockFile() string {
+	if cf, ok := n.env.(ClockFiler); ok {
+		if p := cf.CandidateClockFile(); p != "" {
+			return p
+		}
+	}
+	return defaultCandidateClockFile
+}
+
 // FaketimeFile is where store nodes read their fake time offset (libfaketime
 // FAKETIME_TIMESTAMP_FILE). The content is a relative offset in whole seconds, "+0" at start.
 const FaketimeFile = "/splitbrain/faketime"
@@ -212,7 +237,7 @@ func (n *Nemesis) setClock(ctx context.Context, name string, offset int64) error
 	n.clocks[name] = offset
 	n.mu.Unlock()
 	if n.isCandidate(name) {
-		return nd.CopyFile(ctx, contract.ClockFilePath, []byte(strconv.FormatInt(offset, 10)+"\n"), 0o644)
+		return nd.CopyFile(ctx, n.candidateClockFile(), []byte(strconv.FormatInt(offset, 10)+"\n"), 0o644)
 	}
 	v, err := faketimeValue(offset)
 	if err != nil {

@@ -11,12 +11,15 @@ func TestRuleSpecs(t *testing.T) {
 		want []string
 	}{
 		{Rule{Inbound: true, Peer: "198.19.4.3", Action: ActionDrop, FaultID: 7},
-			[]string{"-s 198.19.4.3/32 -m comment --comment splitbrain-fault-7 -j DROP"}},
+			[]string{"-s 198.19.4.3/32 ! -i lo -m comment --comment splitbrain-fault-7 -j DROP"}},
 		{Rule{Inbound: false, Peer: "198.19.4.3", Action: ActionReject, FaultID: 2},
 			[]string{"-p tcp -d 198.19.4.3/32 -m comment --comment splitbrain-fault-2 -j REJECT --reject-with tcp-reset",
 				"-d 198.19.4.3/32 -m comment --comment splitbrain-fault-2 -j REJECT --reject-with icmp-port-unreachable"}},
+		{Rule{Inbound: true, Peer: "198.19.4.3", Action: ActionReject, FaultID: 2},
+			[]string{"-p tcp -s 198.19.4.3/32 ! -i lo -m comment --comment splitbrain-fault-2 -j REJECT --reject-with tcp-reset",
+				"-s 198.19.4.3/32 ! -i lo -m comment --comment splitbrain-fault-2 -j REJECT --reject-with icmp-port-unreachable"}},
 		{Rule{Inbound: true, Peer: "10.0.0.1", Prob: 0.25, FaultID: 3},
-			[]string{"-s 10.0.0.1/32 -m statistic --mode random --probability 0.250000 -m comment --comment splitbrain-fault-3 -j DROP"}},
+			[]string{"-s 10.0.0.1/32 ! -i lo -m statistic --mode random --probability 0.250000 -m comment --comment splitbrain-fault-3 -j DROP"}},
 	}
 	for _, c := range cases {
 		specs, err := c.r.Specs()
@@ -48,8 +51,8 @@ func TestScripts(t *testing.T) {
 		"iptables -w 5 -N SPLITBRAIN-IN 2>/dev/null || true",
 		"iptables -w 5 -C INPUT -j SPLITBRAIN-IN 2>/dev/null || iptables -w 5 -I INPUT 1 -j SPLITBRAIN-IN",
 		"iptables -w 5 -C OUTPUT -j SPLITBRAIN-OUT 2>/dev/null || iptables -w 5 -I OUTPUT 1 -j SPLITBRAIN-OUT",
-		"iptables -w 5 -A SPLITBRAIN-IN -s 198.19.4.3/32 -m comment --comment splitbrain-fault-1 -j DROP",
-		"iptables -w 5 -A SPLITBRAIN-OUT -p tcp -d 198.19.4.4/32",
+		"iptables -w 5 -A SPLITBRAIN-IN -s 198.19.4.3/32 ! -i lo -m comment --comment splitbrain-fault-1 -j DROP",
+		"iptables -w 5 -A SPLITBRAIN-OUT -p tcp -d 198.19.4.4/32 -m comment --comment splitbrain-fault-1 -j REJECT --reject-with tcp-reset",
 		"iptables -w 5 -S",
 	} {
 		if !strings.Contains(s, want) {
@@ -62,7 +65,7 @@ func TestScripts(t *testing.T) {
 		}
 	}
 	r, _ := RemoveScript(rules)
-	if !strings.Contains(r, "-D SPLITBRAIN-IN -s 198.19.4.3/32 -m comment --comment splitbrain-fault-1 -j DROP") || strings.Contains(r, "-X") {
+	if !strings.Contains(r, "-D SPLITBRAIN-IN -s 198.19.4.3/32 ! -i lo -m comment --comment splitbrain-fault-1 -j DROP") || strings.Contains(r, "-X") {
 		t.Errorf("remove script:\n%s", r)
 	}
 	h := HealScript()

@@ -5,6 +5,14 @@
 // and seeded target choices (same seed, same plan); a Nemesis applies a plan against the
 // live run, records every fault start and end in the history, and heals everything on
 // every exit path (HealAll). docs/faults.md is the user-facing description.
+//
+// Use from the run lifecycle:
+//
+//	sched, err := nemesis.Parse(spec)                      // bad specs: error with the valid form
+//	plan, err := sched.Plan(seed, faultPhase, topology)    // pure; store it in config.json
+//	nem := nemesis.New(env, plan.Topology)
+//	err = nem.Run(faultsCtx, plan)                         // returns at the end of the plan or on cancel
+//	err = nem.HealAll(ctx)                                 // on every exit path, before teardown
 package nemesis
 
 import (

@@ -40,6 +40,9 @@ func applyPause(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, err
 		procs, err := stopTree(pid)
 		n.mu.Lock()
 		n.stopped[key] = append(n.stopped[key], procs...)
+		for _, p := range procs {
+			n.stopCounts[p]++
+		}
 		n.mu.Unlock()
 		if err != nil {
 			return err
@@ -48,10 +51,18 @@ func applyPause(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, err
 	})
 	heal := func(ctx context.Context) error {
 		n.mu.Lock()
-		procs := n.stopped[key]
+		var resume []proc
+		for _, p := range n.stopped[key] {
+			// Another pause of the same node may still be active: continue a process only
+			// when the last pause holding it ends.
+			if n.stopCounts[p]--; n.stopCounts[p] <= 0 {
+				delete(n.stopCounts, p)
+				resume = append(resume, p)
+			}
+		}
 		delete(n.stopped, key)
 		n.mu.Unlock()
-		return continueProcs(procs)
+		return continueProcs(resume)
 	}
 	// Even a partial stop is returned with its heal so it is undone.
 	return &applied{targets: names, heal: heal}, err

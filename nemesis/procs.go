@@ -138,6 +138,9 @@ func waitState(procs []proc, want byte, negate bool, within time.Duration) error
 			if err != nil || st.Start != p.Start {
 				continue // gone: neither stopped nor running, nothing to check
 			}
+			if st.State == 'Z' || st.State == 'X' {
+				continue // zombies and dead tasks take no signals and hold nothing
+			}
 			if (st.State == want) == negate {
 				bad = append(bad, fmt.Sprintf("%d=%c", p.PID, st.State))
 			}

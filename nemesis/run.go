@@ -26,17 +26,18 @@ type Nemesis struct {
 	env  Env
 	topo Topology
 
-	mu       sync.Mutex
-	active   map[int]*activeFault
-	sidecars map[string]*sidecar // by target node name
-	netNodes map[string]bool     // nodes that ever got iptables rules
-	frozen   map[string]bool     // nodes this nemesis froze (docker pause)
-	killed   map[string]bool     // nodes killed and not yet restarted
-	stopped  map[string][]proc   // processes this nemesis SIGSTOPped, by fault owner key
-	clocks   map[string]int64    // current clock offset (ns) per node this nemesis skewed
-	closing  bool                // HealAll started: no new fault may apply
-	closeCh  chan struct{}       // closed with closing
-	inflight sync.WaitGroup      // applies in progress, awaited by HealAll
+	mu         sync.Mutex
+	active     map[int]*activeFault
+	sidecars   map[string]*sidecar // by target node name
+	netNodes   map[string]bool     // nodes that ever got iptables rules
+	frozen     map[string]bool     // nodes this nemesis froze (docker pause)
+	killed     map[string]bool     // nodes killed and not yet restarted
+	stopped    map[string][]proc   // processes this nemesis SIGSTOPped, by fault owner key
+	stopCounts map[proc]int        // how many active pauses hold each stopped process
+	clocks     map[string]int64    // current clock offset (ns) per node this nemesis skewed
+	closing    bool                // HealAll started: no new fault may apply
+	closeCh    chan struct{}       // closed with closing
+	inflight   sync.WaitGroup      // applies in progress, awaited by HealAll
 }
 
 type activeFault struct {
@@ -52,7 +53,7 @@ func New(env Env, topo Topology) *Nemesis {
 	return &Nemesis{
 		env: env, topo: topo,
 		active: map[int]*activeFault{}, sidecars: map[string]*sidecar{}, netNodes: map[string]bool{},
-		frozen: map[string]bool{}, killed: map[string]bool{}, stopped: map[string][]proc{}, clocks: map[string]int64{},
+		frozen: map[string]bool{}, killed: map[string]bool{}, stopped: map[string][]proc{}, stopCounts: map[proc]int{}, clocks: map[string]int64{},
 		closeCh: make(chan struct{}),
 	}
 }
@@ -86,6 +87,7 @@ func (n *Nemesis) Active() []ActiveFault {
 // failures are recorded and returned. HealAll, from any goroutine, also ends Run early.
 func (n *Nemesis) Run(ctx context.Context, plan Plan) error {
 	start := time.Now()
+	n.prewarmSidecars(ctx, plan)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var healErrs []error
@@ -116,6 +118,43 @@ func (n *Nemesis) Run(ctx context.Context, plan Plan) error {
 	}
 	wg.Wait()
 	return errors.Join(healErrs...)
+}
+
+// prewarmSidecars starts, in the background, the tools sidecars network faults will need,
+// so a partition takes effect close to its planned time instead of after a container start
+// (about 1 s here). Failures are ignored: sidecarFor retries when the fault starts.
+func (n *Nemesis) prewarmSidecars(ctx context.Context, plan Plan) {
+	needed := false
+	for _, f := range plan.Faults {
+		if f.Kind == "partition" || f.Kind == "loss" {
+			needed = true
+		}
+	}
+	if !needed {
+		return
+	}
+	names := append(slices.Clone(n.topo.Candidates), n.topo.StoreNodes...)
+	sem := make(chan struct{}, 3) // 2 cores shared with the run: a few at a time
+	for _, name := range names {
+		n.mu.Lock()
+		if n.closing {
+			n.mu.Unlock()
+			return
+		}
+		n.inflight.Add(1) // HealAll waits for these, so it removes what they start
+		n.mu.Unlock()
+		go func() {
+			defer n.inflight.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if ctx.Err() != nil || n.isClosing() {
+				return
+			}
+			pctx, cancel := context.WithTimeout(ctx, applyTimeout)
+			defer cancel()
+			_, _ = n.sidecarFor(pctx, name)
+		}()
+	}
 }
 
 // runOne applies one occurrence, keeps it for its duration (or until ctx ends) and heals it.
@@ -243,6 +282,7 @@ func (n *Nemesis) HealAll(ctx context.Context) error {
 	n.mu.Lock()
 	stopped := n.stopped
 	n.stopped = map[string][]proc{}
+	n.stopCounts = map[proc]int{}
 	frozen := keys(n.frozen)
 	killed := keys(n.killed)
 	clocks := map[string]int64{}

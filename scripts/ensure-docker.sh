@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Makes sure a Docker engine answers. Uses a running engine as is; otherwise, as root on
-# Debian, installs Debian's docker.io (+ debootstrap, iptables for image builds and faults)
-# and starts dockerd with its address pools inside 198.18.0.0/15. Idempotent.
+# Makes sure a Docker engine answers and the tools for offline image builds are present.
+# Uses a running engine as is; otherwise, as root on Debian (or a derivative), installs
+# Debian's docker.io and starts dockerd with its address pools inside 198.18.0.0/15.
+# Idempotent: a second run changes nothing.
 set -euo pipefail
 
 # Docker's default pool for networks we do not size ourselves; our own run networks take
@@ -11,29 +12,37 @@ BRIDGE_IP=${SPLITBRAIN_BRIDGE_IP:-198.19.255.1/24}
 LOG=${SPLITBRAIN_DOCKERD_LOG:-/var/log/splitbrain-dockerd.log}
 
 say() { printf 'ensure-docker: %s\n' "$*" >&2; }
+engine_answers() { command -v docker >/dev/null 2>&1 && timeout 10 docker info >/dev/null 2>&1; }
+can_install() { [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] && command -v apt-get >/dev/null 2>&1; }
 
-engine_answers() { timeout 10 docker info >/dev/null 2>&1; }
+need=()
+engine_answers || command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
+# The local image profile debootstraps a Debian base and applies faults with iptables.
+command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+command -v iptables >/dev/null 2>&1 || need+=(iptables)
+# debootstrap verifies bookworm's Release file with Debian's key (absent on e.g. Ubuntu).
+[ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
 
-if command -v docker >/dev/null 2>&1 && engine_answers; then
+if [ ${#need[@]} -gt 0 ]; then
+  if can_install; then
+    say "installing ${need[*]} from Debian's packages"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  elif engine_answers; then
+    say "warning: missing ${need[*]}; building local images will fail unless they exist already"
+  fi
+fi
+
+if engine_answers; then
   exit 0
 fi
 
-if [ "$(id -u)" != 0 ] || [ ! -f /etc/debian_version ]; then
-  say "no Docker engine answers (docker info failed) and this is not root on Debian,"
-  say "so splitbrain will not install one. Install and start Docker Engine (API >= 1.40),"
-  say "plus debootstrap and iptables, then run this again."
+if ! can_install; then
+  say "no Docker engine answers (docker info failed) and this is not root on Debian, so"
+  say "splitbrain will not install one. Install and start Docker Engine (API >= 1.40), plus"
+  say "debootstrap, debian-archive-keyring and iptables, then run this again."
   exit 1
-fi
-
-need=()
-command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
-command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
-command -v iptables >/dev/null 2>&1 || need+=(iptables)
-if [ ${#need[@]} -gt 0 ]; then
-  say "installing ${need[*]} from Debian's packages"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
 if ! pgrep -x dockerd >/dev/null 2>&1; then

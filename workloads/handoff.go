@@ -10,7 +10,7 @@ import (
 // Handoff defaults: a handoff every few TTLs leaves the new leader time to settle and write.
 const (
 	handoffMinEvery = 2 * time.Second
-	handoffEveryTTL = 3   // default period = 3 × TTL (at least handoffMinEvery)
+	handoffEveryTTL = 3 // default period = 3 × TTL (at least handoffMinEvery)
 	handoffPause    = 1 * time.Second
 	// exitGrace bounds a graceful exit after SIGTERM (the contract asks for a prompt one);
 	// after it the workload sends SIGKILL so the schedule does not stall.
@@ -57,6 +57,9 @@ func (h *handoff) Run(ctx context.Context, env Env) error {
 		case <-ctx.Done():
 			return errors.Join(errs...)
 		case <-t.C:
+		}
+		if ctx.Err() != nil { // the tick and the end of the phase can arrive together
+			return errors.Join(errs...)
 		}
 		node, token, ok := env.Leader()
 		if !ok {

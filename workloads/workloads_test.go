@@ -103,7 +103,7 @@ func (f *fakeEnv) Logf(string, ...any) {}
 func TestHandoffCycles(t *testing.T) {
 	env := &fakeEnv{leader: "c1", running: map[string]bool{"c1": true, "c2": true}}
 	w := &handoff{every: 20 * time.Millisecond, pause: 5 * time.Millisecond, grace: time.Second}
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
 	defer cancel()
 	if err := w.Run(ctx, env); err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestSteadyWaits(t *testing.T) {
 func TestHandoffKillsStubbornLeader(t *testing.T) {
 	env := &fakeEnv{leader: "c1", running: map[string]bool{"c1": true, "c2": true}, stubborn: true}
 	w := &handoff{every: 10 * time.Millisecond, pause: time.Millisecond, grace: 20 * time.Millisecond}
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	w.Run(ctx, env)
 	env.mu.Lock()

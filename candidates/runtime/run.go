@@ -160,6 +160,9 @@ func (r *runner) lead(ctx context.Context, term Term) string {
 	tick := time.NewTicker(r.env.WriteInterval)
 	defer tick.Stop()
 	for {
+		if ctx.Err() != nil {
+			return contract.ReasonSIGTERM // whatever else a shutdown cancels, the cause is ours
+		}
 		if wctx.Err() != nil {
 			return causeText(wctx)
 		}
@@ -173,7 +176,6 @@ func (r *runner) lead(ctx context.Context, term Term) string {
 		}
 		select {
 		case <-wctx.Done():
-			return causeText(wctx)
 		case <-tick.C:
 		}
 	}

@@ -191,11 +191,14 @@ func TestRunLeadsWritesStepsDownAndResignsOnSIGTERM(t *testing.T) {
 	}
 	evs := parse(t, out.String())
 	var kinds []string
-	accepted := 0
+	accepted, unknown := 0, 0
 	for _, e := range evs {
 		if e.Kind == history.KindWrite {
-			if e.Result == history.ResultAccepted {
+			switch e.Result {
+			case history.ResultAccepted:
 				accepted++
+			case history.ResultUnknown:
+				unknown++ // cut off by loss or SIGTERM: may or may not have landed
 			}
 			continue
 		}
@@ -209,8 +212,8 @@ func TestRunLeadsWritesStepsDownAndResignsOnSIGTERM(t *testing.T) {
 	if got := strings.Join(kinds, " "); got != want {
 		t.Fatalf("event sequence\n got %s\nwant %s", got, want)
 	}
-	if accepted < 4 || res.State().Accepted != int64(accepted) {
-		t.Fatalf("%d accepted writes reported, resource accepted %d", accepted, res.State().Accepted)
+	if got := res.State().Accepted; accepted < 4 || got < int64(accepted) || got > int64(accepted+unknown) {
+		t.Fatalf("%d accepted + %d unknown writes reported, resource accepted %d", accepted, unknown, got)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -236,7 +239,12 @@ func TestRunStepsDownWhenFencedOrInvalid(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(ctx, Options{Recipe: "mem", Lookup: env(srv.URL), Stdout: &out, Stderr: &syncBuf{},
-			OnStep: func(_ int64, reason string) { steps <- reason }})
+			OnStep: func(_ int64, reason string) {
+				select { // never block the runner once the test stopped listening
+				case steps <- reason:
+				default:
+				}
+			}})
 	}()
 	if r := <-steps; !strings.HasPrefix(r, "fenced") {
 		t.Fatalf("reason %q, want fenced", r)

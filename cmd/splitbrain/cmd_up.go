@@ -96,7 +96,8 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	if err != nil {
 		return exitHarness, err
 	}
-	fmt.Fprintf(stdout, "store     %s %s, %d node(s), ready in %s\n", kind, cluster.Version(), len(cluster.Nodes()), cluster.ReadyDuration().Round(time.Millisecond))
+	fmt.Fprintf(stdout, "store     %s %s, %d node(s), ready in %s (containers started in %s)\n", kind, cluster.Version(), len(cluster.Nodes()),
+		cluster.ReadyDuration().Round(time.Millisecond), cluster.StartDuration().Round(time.Millisecond))
 	for i, n := range cluster.Nodes() {
 		fmt.Fprintf(stdout, "node      %-8s host %-22s network %s\n", n.Name(), hostEPs[i], cluster.Endpoints()[i])
 	}

@@ -132,9 +132,10 @@ func etcdBinary(ctx context.Context, log io.Writer) (string, error) {
 	return out, nil
 }
 
-// goBuild runs a static, trimmed go build.
+// goBuild runs a static, trimmed go build without VCS stamps, so the bytes (and the image
+// tag) depend only on the source, not on the work tree's dirty flag.
 func goBuild(ctx context.Context, dir, out, pkg string, env []string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
 	var buf bytes.Buffer

@@ -62,8 +62,16 @@ func MirrorFromSourcesList(text string) (string, error) {
 	return "", errNoMirror
 }
 
-// FindMirror reads the host's apt sources for the Debian mirror debootstrap should use.
+// EnvMirror overrides the mirror read from apt sources: needed on non-Debian hosts (an Ubuntu
+// CI runner's sources name an Ubuntu mirror, which has no bookworm).
+const EnvMirror = "SPLITBRAIN_DEBIAN_MIRROR"
+
+// FindMirror returns the Debian mirror debootstrap should use: $SPLITBRAIN_DEBIAN_MIRROR, else
+// the host's apt sources.
 func FindMirror() (string, error) {
+	if m := strings.TrimSpace(os.Getenv(EnvMirror)); m != "" {
+		return m, nil
+	}
 	return findMirror(debianSources, legacySources)
 }
 

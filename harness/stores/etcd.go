@@ -90,6 +90,17 @@ func (c *etcdCluster) memberRoundTrip(ctx context.Context, name, ep string) erro
 		return fmt.Errorf("etcd %s (%s): %w", name, ep, err)
 	}
 	defer cli.Close()
+	// A member without a leader holds a proposal until it times out; ask first (cheap, never
+	// blocks) so the poll can retry at once.
+	sctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	st, err := cli.Status(sctx, ep)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("etcd %s: status: %w", name, err)
+	}
+	if st.Leader == 0 {
+		return fmt.Errorf("etcd %s: no leader yet", name)
+	}
 	key := "/splitbrain/ready/" + name
 	val := fmt.Sprint(time.Now().UnixNano())
 	if _, err := cli.Put(ctx, key, val); err != nil {
@@ -123,13 +134,15 @@ func (c *etcdCluster) serverVersion(ctx context.Context) (string, error) {
 }
 
 // Leader asks the members for the raft leader and maps its member id to the node name.
+// Members that are down are skipped.
 func (c *etcdCluster) Leader(ctx context.Context) (*platform.Node, error) {
-	eps, err := c.HostEndpoints(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var lastErr error
-	for _, ep := range eps {
+	for _, m := range c.nodes {
+		ep, err := m.Endpoint(ctx, etcdClientPort)
+		if err != nil {
+			lastErr = err
+			continue
+		}
 		n, err := c.leaderVia(ctx, ep)
 		if err == nil {
 			return n, nil

@@ -139,9 +139,14 @@ type Cluster interface {
 	// for PostgreSQL and Redis.
 	Leader(ctx context.Context) (*platform.Node, error)
 	// RestartNode starts a node again (after a kill or stop) and waits until the cluster serves.
+	// It thaws a frozen node and starts one Docker reports as not running; right after a
+	// SIGKILL wait until State().Running is false first, or there is nothing to start yet.
 	RestartNode(ctx context.Context, n *platform.Node) error
 	// ReadyDuration is how long Launch took from the first container start to ready.
 	ReadyDuration() time.Duration
+	// StartDuration is the part of ReadyDuration spent creating and starting the containers
+	// (the Docker engine's share; the rest is the store forming its cluster).
+	StartDuration() time.Duration
 	// Close removes the cluster's containers (not the network, which the run owns).
 	Close(ctx context.Context) error
 }
@@ -187,6 +192,7 @@ type base struct {
 	port     string
 	version  string
 	readyDur time.Duration
+	startDur time.Duration
 	// nodeRT is the round trip through the node with the given host endpoint.
 	nodeRT func(ctx context.Context, name, hostEP string) error
 }
@@ -195,6 +201,7 @@ func (b *base) Kind() Kind                   { return b.kind }
 func (b *base) Nodes() []*platform.Node      { return append([]*platform.Node(nil), b.nodes...) }
 func (b *base) Version() string              { return b.version }
 func (b *base) ReadyDuration() time.Duration { return b.readyDur }
+func (b *base) StartDuration() time.Duration { return b.startDur }
 
 func (b *base) Endpoints() []string {
 	out := make([]string, len(b.nodes))
@@ -216,14 +223,19 @@ func (b *base) HostEndpoints(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// Ready does the round trip through every node.
+// Ready does the round trip through every node, all at once.
 func (b *base) Ready(ctx context.Context) error {
-	for _, n := range b.nodes {
-		if err := b.NodeRoundTrip(ctx, n); err != nil {
-			return err
-		}
+	errs := make([]error, len(b.nodes))
+	var wg sync.WaitGroup
+	for i, n := range b.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = b.NodeRoundTrip(ctx, n)
+		}()
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (b *base) NodeRoundTrip(ctx context.Context, n *platform.Node) error {
@@ -312,6 +324,7 @@ func startNodes(ctx context.Context, env *launchEnv, specs []platform.NodeSpec) 
 // finishLaunch waits for readiness, records the time and the version; on failure it removes
 // the nodes and returns an error carrying the last ready error.
 func finishLaunch(ctx context.Context, env *launchEnv, b *base, start time.Time, version func(context.Context) (string, error)) error {
+	b.startDur = time.Since(start)
 	rctx, cancel := context.WithTimeout(ctx, env.opts.ReadyTimeout)
 	defer cancel()
 	if err := b.WaitReady(rctx); err != nil {

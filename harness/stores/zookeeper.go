@@ -24,7 +24,8 @@ const (
 	// the first election retry quickly while peers are still starting (defaults back off to 60 s).
 	zkJVMFlags = "-Xms32m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto " +
 		"-Dzookeeper.cnxTimeout=1000 -Dzookeeper.fastleader.minNotificationInterval=100 " +
-		"-Dzookeeper.fastleader.maxNotificationInterval=1000"
+		"-Dzookeeper.fastleader.maxNotificationInterval=1000 " +
+		"-Dorg.slf4j.simpleLogger.showDateTime=true -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"
 )
 
 // ZooCfg renders zoo.cfg for an ensemble of names (server ids 1..n in order). Both the local
@@ -83,6 +84,15 @@ func (zkNopLogger) Printf(string, ...any) {}
 
 // zkServerRoundTrip creates and deletes an ephemeral znode through one server; writes need a quorum.
 func zkServerRoundTrip(ctx context.Context, name, ep string) error {
+	// A server outside a quorum answers srvr with "not currently serving requests" and drops
+	// sessions; the client would then back off for up to a second. Ask first.
+	out, err := zkSrvr(ctx, ep)
+	if err != nil {
+		return fmt.Errorf("zookeeper %s (%s): %w", name, ep, err)
+	}
+	if SrvrField(out, "Mode") == "" {
+		return fmt.Errorf("zookeeper %s: not serving: %s", name, strings.TrimSpace(out))
+	}
 	conn, events, err := zk.Connect([]string{ep}, 4*time.Second, zk.WithLogger(zkNopLogger{}), zk.WithLogInfo(false))
 	if err != nil {
 		return fmt.Errorf("zookeeper %s (%s): %w", name, ep, err)
@@ -167,13 +177,15 @@ func (c *zkCluster) serverVersion(ctx context.Context) (string, error) {
 }
 
 // Leader asks every server for its mode; the one in mode "leader" (or the standalone one) leads.
+// Servers that are down are skipped.
 func (c *zkCluster) Leader(ctx context.Context) (*platform.Node, error) {
-	eps, err := c.HostEndpoints(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var errs []string
-	for i, ep := range eps {
+	for i, n := range c.nodes {
+		ep, err := n.Endpoint(ctx, zkClientPort)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", n.Name(), err))
+			continue
+		}
 		out, err := zkSrvr(ctx, ep)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", c.nodes[i].Name(), err))

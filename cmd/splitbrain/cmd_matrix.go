@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/suite"
+)
+
+func init() {
+	register(command{name: "matrix", summary: "run the known-answer matrix (suite/matrix.yaml) and compare every outcome", run: runMatrix})
+}
+
+func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("matrix", stderr)
+	file := fs.String("file", "", "matrix file (default "+suite.DefaultFile+", looked up from the current directory upwards)")
+	filter := fs.String("filter", "", "Go regular expression on row names, e.g. '^redis/' or 'pause-leader'")
+	parallel := fs.Int("parallel", 1, "rows run at once (each row is a whole cluster: keep it low on small machines)")
+	tier := fs.String("tags", suite.TierDefault, "tier: smoke, default or nightly (nightly = every row)")
+	store := fs.String("store", "", "store directory for run directories, index and junit.xml (default $SPLITBRAIN_STORE_DIR or ./store)")
+	list := fs.Bool("list", false, "list the selected rows and their planned time; run nothing")
+	verbose := fs.Bool("v", false, "print each run's progress lines (best with --parallel 1)")
+	if err := parseFlags(fs, args, false); err != nil {
+		return exitUsage, err
+	}
+	if *parallel < 1 {
+		return exitUsage, usagef("--parallel %d: want at least 1", *parallel)
+	}
+	path := *file
+	if path == "" {
+		var err error
+		if path, err = findMatrix(); err != nil {
+			return exitUsage, usageError{err.Error()}
+		}
+	}
+	m, err := suite.Load(path)
+	if err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	cases, err := m.Select(*tier, *filter)
+	if err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	if len(cases) == 0 {
+		return exitUsage, usagef("no row of tier %s matches --filter %q (try --list --tags nightly)", *tier, *filter)
+	}
+	var planned time.Duration
+	for _, c := range cases {
+		planned += c.Planned()
+	}
+	if *list {
+		for _, c := range cases {
+			fmt.Fprintf(stdout, "%-55s expect %-7s  %v\n", c.Name, c.Row.Expect.Verdict, c.Planned())
+		}
+		fmt.Fprintf(stdout, "%d rows, %v of planned phases (plus setup/teardown per row)\n", len(cases), planned)
+		return exitValid, nil
+	}
+	fmt.Fprintf(stdout, "splitbrain matrix: %d rows of %s (tier %s), %v of planned phases, %d at a time\n",
+		len(cases), path, *tier, planned, *parallel)
+	opts := suite.Options{StoreRoot: *store, Parallel: *parallel, Progress: stdout}
+	if *verbose {
+		opts.RunProgress = stdout
+	}
+	start := time.Now()
+	results := suite.RunCases(ctx, cases, opts)
+	fmt.Fprintln(stdout)
+	suite.WriteTable(stdout, results)
+	fmt.Fprintf(stdout, "matrix wall time: %v\n", time.Since(start).Round(time.Second))
+	root := suite.StoreRoot(*store)
+	junit, perr := suite.Publish(root, results)
+	fmt.Fprintf(stdout, "junit: %s\n", junit)
+	if _, err := os.Stat(filepath.Join(root, suite.IndexFile)); err == nil {
+		fmt.Fprintf(stdout, "index: %s\n", filepath.Join(root, suite.IndexFile))
+	}
+	if perr != nil {
+		fmt.Fprintf(stderr, "splitbrain matrix: reports: %v\n", perr)
+	}
+	if ctx.Err() != nil {
+		return exitHarness, errors.New("interrupted; the runs in progress healed and tore down")
+	}
+	if s := suite.Summarize(results); s.Matched != s.Cases {
+		fmt.Fprintf(stdout, "FAIL: %d of %d rows differ from the matrix\n", s.Cases-s.Matched, s.Cases)
+		return exitInvalid, nil
+	}
+	fmt.Fprintln(stdout, "PASS: every row as expected")
+	return exitValid, nil
+}
+
+// findMatrix looks for suite/matrix.yaml in the current directory and its parents, so the
+// command works from anywhere inside the source tree.
+func findMatrix() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		p := filepath.Join(d, filepath.FromSlash(suite.DefaultFile))
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return "", fmt.Errorf("no %s in %s or its parents: run inside the source tree or give --file", suite.DefaultFile, strings.TrimSuffix(dir, "/"))
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/splitbrain-chaos/splitbrain/reports"
+)
+
+func init() {
+	register(command{name: "report", summary: "(re)render report.html and junit.xml of a run, or the store's index.html (--index)", run: runReport})
+}
+
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("report", stderr)
+	index := fs.Bool("index", false, "regenerate STORE/index.html (all runs + leaderboard) instead of one run's report")
+	store := fs.String("store", defaultStoreDir(), "store directory holding <test>/<timestamp>/ runs (with --index; also regenerated after a RUN_DIR report when RUN_DIR lies in it)")
+	junitOut := fs.String("combine-junit", "", "write one JUnit file combining the junit.xml of every run in STORE to this path (with --index)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: splitbrain report RUN_DIR            render RUN_DIR/report.html and RUN_DIR/junit.xml from results.json")
+		fmt.Fprintln(stderr, "       splitbrain report --index [--store DIR] [--combine-junit FILE]   render DIR/index.html")
+		fs.PrintDefaults()
+	}
+	var dir string
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		dir, args = args[0], args[1:]
+	}
+	if err := parseFlags(fs, args, true); err != nil {
+		return exitUsage, err
+	}
+	if dir == "" && fs.NArg() > 0 {
+		dir = fs.Arg(0)
+		if fs.NArg() > 1 {
+			return exitUsage, usagef("unexpected argument %q: one RUN_DIR only", fs.Arg(1))
+		}
+	} else if fs.NArg() > 0 {
+		return exitUsage, usagef("unexpected argument %q: one RUN_DIR only", fs.Arg(0))
+	}
+	switch {
+	case *index && dir != "":
+		return exitUsage, usagef("give either RUN_DIR or --index, not both")
+	case *index:
+		if err := reports.RenderIndex(*store); err != nil {
+			return exitHarness, err
+		}
+		fmt.Fprintf(stdout, "index: %s\n", filepath.Join(*store, reports.IndexFile))
+		if *junitOut != "" {
+			paths, _ := filepath.Glob(filepath.Join(*store, "*", "*", reports.JUnitFile))
+			if len(paths) == 0 {
+				return exitHarness, fmt.Errorf("--combine-junit: no %s under %s (render run reports first)", reports.JUnitFile, *store)
+			}
+			if err := reports.CombineJUnit(paths, *junitOut); err != nil {
+				return exitHarness, err
+			}
+			fmt.Fprintf(stdout, "junit: %s (%d runs)\n", *junitOut, len(paths))
+		}
+		return exitValid, nil
+	case dir == "":
+		return exitUsage, usagef("missing RUN_DIR (e.g. store/<test>/latest) or --index")
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return exitUsage, usagef("RUN_DIR %q is not a directory", dir)
+	}
+	if err := reports.RenderRun(dir); err != nil {
+		return exitHarness, err
+	}
+	fmt.Fprintf(stdout, "report: %s\njunit:  %s\n", filepath.Join(dir, reports.ReportFile), filepath.Join(dir, reports.JUnitFile))
+	// RUN_DIR is <store>/<test>/<timestamp>: keep that store's index current too.
+	if parent := filepath.Dir(filepath.Dir(filepath.Clean(dir))); parent != "" {
+		if _, err := os.Stat(filepath.Join(parent, reports.IndexFile)); err == nil {
+			if err := reports.RenderIndex(parent); err != nil {
+				fmt.Fprintf(stderr, "note: index not updated: %v\n", err)
+			}
+		}
+	}
+	return exitValid, nil
+}
+
+// defaultStoreDir is $SPLITBRAIN_STORE_DIR or ./store, as for splitbrain run.
+func defaultStoreDir() string {
+	if d := os.Getenv("SPLITBRAIN_STORE_DIR"); d != "" {
+		return d
+	}
+	return "store"
+}

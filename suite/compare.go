@@ -1,0 +1,125 @@
+package suite
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+)
+
+// Observed is what a run showed, reduced to what expectations talk about.
+type Observed struct {
+	Verdict       string
+	Reasons       []string // codes of the verdict's reasons
+	Findings      []string // codes of verdict-neutral findings
+	Overlaps      int
+	Failovers     []time.Duration // fault start → next election, one per failover
+	Unavailable   time.Duration   // longest stretch without an accepted write
+	LivenessOK    bool
+	FaultsApplied int // faults that started without error
+	HaveResults   bool
+	ResultsError  string
+}
+
+// Observe reduces checker results (nil when results.json is missing) and the run's verdict.
+func Observe(verdict string, res *checkers.Results) Observed {
+	o := Observed{Verdict: verdict}
+	if res == nil {
+		return o
+	}
+	o.HaveResults = true
+	for _, r := range res.Reasons {
+		o.Reasons = appendUnique(o.Reasons, r.Code)
+	}
+	for _, r := range res.Findings {
+		o.Findings = appendUnique(o.Findings, r.Code)
+	}
+	o.Overlaps = res.Tenures.OverlapCount
+	for _, s := range res.Latency.Samples {
+		if s.Outcome == checkers.OutcomeFailover && s.ElectionNs >= 0 {
+			o.Failovers = append(o.Failovers, time.Duration(s.ElectionNs))
+		}
+	}
+	slices.Sort(o.Failovers)
+	o.Unavailable = time.Duration(res.Latency.UnavailableMaxNs)
+	o.LivenessOK = res.Latency.LivenessOK
+	for _, f := range res.Faults {
+		if f.Error == "" {
+			o.FaultsApplied++
+		}
+	}
+	return o
+}
+
+func appendUnique(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// MedianFailover is the median failover, or -1 without any.
+func (o Observed) MedianFailover() time.Duration {
+	if len(o.Failovers) == 0 {
+		return -1
+	}
+	return o.Failovers[(len(o.Failovers)-1)/2]
+}
+
+// MaxFailover is the slowest failover, or -1 without any.
+func (o Observed) MaxFailover() time.Duration {
+	if len(o.Failovers) == 0 {
+		return -1
+	}
+	return o.Failovers[len(o.Failovers)-1]
+}
+
+// Compare lists every way the observation differs from the expectation; none means a match.
+// faulty says the row injects faults: a faulty row whose faults never applied proved nothing.
+func Compare(e Expect, faulty bool, o Observed) []string {
+	var diffs []string
+	if o.Verdict != e.Verdict {
+		diffs = append(diffs, fmt.Sprintf("verdict %s, expected %s", o.Verdict, e.Verdict))
+	}
+	if !o.HaveResults {
+		if e.FailoverMax > 0 || e.Overlap != nil || len(e.Reasons) > 0 || len(e.Findings) > 0 {
+			diffs = append(diffs, "no results.json: the expected bounds and reasons cannot be checked")
+		}
+		return diffs
+	}
+	if faulty && o.FaultsApplied == 0 {
+		diffs = append(diffs, "no fault was applied: the run did not test what the row describes")
+	}
+	// The bound applies to the failovers that happened; a fault the leader rode out (e.g. a
+	// store-majority split whose minority it was not talking to) is no failover to bound.
+	if max := o.MaxFailover(); e.FailoverMax > 0 && max > e.FailoverMax {
+		diffs = append(diffs, fmt.Sprintf("slowest failover %v exceeds the bound %v", max.Round(time.Millisecond), e.FailoverMax))
+	}
+	if e.Overlap != nil {
+		switch {
+		case *e.Overlap && o.Overlaps == 0:
+			diffs = append(diffs, "no belief overlap, expected one")
+		case !*e.Overlap && o.Overlaps > 0:
+			diffs = append(diffs, fmt.Sprintf("%d belief overlap windows, expected none", o.Overlaps))
+		}
+	}
+	for _, c := range e.Reasons {
+		if !slices.Contains(o.Reasons, c) {
+			diffs = append(diffs, fmt.Sprintf("reason %s missing (got %v)", c, sorted(o.Reasons)))
+		}
+	}
+	for _, c := range e.Findings {
+		if !slices.Contains(o.Findings, c) {
+			diffs = append(diffs, fmt.Sprintf("finding %s missing (got %v)", c, sorted(o.Findings)))
+		}
+	}
+	return diffs
+}
+
+func sorted(s []string) []string {
+	c := slices.Clone(s)
+	sort.Strings(c)
+	return c
+}

@@ -1,0 +1,439 @@
+// Package suite is the known-answer chaos matrix: suite/matrix.yaml lists runs (store,
+// recipe, fault profile, workload, resource mode, timings, seeds) with the outcome each must
+// produce. The loader is strict, Select picks a tier's rows, Run executes them through
+// harness.Run and Compare decides whether each outcome matches its expectation. The same
+// rows back `go test -tags chaos ./suite/...`, `splitbrain matrix` and `make chaos`.
+package suite
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/harness/stores"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+	"github.com/splitbrain-chaos/splitbrain/workloads"
+
+	// Registers the recipes so the loader can check row recipes against the registry.
+	_ "github.com/splitbrain-chaos/splitbrain/candidates"
+)
+
+// Tiers select rows: smoke (CI, `go test -short`), default (`make chaos`), nightly (every row).
+const (
+	TierSmoke   = "smoke"
+	TierDefault = "default"
+	TierNightly = "nightly"
+)
+
+// Tiers lists the valid tier names; a row's tags must come from this list.
+var Tiers = []string{TierSmoke, TierDefault, TierNightly}
+
+// Verdicts a row may expect. "unknown" is never an expectation: it means the run proved nothing.
+var expectableVerdicts = []string{harness.VerdictValid, harness.VerdictInvalid}
+
+// Timing holds the knobs that defaults, tiers and rows can each set; later layers win.
+type Timing struct {
+	Nodes    int           `yaml:"nodes"`
+	TTL      time.Duration `yaml:"ttl"`
+	Warmup   time.Duration `yaml:"warmup"`
+	Duration time.Duration `yaml:"duration"` // faults phase
+	Recovery time.Duration `yaml:"recovery"`
+	Seeds    []int64       `yaml:"seeds"`
+}
+
+// Defaults are the values rows inherit.
+type Defaults struct {
+	Timing   `yaml:",inline"`
+	Workload string `yaml:"workload"`
+	Resource string `yaml:"resource"`
+}
+
+// Expect is the known answer of a row.
+type Expect struct {
+	Verdict string `yaml:"verdict"` // valid | invalid
+	// FailoverMax bounds the slowest failover (fault start → next election) of the run.
+	FailoverMax time.Duration `yaml:"failover_max"`
+	// Overlap: true = belief overlap must occur, false = must not; unset = not asserted.
+	Overlap *bool `yaml:"overlap"`
+	// Reasons are checker codes that must be among the verdict's reasons.
+	Reasons []string `yaml:"reasons"`
+	// Findings are checker codes that must be among the verdict-neutral findings.
+	Findings []string `yaml:"findings"`
+}
+
+// Row is one line of the matrix as written.
+type Row struct {
+	Name       string   `yaml:"name"` // optional; derived as store/recipe/fault[/resource][/workload]
+	Store      string   `yaml:"store"`
+	StoreNodes int      `yaml:"store_nodes"`
+	Recipe     string   `yaml:"recipe"`
+	Fault      string   `yaml:"fault"` // nemesis profile name (or a spec with ':'), "none" = no faults
+	Workload   string   `yaml:"workload"`
+	Resource   string   `yaml:"resource"`
+	Require    []string `yaml:"require"`
+	Tags       []string `yaml:"tags"`
+	Timing     `yaml:",inline"`
+	Expect     Expect `yaml:"expect"`
+	Note       string `yaml:"note"` // why the expectation is what it is
+}
+
+// Matrix is the parsed matrix file.
+type Matrix struct {
+	Defaults Defaults          `yaml:"defaults"`
+	Tiers    map[string]Timing `yaml:"tiers"`
+	Rows     []Row             `yaml:"rows"`
+	Source   string            `yaml:"-"`
+}
+
+// DefaultFile is the matrix's path relative to the module root.
+const DefaultFile = "suite/matrix.yaml"
+
+// Load reads and validates a matrix file.
+func Load(path string) (*Matrix, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("matrix: %w", err)
+	}
+	return Parse(b, path)
+}
+
+// Parse decodes and validates matrix YAML; source names it in errors.
+func Parse(data []byte, source string) (*Matrix, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var m Matrix
+	if err := dec.Decode(&m); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: the matrix is empty: want top-level keys defaults, tiers, rows", source)
+		}
+		return nil, fmt.Errorf("%s: %v (valid keys: defaults, tiers, rows; row keys: %s)", source, err, strings.Join(rowKeys, ", "))
+	}
+	m.Source = source
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+var rowKeys = []string{"name", "store", "store_nodes", "recipe", "fault", "workload", "resource", "require",
+	"tags", "nodes", "ttl", "warmup", "duration", "recovery", "seeds", "expect", "note"}
+
+var (
+	safeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._/=-]*$`)
+	codeName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+)
+
+func (m *Matrix) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(m.Source+": "+format, args...)) }
+	if len(m.Rows) == 0 {
+		bad("no rows: the matrix needs at least one row under rows:")
+	}
+	for tier, t := range m.Tiers {
+		if !slices.Contains(Tiers, tier) {
+			bad("tiers: unknown tier %q: want one of %s", tier, strings.Join(Tiers, ", "))
+		}
+		if err := t.check(); err != nil {
+			bad("tiers.%s: %v", tier, err)
+		}
+	}
+	if err := m.Defaults.Timing.check(); err != nil {
+		bad("defaults: %v", err)
+	}
+	if w := m.Defaults.Workload; w != "" && !slices.Contains(workloads.Names(), w) {
+		bad("defaults: unknown workload %q: want one of %s", w, strings.Join(workloads.Names(), ", "))
+	}
+	if r := m.Defaults.Resource; r != "" && !slices.Contains(harness.ResourceModes, r) {
+		bad("defaults: unknown resource mode %q: want one of %s", r, strings.Join(harness.ResourceModes, ", "))
+	}
+	seen := map[string]int{}
+	for i := range m.Rows {
+		r := &m.Rows[i]
+		if r.Fault == "" {
+			r.Fault = "none"
+		}
+		id := fmt.Sprintf("row %d", i+1)
+		if r.Name != "" {
+			id += " (" + r.Name + ")"
+		} else if r.Store != "" && r.Recipe != "" {
+			id += " (" + r.derivedName(m.Defaults) + ")"
+		}
+		for _, err := range r.check(m.Defaults) {
+			errs = append(errs, fmt.Errorf("%s: %s: %w", m.Source, id, err))
+		}
+		name := r.FullName(m.Defaults)
+		if j, dup := seen[name]; dup {
+			bad("%s: name %q is also row %d's: give one of them a distinct name:", id, name, j+1)
+		}
+		seen[name] = i
+	}
+	return errors.Join(errs...)
+}
+
+func (t Timing) check() error {
+	var errs []error
+	if t.Nodes < 0 || t.Nodes > 15 {
+		errs = append(errs, fmt.Errorf("nodes %d: want 1..15 candidates", t.Nodes))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"ttl", t.TTL}, {"warmup", t.Warmup}, {"duration", t.Duration}, {"recovery", t.Recovery}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s %v: must not be negative", d.name, d.v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// check returns every problem of the row, each naming the bad value and the valid ones.
+func (r *Row) check(d Defaults) []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	storeOK := false
+	switch {
+	case r.Store == "":
+		bad("no store: want one of %s", strings.Join(StoreNames(), ", "))
+	case !slices.Contains(StoreNames(), r.Store):
+		bad("unknown store %q: want one of %s", r.Store, strings.Join(StoreNames(), ", "))
+	default:
+		storeOK = true
+	}
+	if r.Recipe == "" {
+		bad("no recipe: want one of %s", strings.Join(harness.RecipeNames(), ", "))
+	} else if spec, err := runtime.Lookup(r.Recipe); err != nil {
+		bad("unknown recipe %q: want one of %s", r.Recipe, strings.Join(harness.RecipeNames(), ", "))
+	} else if storeOK && spec.Store != r.Store {
+		bad("recipe %q runs on %s, not %s: use store: %s or one of the %s recipes (%s)", r.Recipe, spec.Store, r.Store,
+			spec.Store, r.Store, strings.Join(recipesFor(r.Store), ", "))
+	}
+	if !strings.Contains(r.Fault, ":") && r.Fault != "none" && !slices.Contains(nemesis.ProfileNames(), r.Fault) {
+		bad("unknown fault profile %q: want none or one of %s (or a nemesis spec such as pause:target=leader,for=6s)",
+			r.Fault, strings.Join(nemesis.ProfileNames(), ", "))
+	} else if _, err := nemesis.Parse(r.Fault); err != nil {
+		bad("fault %q: %v", r.Fault, err)
+	}
+	if r.Workload != "" && !slices.Contains(workloads.Names(), r.Workload) {
+		bad("unknown workload %q: want one of %s", r.Workload, strings.Join(workloads.Names(), ", "))
+	}
+	if r.Resource != "" && !slices.Contains(harness.ResourceModes, r.Resource) {
+		bad("unknown resource mode %q: want one of %s", r.Resource, strings.Join(harness.ResourceModes, ", "))
+	}
+	for _, q := range r.Require {
+		if !slices.Contains(harness.Requirements, q) {
+			bad("unknown requirement %q: want a subset of %s", q, strings.Join(harness.Requirements, ", "))
+		}
+	}
+	if len(r.Tags) == 0 {
+		bad("no tags: want at least one of %s (nightly runs every row anyway)", strings.Join(Tiers, ", "))
+	}
+	for _, t := range r.Tags {
+		if !slices.Contains(Tiers, t) {
+			bad("unknown tag %q: want one of %s", t, strings.Join(Tiers, ", "))
+		}
+	}
+	if r.Name != "" && !safeName.MatchString(r.Name) {
+		bad("name %q: use lower-case letters, digits and . _ / = - (it becomes a test name)", r.Name)
+	}
+	if r.StoreNodes < 0 {
+		bad("store_nodes %d: want >= 1, or leave it out for the store's default", r.StoreNodes)
+	}
+	if err := r.Timing.check(); err != nil {
+		bad("%v", err)
+	}
+	if r.Timing.Duration == 0 && d.Duration == 0 {
+		bad("no duration: set duration (the faults phase) on the row or under defaults")
+	}
+	e := r.Expect
+	switch {
+	case e.Verdict == "":
+		bad("no expect.verdict: want one of %s", strings.Join(expectableVerdicts, ", "))
+	case !slices.Contains(expectableVerdicts, e.Verdict):
+		bad("expect.verdict %q: want one of %s (unknown proves nothing, so it is never an expectation)",
+			e.Verdict, strings.Join(expectableVerdicts, ", "))
+	}
+	if e.FailoverMax < 0 {
+		bad("expect.failover_max %v: must be positive", e.FailoverMax)
+	}
+	if e.FailoverMax > 0 && r.Fault == "none" {
+		bad("expect.failover_max needs a fault: with fault none there is no failover to bound")
+	}
+	for _, c := range append(slices.Clone(e.Reasons), e.Findings...) {
+		if !codeName.MatchString(c) {
+			bad("expect reason code %q: want a checker code such as stale-write-accepted (see docs/checkers.md)", c)
+		}
+	}
+	if e.Verdict == harness.VerdictValid && len(e.Reasons) > 0 {
+		bad("expect.reasons %v with verdict valid: a valid verdict has no reasons; list verdict-neutral codes under expect.findings", e.Reasons)
+	}
+	return errs
+}
+
+// StoreNames lists the stores a row can use: store kinds that have at least one recipe.
+func StoreNames() []string {
+	var out []string
+	for _, k := range stores.Kinds() {
+		if len(recipesFor(k)) > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func recipesFor(store string) []string {
+	var out []string
+	for _, s := range runtime.Specs() {
+		if s.Store == store {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// derivedName is store/recipe/fault plus the resource mode and workload when not the defaults.
+func (r *Row) derivedName(d Defaults) string {
+	parts := []string{r.Store, r.Recipe, faultLabel(r.Fault)}
+	if res := r.resource(d); res != harness.DefaultResourceMode {
+		parts = append(parts, res)
+	}
+	if w := r.workload(d); w != harness.DefaultWorkload {
+		parts = append(parts, w)
+	}
+	return strings.Join(parts, "/")
+}
+
+// FullName is the row's test name: its name, or the derived one.
+func (r *Row) FullName(d Defaults) string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return r.derivedName(d)
+}
+
+func faultLabel(f string) string {
+	if !strings.Contains(f, ":") {
+		return f
+	}
+	return harness.DefaultTestName("", "", f)
+}
+
+func (r *Row) resource(d Defaults) string {
+	return firstNonEmpty(r.Resource, d.Resource, harness.DefaultResourceMode)
+}
+
+func (r *Row) workload(d Defaults) string {
+	return firstNonEmpty(r.Workload, d.Workload, harness.DefaultWorkload)
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Case is one run to do: a row at one seed, with every default resolved for a tier.
+type Case struct {
+	Name   string // row name, plus /seed=N when the row has several seeds
+	Row    Row
+	Tier   string
+	Seed   int64
+	Timing Timing // resolved
+	Config harness.Config
+}
+
+// Select returns the cases of the tier whose names match filter (a regular expression; ""
+// matches all). Nightly selects every row; other tiers select the rows tagged with them.
+func (m *Matrix) Select(tier, filter string) ([]Case, error) {
+	if !slices.Contains(Tiers, tier) {
+		return nil, fmt.Errorf("unknown tier %q: want one of %s", tier, strings.Join(Tiers, ", "))
+	}
+	var re *regexp.Regexp
+	if filter != "" {
+		var err error
+		if re, err = regexp.Compile(filter); err != nil {
+			return nil, fmt.Errorf("filter %q: %v (it is a Go regular expression matched against row names such as etcd/etcd-election/kill-leader)", filter, err)
+		}
+	}
+	var out []Case
+	for _, r := range m.Rows {
+		if tier != TierNightly && !slices.Contains(r.Tags, tier) {
+			continue
+		}
+		name := r.FullName(m.Defaults)
+		t := m.resolve(tier, r.Timing)
+		for _, seed := range t.Seeds {
+			cn := name
+			if len(t.Seeds) > 1 {
+				cn = fmt.Sprintf("%s/seed=%d", name, seed)
+			}
+			if re != nil && !re.MatchString(cn) {
+				continue
+			}
+			out = append(out, Case{Name: cn, Row: r, Tier: tier, Seed: seed, Timing: t, Config: m.config(r, t, seed)})
+		}
+	}
+	return out, nil
+}
+
+// resolve layers row over tier over defaults, with the harness defaults last.
+func (m *Matrix) resolve(tier string, row Timing) Timing {
+	t := row
+	layers := []Timing{m.Tiers[tier], m.Defaults.Timing, {Nodes: harness.DefaultNodes, TTL: harness.DefaultTTL,
+		Warmup: harness.DefaultWarmup, Recovery: harness.DefaultRecovery, Seeds: []int64{1}}}
+	for _, l := range layers {
+		if t.Nodes == 0 {
+			t.Nodes = l.Nodes
+		}
+		if t.TTL == 0 {
+			t.TTL = l.TTL
+		}
+		if t.Warmup == 0 {
+			t.Warmup = l.Warmup
+		}
+		if t.Duration == 0 {
+			t.Duration = l.Duration
+		}
+		if t.Recovery == 0 {
+			t.Recovery = l.Recovery
+		}
+		if len(t.Seeds) == 0 {
+			t.Seeds = l.Seeds
+		}
+	}
+	return t
+}
+
+func (m *Matrix) config(r Row, t Timing, seed int64) harness.Config {
+	return harness.Config{
+		Store: r.Store, StoreNodes: r.StoreNodes, Recipe: r.Recipe, Nodes: t.Nodes,
+		FaultTime: t.Duration, Warmup: t.Warmup, Recovery: t.Recovery, TTL: t.TTL,
+		Workload: r.workload(m.Defaults), ResourceMode: r.resource(m.Defaults),
+		Seed: seed, Nemesis: r.Fault, Require: slices.Clone(r.Require),
+		TestName: testName(r.FullName(m.Defaults)),
+	}
+}
+
+// testName turns a row name into a run-directory name (no slashes).
+func testName(rowName string) string {
+	n := strings.NewReplacer("/", "--", "=", "-").Replace(rowName)
+	if len(n) > 100 {
+		n = n[:100]
+	}
+	return n
+}
+
+// Planned is the configured run time (warmup + faults + recovery) of a case.
+func (c Case) Planned() time.Duration { return c.Timing.Warmup + c.Timing.Duration + c.Timing.Recovery }

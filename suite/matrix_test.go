@@ -1,0 +1,346 @@
+package suite
+
+import (
+	"encoding/xml"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+const okRow = `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, fault: kill-leader, tags: [smoke], expect: {verdict: valid}}
+`
+
+func TestParseRejects(t *testing.T) {
+	cases := []struct{ name, yaml, want string }{
+		{"unknown top key", "bogus: 1\n" + okRow, "field bogus not found"},
+		{"unknown row key", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, colour: red, tags: [smoke], expect: {verdict: valid}}`, "field colour not found"},
+		{"unknown store", `
+defaults: {duration: 10s}
+rows:
+  - {store: mysql, recipe: etcd-election, tags: [smoke], expect: {verdict: valid}}`, `unknown store "mysql": want one of etcd, postgres, redis, zookeeper`},
+		{"unknown recipe", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: raft, tags: [smoke], expect: {verdict: valid}}`, `unknown recipe "raft": want one of`},
+		{"recipe on wrong store", `
+defaults: {duration: 10s}
+rows:
+  - {store: redis, recipe: etcd-election, tags: [smoke], expect: {verdict: valid}}`, `recipe "etcd-election" runs on etcd, not redis`},
+		{"unknown profile", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, fault: pause-everything, tags: [smoke], expect: {verdict: valid}}`, `unknown fault profile "pause-everything": want none or one of`},
+		{"bad spec", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, fault: "pause:for=banana", tags: [smoke], expect: {verdict: valid}}`, `fault "pause:for=banana"`},
+		{"unknown verdict", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, tags: [smoke], expect: {verdict: unknown}}`, `expect.verdict "unknown"`},
+		{"missing verdict", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, tags: [smoke]}`, `no expect.verdict`},
+		{"unknown tag", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, tags: [weekly], expect: {verdict: valid}}`, `unknown tag "weekly"`},
+		{"no duration", `
+rows:
+  - {store: etcd, recipe: etcd-election, tags: [smoke], expect: {verdict: valid}}`, `no duration`},
+		{"unknown resource", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, resource: half, tags: [smoke], expect: {verdict: valid}}`, `unknown resource mode "half"`},
+		{"unknown workload", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, workload: burst, tags: [smoke], expect: {verdict: valid}}`, `unknown workload "burst"`},
+		{"duplicate", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, tags: [smoke], expect: {verdict: valid}}
+  - {store: etcd, recipe: etcd-election, fault: none, tags: [nightly], expect: {verdict: valid}}`, `also row 1's`},
+		{"bound without fault", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, tags: [smoke], expect: {verdict: valid, failover_max: 3s}}`, `failover_max needs a fault`},
+		{"reasons on valid", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, tags: [smoke], expect: {verdict: valid, reasons: [leader-overlap]}}`, `list verdict-neutral codes under expect.findings`},
+		{"bad duration", `
+defaults: {duration: ten}
+rows: []`, `ten`},
+		{"unknown tier", "tiers: {weekly: {duration: 1s}}\n" + okRow, `unknown tier "weekly"`},
+		{"empty", ``, `the matrix is empty`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml), "m.yaml")
+			if err == nil {
+				t.Fatalf("accepted; want an error containing %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q does not contain %q", err, c.want)
+			}
+			if !strings.HasPrefix(err.Error(), "m.yaml") {
+				t.Errorf("error %q does not name the file", err)
+			}
+		})
+	}
+}
+
+func TestSelectLayersAndNames(t *testing.T) {
+	m, err := Parse([]byte(`
+defaults: {ttl: 3s, duration: 20s, warmup: 2s, seeds: [7]}
+tiers: {nightly: {duration: 60s, recovery: 9s}}
+rows:
+  - {store: etcd, recipe: etcd-election, fault: kill-leader, tags: [smoke], expect: {verdict: valid}}
+  - {store: redis, recipe: redis-setnx, fault: pause-leader, resource: unfenced, duration: 5s, seeds: [1, 2], tags: [default],
+     expect: {verdict: invalid, reasons: [stale-write-accepted]}}
+  - {name: x/y, store: redis, recipe: naive-lease, workload: handoff, tags: [smoke], expect: {verdict: invalid}}
+`), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	smoke, err := m.Select(TierSmoke, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := caseNames(smoke); !slices.Equal(got, []string{"etcd/etcd-election/kill-leader", "x/y"}) {
+		t.Fatalf("smoke = %v", got)
+	}
+	c := smoke[0].Config
+	if c.TTL != 3*time.Second || c.FaultTime != 20*time.Second || c.Warmup != 2*time.Second ||
+		c.Recovery != harness.DefaultRecovery || c.Seed != 7 || c.Nemesis != "kill-leader" || c.Nodes != 3 {
+		t.Errorf("smoke config not layered: %+v", c)
+	}
+	if smoke[1].Config.Workload != "handoff" || smoke[1].Config.TestName != "x--y" {
+		t.Errorf("named row config: %+v", smoke[1].Config)
+	}
+	night, _ := m.Select(TierNightly, "")
+	if got := caseNames(night); len(got) != 4 || got[1] != "redis/redis-setnx/pause-leader/unfenced/seed=1" {
+		t.Fatalf("nightly = %v", got)
+	}
+	if night[0].Config.FaultTime != 60*time.Second || night[0].Config.Recovery != 9*time.Second {
+		t.Errorf("tier did not override defaults: %+v", night[0].Config)
+	}
+	if night[1].Config.FaultTime != 5*time.Second || night[1].Config.ResourceMode != "unfenced" {
+		t.Errorf("row did not override tier: %+v", night[1].Config)
+	}
+	if night[1].Planned() != 2*time.Second+5*time.Second+9*time.Second {
+		t.Errorf("planned %v", night[1].Planned())
+	}
+	for _, cs := range night {
+		cfg := cs.Config
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%s: harness rejects the config: %v", cs.Name, err)
+		}
+	}
+	f, _ := m.Select(TierNightly, "seed=2$")
+	if got := caseNames(f); !slices.Equal(got, []string{"redis/redis-setnx/pause-leader/unfenced/seed=2"}) {
+		t.Errorf("filter = %v", got)
+	}
+	if _, err := m.Select("weekly", ""); err == nil {
+		t.Error("unknown tier accepted")
+	}
+	if _, err := m.Select(TierSmoke, "("); err == nil || !strings.Contains(err.Error(), "regular expression") {
+		t.Errorf("bad filter: %v", err)
+	}
+}
+
+func caseNames(cs []Case) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+func results(verdict checkers.Verdict) *checkers.Results {
+	return &checkers.Results{Verdict: verdict}
+}
+
+func TestCompare(t *testing.T) {
+	yes, no := true, false
+	res := results(checkers.Invalid)
+	res.Reasons = []checkers.Reason{{Code: "stale-write-accepted", Severity: checkers.SevInvalid}}
+	res.Findings = []checkers.Reason{{Code: "stale-write-rejected"}, {Code: "leader-overlap"}}
+	res.Tenures.OverlapCount = 2
+	res.Faults = []checkers.FaultWindow{{ID: 1}, {ID: 2, Error: "no leader"}}
+	res.Latency.Samples = []checkers.LatencySample{
+		{Outcome: checkers.OutcomeFailover, ElectionNs: int64(3 * time.Second)},
+		{Outcome: checkers.OutcomeLeaderKept, ElectionNs: int64(9 * time.Second)},
+		{Outcome: checkers.OutcomeFailover, ElectionNs: int64(5 * time.Second)},
+		{Outcome: checkers.OutcomeFailover, ElectionNs: int64(4 * time.Second)},
+	}
+	o := Observe("invalid", res)
+	if o.MedianFailover() != 4*time.Second || o.MaxFailover() != 5*time.Second || o.FaultsApplied != 1 {
+		t.Fatalf("observed %+v", o)
+	}
+	if d := Compare(Expect{Verdict: "invalid", FailoverMax: 5 * time.Second, Overlap: &yes,
+		Reasons: []string{"stale-write-accepted"}, Findings: []string{"stale-write-rejected"}}, true, o); len(d) != 0 {
+		t.Errorf("match reported as %v", d)
+	}
+	d := Compare(Expect{Verdict: "valid", FailoverMax: 4 * time.Second, Overlap: &no,
+		Reasons: []string{"token-not-monotone"}, Findings: []string{"unavailable-beyond-bound"}}, true, o)
+	for _, want := range []string{"verdict invalid, expected valid", "exceeds the bound 4s", "2 belief overlap windows",
+		"reason token-not-monotone missing", "finding unavailable-beyond-bound missing"} {
+		if !containsSub(d, want) {
+			t.Errorf("diffs %q lack %q", d, want)
+		}
+	}
+	none := Observe("valid", results(checkers.Valid))
+	if d := Compare(Expect{Verdict: "valid"}, true, none); !containsSub(d, "no fault was applied") {
+		t.Errorf("faulty row without faults not flagged: %v", d)
+	}
+	if d := Compare(Expect{Verdict: "valid", Overlap: &no}, false, none); len(d) != 0 {
+		t.Errorf("fault-free match reported as %v", d)
+	}
+	missing := Observe("unknown", nil)
+	if d := Compare(Expect{Verdict: "valid", Overlap: &no}, false, missing); len(d) != 2 || !containsSub(d, "no results.json") {
+		t.Errorf("missing results: %v", d)
+	}
+}
+
+func containsSub(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestTableAndJUnit(t *testing.T) {
+	m, err := Parse([]byte(okRow), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := m.Select(TierSmoke, "")
+	ok := Result{Case: cs[0], Observed: Observe("valid", results(checkers.Valid)), Wall: 40 * time.Second}
+	ok.Observed.Failovers = []time.Duration{1500 * time.Millisecond}
+	bad := Result{Case: cs[0], Observed: Observe("unknown", nil), Diffs: []string{"verdict unknown, expected valid"}, Wall: 20 * time.Second}
+	harm := Result{Case: cs[0], Err: errors.New("setup: boom"), Diffs: []string{"harness error: setup: boom"}, Wall: time.Second}
+	var b strings.Builder
+	WriteTable(&b, []Result{ok, bad, harm})
+	out := b.String()
+	for _, want := range []string{"row", "expected", "failover", "1.5s", "✓", "✗ verdict unknown, expected valid", "1/3 rows as expected"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	// Planned = 5s warmup + 10s + 10s recovery (harness defaults): 40s wall = 15s overhead.
+	if ov := ok.Overhead(); ov != 15*time.Second {
+		t.Errorf("overhead %v", ov)
+	}
+	path := filepath.Join(t.TempDir(), "j", "junit.xml")
+	if err := WriteJUnit(path, "matrix", []Result{ok, bad, harm}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	var doc junitSuites
+	if err := xml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	s := doc.Suites[0]
+	if s.Tests != 3 || s.Failures != 1 || s.Errors != 1 || s.Cases[0].Failure != nil || s.Cases[1].Failure == nil || s.Cases[2].Error == nil {
+		t.Errorf("junit: %s", raw)
+	}
+}
+
+// TestMatrixFile checks the shipped matrix loads and covers what issue 7 demands.
+func TestMatrixFile(t *testing.T) {
+	m, err := Load("matrix.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := m.Select(TierNightly, "")
+	smoke, _ := m.Select(TierSmoke, "")
+	def, _ := m.Select(TierDefault, "")
+	has := func(cs []Case, match func(Case) bool) bool { return slices.ContainsFunc(cs, match) }
+	for _, spec := range runtime.Specs() {
+		if !has(all, func(c Case) bool {
+			return c.Row.Recipe == spec.Name && c.Row.Fault == "none" && (spec.Negative || c.Row.Expect.Verdict == "valid")
+		}) && !spec.Negative {
+			t.Errorf("no fault-free valid row for recipe %s", spec.Name)
+		}
+		if spec.Negative {
+			if !has(smoke, func(c Case) bool { return c.Row.Recipe == spec.Name && c.Row.Expect.Verdict == "invalid" }) {
+				t.Errorf("negative control %s has no invalid smoke row", spec.Name)
+			}
+			continue
+		}
+		faults := []string{"kill-leader", "pause-leader", "partition-leader-from-store"}
+		if spec.Store == "etcd" || spec.Store == "zookeeper" {
+			faults = append(faults, "partition-store-majority")
+		}
+		for _, f := range faults {
+			if !has(all, func(c Case) bool {
+				return c.Row.Recipe == spec.Name && c.Row.Fault == f && c.Config.ResourceMode == "fenced" && c.Row.Expect.Verdict == "valid"
+			}) {
+				t.Errorf("no fenced valid row for %s under %s", spec.Name, f)
+			}
+		}
+	}
+	for _, s := range StoreNames() {
+		if !has(smoke, func(c Case) bool { return c.Row.Store == s }) {
+			t.Errorf("smoke misses store %s", s)
+		}
+		if !has(def, func(c Case) bool { return c.Row.Store == s }) {
+			t.Errorf("default misses store %s", s)
+		}
+	}
+	for _, k := range nemesis.KindNames() {
+		if _, unsupported := nemesis.Unsupported()[k]; unsupported {
+			continue
+		}
+		if !has(smoke, func(c Case) bool {
+			sched, _ := nemesis.Parse(c.Row.Fault)
+			return slices.ContainsFunc(sched.Faults, func(f nemesis.FaultSpec) bool { return f.Kind == k })
+		}) {
+			t.Errorf("smoke misses fault kind %s", k)
+		}
+	}
+	// The classic zombie leader: the same recipe under pause-leader, fenced (valid) and
+	// unfenced (invalid).
+	zombie := func(mode, verdict string) func(Case) bool {
+		return func(c Case) bool {
+			return c.Row.Fault == "pause-leader" && c.Config.ResourceMode == mode && c.Row.Recipe == "zookeeper-seq" && c.Row.Expect.Verdict == verdict
+		}
+	}
+	if !has(def, zombie("fenced", "valid")) || !has(def, zombie("unfenced", "invalid")) {
+		t.Error("default lacks the zombie leader fenced and unfenced")
+	}
+	if !has(def, func(c Case) bool { r, _ := runtime.Lookup(c.Row.Recipe); return r.Negative }) {
+		t.Error("default lacks a negative control")
+	}
+	if !has(all, func(c Case) bool {
+		return c.Row.Recipe == "postgres-advisory" && c.Row.Fault == "pause-leader" && slices.Contains(c.Row.Expect.Findings, "unavailable-beyond-bound")
+	}) {
+		t.Error("postgres-advisory under pause-leader must show its availability cost as a finding")
+	}
+	for _, c := range all {
+		cfg := c.Config
+		if err := harness.CheckConfig(&cfg); err != nil {
+			t.Errorf("%s: harness rejects the row: %v", c.Name, err)
+		}
+	}
+}

@@ -1,0 +1,237 @@
+package suite
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/harness"
+)
+
+// Result is the outcome of one case against its expectation.
+type Result struct {
+	Case     Case
+	Outcome  *harness.Outcome // nil when the run could not start
+	Observed Observed
+	Diffs    []string // empty = the outcome matches the expectation
+	Err      error    // harness error (the run still healed and tore down)
+	Wall     time.Duration
+}
+
+// Match reports whether the run produced the expected outcome.
+func (r Result) Match() bool { return r.Err == nil && len(r.Diffs) == 0 }
+
+// Overhead is the wall time beyond the planned phases: setup, teardown and checking.
+func (r Result) Overhead() time.Duration {
+	if d := r.Wall - r.Case.Planned(); d > 0 {
+		return d
+	}
+	return 0
+}
+
+// Options configure RunCases.
+type Options struct {
+	StoreRoot string // root of run directories ("" = harness default)
+	Parallel  int    // cases at once (< 1 = 1)
+	// Progress receives a line when a case starts and ends; nil = silent.
+	Progress io.Writer
+	// RunProgress, when set, receives each run's own progress lines (only sensible with Parallel 1).
+	RunProgress io.Writer
+}
+
+// RunCase runs one case through harness.Run and compares the outcome with its expectation.
+func RunCase(ctx context.Context, c Case, storeRoot string, progress io.Writer) Result {
+	cfg := c.Config
+	cfg.StoreRoot = storeRoot
+	cfg.Progress = progress
+	cfg.Args = []string{"splitbrain", "matrix", "--filter", "^" + c.Name + "$"}
+	start := time.Now()
+	out, err := harness.Run(ctx, cfg)
+	res := Result{Case: c, Outcome: out, Err: err, Wall: time.Since(start)}
+	verdict := harness.VerdictUnknown
+	if out != nil {
+		verdict = out.Verdict
+	}
+	var results *checkers.Results
+	if out != nil && out.RunDir != "" {
+		r, rerr := checkers.ReadResults(filepath.Join(out.RunDir, checkers.ResultsFile))
+		if rerr == nil {
+			results = r
+		} else {
+			res.Observed.ResultsError = rerr.Error()
+		}
+	}
+	errText := res.Observed.ResultsError
+	res.Observed = Observe(verdict, results)
+	res.Observed.ResultsError = errText
+	res.Diffs = Compare(c.Row.Expect, c.Row.Fault != "none", res.Observed)
+	if err != nil {
+		res.Diffs = append(res.Diffs, "harness error: "+err.Error())
+	}
+	return res
+}
+
+// RunCases runs the cases, Parallel at a time, and returns their results in case order.
+func RunCases(ctx context.Context, cases []Case, o Options) []Result {
+	n := max(o.Parallel, 1)
+	results := make([]Result, len(cases))
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	say := func(format string, args ...any) {
+		if o.Progress != nil {
+			mu.Lock()
+			fmt.Fprintf(o.Progress, format, args...)
+			mu.Unlock()
+		}
+	}
+	for i, c := range cases {
+		if ctx.Err() != nil {
+			results[i] = Result{Case: c, Err: context.Cause(ctx), Diffs: []string{"not run: interrupted"}}
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			say("matrix: [%d/%d] %s (planned %v) ...\n", i+1, len(cases), c.Name, c.Planned())
+			r := RunCase(ctx, c, o.StoreRoot, o.RunProgress)
+			results[i] = r
+			mark := "✓"
+			if !r.Match() {
+				mark = "✗ " + strings.Join(r.Diffs, "; ")
+			}
+			say("matrix: [%d/%d] %s: %s in %v %s\n", i+1, len(cases), c.Name, r.Observed.Verdict, r.Wall.Round(time.Second), mark)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// Summary aggregates a batch of results.
+type Summary struct {
+	Cases, Matched int
+	Wall           time.Duration // sum of run wall times
+	Overhead       time.Duration // sum of setup + teardown + checking
+}
+
+// Summarize totals results.
+func Summarize(rs []Result) Summary {
+	var s Summary
+	for _, r := range rs {
+		s.Cases++
+		if r.Match() {
+			s.Matched++
+		}
+		s.Wall += r.Wall
+		s.Overhead += r.Overhead()
+	}
+	return s
+}
+
+// OverheadShare is overhead / wall (0 without runs).
+func (s Summary) OverheadShare() float64 {
+	if s.Wall <= 0 {
+		return 0
+	}
+	return float64(s.Overhead) / float64(s.Wall)
+}
+
+// WriteTable prints the verdict table: row, expected, got, failover median, match.
+func WriteTable(w io.Writer, rs []Result) {
+	nameW := len("row")
+	for _, r := range rs {
+		nameW = max(nameW, utf8.RuneCountInString(r.Case.Name))
+	}
+	fmt.Fprintf(w, "%-*s  %-8s  %-8s  %-9s  %-7s  %s\n", nameW, "row", "expected", "got", "failover", "wall", "match")
+	for _, r := range rs {
+		fo := "-"
+		if m := r.Observed.MedianFailover(); m >= 0 {
+			fo = m.Round(10 * time.Millisecond).String()
+		}
+		got := r.Observed.Verdict
+		if got == "" {
+			got = "-"
+		}
+		mark := "✓"
+		if !r.Match() {
+			mark = "✗ " + strings.Join(r.Diffs, "; ")
+		}
+		fmt.Fprintf(w, "%-*s  %-8s  %-8s  %-9s  %-7s  %s\n", nameW, r.Case.Name, r.Case.Row.Expect.Verdict, got, fo,
+			r.Wall.Round(time.Second), mark)
+	}
+	s := Summarize(rs)
+	fmt.Fprintf(w, "%d/%d rows as expected; run time %v, harness overhead %v (%.0f%%)\n",
+		s.Matched, s.Cases, s.Wall.Round(time.Second), s.Overhead.Round(time.Second), 100*s.OverheadShare())
+}
+
+// JUnit document of a matrix run: one testcase per case, failing when the outcome differs.
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Time     float64     `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      float64       `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the matrix outcome as JUnit XML to path.
+func WriteJUnit(path, suiteName string, rs []Result) error {
+	s := junitSuite{Name: suiteName}
+	for _, r := range rs {
+		jc := junitCase{Name: r.Case.Name, Classname: "splitbrain.matrix." + r.Case.Row.Store, Time: r.Wall.Seconds()}
+		var out []string
+		if r.Outcome != nil {
+			out = append(out, "run dir: "+r.Outcome.RunDir)
+		}
+		out = append(out, fmt.Sprintf("expected %s, got %s; reasons %v; findings %v",
+			r.Case.Row.Expect.Verdict, r.Observed.Verdict, r.Observed.Reasons, r.Observed.Findings))
+		jc.SystemOut = strings.Join(out, "\n")
+		switch {
+		case r.Err != nil:
+			jc.Error = &junitProblem{Message: "harness error", Text: r.Err.Error() + "\n" + strings.Join(r.Diffs, "\n")}
+			s.Errors++
+		case len(r.Diffs) > 0:
+			jc.Failure = &junitProblem{Message: "outcome differs from the matrix", Text: strings.Join(r.Diffs, "\n")}
+			s.Failures++
+		}
+		s.Tests++
+		s.Time += r.Wall.Seconds()
+		s.Cases = append(s.Cases, jc)
+	}
+	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{s}}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
+}
