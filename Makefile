@@ -6,6 +6,8 @@ BIN := bin/splitbrain
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 export CGO_ENABLED := 0
+# The candidate image copies this binary; naming it saves every run a `go build` check.
+export SPLITBRAIN_BINARY := $(abspath $(BIN))
 
 .PHONY: all deps build images test unit chaos-test chaos nightly vet clean-docker
 

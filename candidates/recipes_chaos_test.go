@@ -372,7 +372,7 @@ func exercise(t *testing.T, g *group, spec runtime.Spec, strict bool) {
 		cur = third
 	}
 	t.Logf("%s over %d rounds: handoff median %v max %v (bound %v); crash failover median %v max %v (bound %v)",
-		spec.Name, *rounds, median(handoffs), slices.Max(handoffs), tm.HandoffBound,
+		t.Name(), *rounds, median(handoffs), slices.Max(handoffs), tm.HandoffBound,
 		median(failovers), slices.Max(failovers), tm.FailoverBound)
 	g.stopAll()
 	g.checkResource()

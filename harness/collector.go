@@ -22,6 +22,9 @@ const maxViolationLine = 512
 type Recorder struct {
 	w     *history.Writer
 	state *LiveState
+	// beforeEvent, when set, runs before a candidate's event line is recorded (the run uses
+	// it to record a restart it has not seen yet ahead of the restarted process's events).
+	beforeEvent func(node string)
 
 	mu      sync.Mutex
 	closed  bool
@@ -67,6 +70,9 @@ func (r *Recorder) CandidateLine(node string, line []byte) {
 		return
 	}
 	if err == nil {
+		if r.beforeEvent != nil {
+			r.beforeEvent(node)
+		}
 		if p.ClockAware {
 			r.state.markClockAware(node)
 		}

@@ -128,3 +128,9 @@ func TestDefaultTestName(t *testing.T) {
 		t.Errorf("long name not cut: %d chars", len(long))
 	}
 }
+
+func TestClockFileOutsideBinaryPath(t *testing.T) {
+	if strings.HasPrefix(candidateClockFile, "/splitbrain/") || candidateClockFile == "/splitbrain" {
+		t.Fatalf("clock file %s cannot exist in the candidate image, whose binary is /splitbrain", candidateClockFile)
+	}
+}

@@ -30,27 +30,51 @@ func (p *proc) isRunning() bool {
 	return p.running
 }
 
-// markStarted records process-start for a process the harness started; before is the time
-// the start call began. p.mu must be held.
-func (r *run) markStarted(ctx context.Context, p *proc, before int64) {
-	pid := 0
-	if st, err := p.node.State(ctx); err == nil {
-		pid = st.Pid
-	}
-	p.running, p.pid = true, pid
-	r.recordStart(p, pid, before)
+// markStarting records process-start for a process the harness is about to start (before
+// the start call, so the event precedes the process's output in time and in the file).
+// p.mu must be held.
+func (r *run) markStarting(p *proc) {
+	p.running, p.pid = true, 0
+	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessStart, Node: p.name})
 }
 
-// recordStart records process-start at the kernel's start time of the process, so it
-// precedes the process's first output in time (creating a container takes seconds on a busy
-// engine, and the process may print before the start call returns or the next poll sees
-// it). Without /proc access it falls back to fallback.
-func (r *run) recordStart(p *proc, pid int, fallback int64) {
+// markStarted notes the pid once the start call returned. p.mu must be held.
+func (r *run) markStarted(ctx context.Context, p *proc) {
+	if st, err := p.node.State(ctx); err == nil {
+		p.pid = st.Pid
+	}
+}
+
+// markStartFailed undoes markStarting after a failed start. p.mu must be held.
+func (r *run) markStartFailed(p *proc) {
+	p.running = false
+	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Reason: "start failed"})
+}
+
+// recordStart records process-start for a start the harness did not make (a nemesis
+// restart found by polling, or announced by the process's first output) at the kernel's
+// start time of the process, so it precedes the process's first output in time. Without
+// /proc access it falls back to now.
+func (r *run) recordStart(p *proc, pid int) {
 	t, err := processStartMono(pid)
-	if err != nil || t > history.Now() {
-		t = fallback
+	if now := history.Now(); err != nil || t > now {
+		t = now
 	}
 	r.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindProcessStart, Node: p.name})
+}
+
+// beforeCandidateEvent runs before an event line of node is recorded: an event from a
+// process the harness believes is not running means it was restarted (by the nemesis) and
+// the poll has not seen it yet; its process-start must come first.
+func (r *run) beforeCandidateEvent(node string) {
+	p := r.proc(node)
+	if p == nil || !p.mu.TryLock() { // locked: someone is starting or observing it right now
+		return
+	}
+	defer p.mu.Unlock()
+	if !p.running && p.node != nil {
+		r.observeLocked(context.WithoutCancel(r.root), p)
+	}
 }
 
 // observe reads the container state and records a transition the harness has not seen yet.
@@ -66,6 +90,9 @@ func (r *run) observe(ctx context.Context, p *proc, block bool) {
 }
 
 func (r *run) observeLocked(ctx context.Context, p *proc) {
+	if p.node == nil {
+		return // not created yet
+	}
 	st, err := p.node.State(ctx)
 	if err != nil {
 		return
@@ -79,10 +106,10 @@ func (r *run) observeLocked(ctx context.Context, p *proc) {
 		// Exited and restarted between two polls: the exit code is gone.
 		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name})
 		p.pid = st.Pid
-		r.recordStart(p, st.Pid, history.Now())
+		r.recordStart(p, st.Pid)
 	case !p.running && st.Running:
 		p.running, p.pid = true, st.Pid
-		r.recordStart(p, st.Pid, history.Now())
+		r.recordStart(p, st.Pid)
 	case p.running && p.pid == 0:
 		p.pid = st.Pid
 	}
@@ -121,11 +148,12 @@ func (r *run) restartCandidate(ctx context.Context, p *proc) error {
 	if p.running {
 		return nil
 	}
-	before := history.Now()
+	r.markStarting(p)
 	if err := p.node.Start(ctx); err != nil {
+		r.markStartFailed(p)
 		return fmt.Errorf("restart %s: %w", p.name, err)
 	}
-	r.markStarted(ctx, p, before)
+	r.markStarted(ctx, p)
 	return nil
 }
 
@@ -151,6 +179,9 @@ func (r *run) ensureCandidatesRunning(ctx context.Context) error {
 func (r *run) stopCandidate(ctx context.Context, p *proc) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.node == nil {
+		return
+	}
 	st, err := p.node.State(ctx)
 	if err != nil {
 		return
@@ -168,7 +199,7 @@ func (r *run) stopCandidate(ctx context.Context, p *proc) {
 // signal sends sig to a candidate and records it.
 func (r *run) signal(ctx context.Context, node, sig, reason string) error {
 	p := r.proc(node)
-	if p == nil {
+	if p == nil || p.node == nil {
 		return fmt.Errorf("no candidate %q", node)
 	}
 	// Once decided, the signal is sent even if ctx ends meanwhile: a half-sent signal would
@@ -218,7 +249,7 @@ func (w workloadEnv) WaitExit(ctx context.Context, node string) error {
 
 func (w workloadEnv) Restart(ctx context.Context, node string) error {
 	p := w.r.proc(node)
-	if p == nil {
+	if p == nil || p.node == nil {
 		return fmt.Errorf("no candidate %q", node)
 	}
 	return w.r.restartCandidate(ctx, p)
@@ -232,7 +263,9 @@ type nemesisEnv struct{ r *run }
 func (n nemesisEnv) Candidates() []*platform.Node {
 	var out []*platform.Node
 	for _, p := range n.r.candidates() {
-		out = append(out, p.node)
+		if p.node != nil {
+			out = append(out, p.node)
+		}
 	}
 	return out
 }

@@ -110,6 +110,7 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 		return nil, err
 	}
 	r.rec = NewRecorder(r.w, r.state)
+	r.rec.beforeEvent = r.beforeCandidateEvent
 	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindRunStart, Spec: r.summary()})
 	if err := r.writeConfig(); err != nil {
 		r.w.Close()
@@ -405,7 +406,9 @@ func (r *run) teardown(ctx context.Context) {
 		}()
 	}
 	for _, p := range r.candidates() {
-		remove(p.node.Terminate)
+		if p.node != nil {
+			remove(p.node.Terminate)
+		}
 	}
 	if r.resource != nil {
 		remove(r.resource.Terminate)

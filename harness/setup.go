@@ -14,7 +14,6 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
 	"github.com/splitbrain-chaos/splitbrain/harness/images"
 	"github.com/splitbrain-chaos/splitbrain/harness/platform"
 	"github.com/splitbrain-chaos/splitbrain/harness/stores"
@@ -24,16 +23,10 @@ import (
 // testHookAfterStore lets tests fail (or panic) setup once the store and the resource run.
 var testHookAfterStore func() error
 
-// candidateClockFile is where the clock-offset control goes in candidate containers. The
-// candidate image holds the splitbrain binary at /splitbrain, so a contract path under
-// "/splitbrain/" cannot exist there; the harness then uses a top-level file and tells the
-// candidate through SPLITBRAIN_CLOCK_OFFSET_FILE (the contract's way to name the path).
-var candidateClockFile = func() string {
-	if strings.HasPrefix(contract.ClockFilePath, "/splitbrain/") {
-		return "/splitbrain-clock-offset"
-	}
-	return contract.ClockFilePath
-}()
+// candidateClockFile is where the clock-offset control goes in candidate containers; the
+// path is also passed in SPLITBRAIN_CLOCK_OFFSET_FILE. It must not lie under /splitbrain/,
+// which is the candidate image's binary (a unit test checks).
+const candidateClockFile = contract.ClockFilePath
 
 // externalPath is where a --candidate-cmd executable is copied into its container.
 const externalPath = "/splitbrain-candidate"
@@ -218,38 +211,39 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 	return spec
 }
 
-// startCandidates starts c1..cN at about the same time, so none gets a head start.
+// startCandidates starts c1..cN at about the same time, so none gets a head start. Each
+// process-start is recorded before its container starts, so it precedes the candidate's
+// first event both in time and in the file.
 func (r *run) startCandidates(ctx context.Context, ext *external) error {
 	names := r.candidateNames()
 	procs := make([]*proc, len(names))
+	r.mu.Lock()
+	for i, name := range names {
+		procs[i] = &proc{name: name}
+		r.cands = append(r.cands, procs[i])
+		r.byName[name] = procs[i]
+	}
+	r.mu.Unlock()
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
-	for i, name := range names {
+	for i, p := range procs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			before := history.Now()
-			n, err := r.eng.Start(ctx, r.runID, r.net, r.candidateSpec(name, ext))
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			r.markStarting(p)
+			n, err := r.eng.Start(ctx, r.runID, r.net, r.candidateSpec(p.name, ext))
 			if err != nil {
-				errs[i] = fmt.Errorf("candidate %s: %w", name, err)
+				r.markStartFailed(p)
+				errs[i] = fmt.Errorf("candidate %s: %w", p.name, err)
 				return
 			}
-			p := &proc{name: name, node: n}
-			p.mu.Lock()
-			r.markStarted(ctx, p, before)
-			p.mu.Unlock()
-			procs[i] = p
+			p.node = n
+			r.markStarted(ctx, p)
 		}()
 	}
 	wg.Wait()
-	r.mu.Lock()
-	for _, p := range procs {
-		if p != nil {
-			r.cands = append(r.cands, p)
-			r.byName[p.name] = p
-		}
-	}
-	r.mu.Unlock()
 	return errors.Join(errs...)
 }
 

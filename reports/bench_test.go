@@ -83,6 +83,9 @@ func bigRun(b *testing.B, dir string) int {
 // BenchmarkRenderRunMillion renders report.html + junit.xml for a 1,000,000-event run.
 func BenchmarkRenderRunMillion(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "big")
+	if keep := os.Getenv("SPLITBRAIN_KEEP_FIXTURE"); keep != "" { // to time `splitbrain report` on it
+		dir = filepath.Join(keep, "big")
+	}
 	n := bigRun(b, dir)
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -353,7 +353,7 @@ func runFacts(r *checkers.Results, cfg *runConfig) []fact {
 		}
 	}
 	workload := firstNonEmpty(cfg.Workload, f.Workload)
-	if f.WriteInterval != "" {
+	if f.WriteInterval != "" && cfg.Workload == "" {
 		workload += " (writes every " + f.WriteInterval + ")"
 	}
 	schedule := firstNonEmpty(cfg.Schedule, f.Nemesis, "none")

@@ -37,7 +37,8 @@ const (
 )
 
 // ClockFilePath is where the harness places the clock-offset control in candidate containers.
-const ClockFilePath = "/splitbrain/clock-offset"
+// Top level, because /splitbrain is the binary itself in the candidate image.
+const ClockFilePath = "/splitbrain-clock-offset"
 
 // Store kinds, the values of EnvStore.
 const (

@@ -81,6 +81,10 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// ZooKeeper tuning; zero values take the defaults documented in docs/stores.md.
 	ZKTickTime time.Duration
+	// ExtraEnv and ExtraFiles go into every node of the cluster: the run uses them to put
+	// libfaketime in front of servers whose clocks a nemesis plan will skew.
+	ExtraEnv   map[string]string
+	ExtraFiles []platform.File
 }
 
 // Validate checks the options and fills in defaults.
@@ -303,6 +307,8 @@ func startNodes(ctx context.Context, env *launchEnv, specs []platform.NodeSpec) 
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup
 	for i, s := range specs {
+		s.Env = withExtraEnv(s.Env, env.opts.ExtraEnv)
+		s.Files = append(append([]platform.File(nil), s.Files...), env.opts.ExtraFiles...)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -371,6 +377,20 @@ func nodeNames(prefix string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = fmt.Sprintf("%s-%d", prefix, i+1)
+	}
+	return out
+}
+
+func withExtraEnv(base, extra map[string]string) map[string]string {
+	if len(extra) == 0 {
+		return base
+	}
+	out := make(map[string]string, len(base)+len(extra))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
 	}
 	return out
 }

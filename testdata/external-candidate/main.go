@@ -134,6 +134,9 @@ func main() {
 			}
 		}
 		tick.Stop()
+		if ctx.Err() != nil {
+			reason = "sigterm" // the session ends with ctx too; the shutdown is the cause
+		}
 		emit(map[string]any{"kind": "stepped-down", "reason": reason})
 		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		el.Resign(rctx)

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// Bad command lines are refused with exit 64 before anything starts, naming the problem.
+func TestRunUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--recipe", "etcd-election", "--time", "1s"}, "no store given"},
+		{[]string{"run", "--store", "mysql", "--recipe", "etcd-election", "--time", "1s"}, `unknown store "mysql"`},
+		{[]string{"run", "--store", "etcd", "--recipe", "nope", "--time", "1s"}, `unknown recipe "nope"`},
+		{[]string{"run", "--store", "redis", "--recipe", "etcd-election", "--time", "1s"}, `runs on store "etcd", not "redis"`},
+		{[]string{"run", "--store", "etcd", "--recipe", "etcd-election"}, "--time"},
+		{[]string{"run", "--store", "etcd", "--recipe", "etcd-election", "--time", "1s", "--workload", "storm"}, "valid workloads are handoff, steady"},
+		{[]string{"run", "--store", "etcd", "--candidate-cmd", "/does/not/exist", "--time", "1s"}, "does not exist"},
+		{[]string{"run", "--store", "etcd", "--recipe", "etcd-election", "--time", "1s", "--require", "speed"}, `--require "speed"`},
+		{[]string{"run", "--store", "etcd", "--recipe", "etcd-election", "--time", "1s", "--nemesis", "teleport:target=leader"}, "--nemesis"},
+		{[]string{"run", "--store", "etcd", "--recipe", "etcd-election", "--time", "1s", "extra"}, `unexpected argument "extra"`},
+	}
+	for _, tc := range cases {
+		var out, errOut bytes.Buffer
+		code := runMain(tc.args, &out, &errOut)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (stderr %s)", tc.args, code, exitUsage, errOut.String())
+		}
+		if !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("%v: stderr %q lacks %q", tc.args, errOut.String(), tc.want)
+		}
+	}
+}
