@@ -63,22 +63,24 @@ func (r *run) conclude(ctx context.Context, runErr error) (*Outcome, error) {
 		out.Reasons = append(out.Reasons, "checkers failed: "+err.Error())
 		return out, fmt.Errorf("check: %w", err)
 	}
-	if results != nil {
-		if err := writeJSON(filepath.Join(r.dir, ResultsFile), results); err != nil {
-			return out, err
-		}
-	}
 	out.Verdict = verdict
 	out.Reasons = append(out.Reasons, reasons...)
 	if out.Verdict == VerdictValid {
 		switch {
 		case runErr != nil:
+			msg := "the run did not complete: " + runErr.Error()
 			out.Verdict = VerdictUnknown
-			out.Reasons = append(out.Reasons, "the run did not complete: "+runErr.Error())
+			out.Reasons = append(out.Reasons, msg)
+			demote(results, "run-incomplete", msg)
 		case r.healErr != nil:
+			msg := "a fault could not be healed, so recovery is not evidence: " + r.healErr.Error()
 			out.Verdict = VerdictUnknown
-			out.Reasons = append(out.Reasons, "a fault could not be healed, so recovery is not evidence: "+r.healErr.Error())
+			out.Reasons = append(out.Reasons, msg)
+			demote(results, "heal-failed", msg)
 		}
+	}
+	if err := writeJSON(filepath.Join(r.dir, ResultsFile), results); err != nil {
+		return out, err
 	}
 	return out, nil
 }

@@ -9,7 +9,7 @@ import (
 
 // runCheckers runs every checker and returns the verdict, its reasons as text and the
 // results document for results.json.
-func runCheckers(ctx context.Context, evs []history.Event, p checkers.Params) (string, []string, any, error) {
+func runCheckers(ctx context.Context, evs []history.Event, p checkers.Params) (string, []string, *checkers.Results, error) {
 	res, err := checkers.Check(ctx, evs, p)
 	if err != nil {
 		return VerdictUnknown, nil, nil, err
@@ -19,4 +19,11 @@ func runCheckers(ctx context.Context, evs []history.Event, p checkers.Params) (s
 		reasons = append(reasons, string(r.Severity)+": "+r.Message)
 	}
 	return string(res.Verdict), reasons, res, nil
+}
+
+// demote turns a valid results document into unknown with the harness's reason, so that
+// results.json, the report and the exit code all agree.
+func demote(res *checkers.Results, code, msg string) {
+	res.Verdict = checkers.Unknown
+	res.Reasons = append(res.Reasons, checkers.Reason{Checker: "harness", Code: code, Severity: checkers.SevUnknown, Message: msg})
 }

@@ -76,8 +76,10 @@ func (r *run) setup(ctx context.Context) error {
 		resErr = r.startResource(ctx)
 		resDur = time.Since(step)
 	}()
+	storeFaketime := faketimeFor(string(kind), r.prep.schedule)
 	cluster, err := stores.Launch(ctx, r.eng, r.net, r.runID, stores.Options{
 		Kind: kind, Nodes: r.cfg.StoreNodes, Profile: r.cfg.Profile, Images: r.imgs, LogDir: r.logDir(),
+		ExtraEnv: storeFaketime.env, ExtraFiles: storeFaketime.files,
 	})
 	storeDur := time.Since(step)
 	wg.Wait()
@@ -263,4 +265,28 @@ func (r *run) planFaults() error {
 		r.nem = nemesis.New(nemesisEnv{r}, plan.Topology)
 	}
 	return nil
+}
+
+type faketimeSetup struct {
+	env   map[string]string
+	files []platform.File
+}
+
+// faketimeFor puts libfaketime in front of the store servers when the schedule skews a
+// store node's clock and the store supports it; otherwise the servers run untouched (a
+// preloaded library is not free, and the JVM is sensitive to it).
+func faketimeFor(storeKind string, sched nemesis.Schedule) faketimeSetup {
+	if ok, _ := nemesis.ClockSupported(storeKind); !ok {
+		return faketimeSetup{}
+	}
+	for _, f := range sched.Faults {
+		storeTarget := strings.HasPrefix(f.Target, "store-") || f.Target == nemesis.TargetAllStore
+		if f.Kind == "clock" && storeTarget {
+			return faketimeSetup{
+				env:   nemesis.FaketimeEnv(storeKind),
+				files: []platform.File{{Path: nemesis.FaketimeFile, Content: []byte(nemesis.FaketimeInitial), Mode: 0o644}},
+			}
+		}
+	}
+	return faketimeSetup{}
 }

@@ -53,15 +53,8 @@ type ClockFiler interface {
 	CandidateClockFile() string
 }
 
-// defaultCandidateClockFile is contract.ClockFilePath unless that lies under /splitbrain/,
-// which is the binary itself in the candidate image; then it is the path the run lifecycle
-// uses instead (harness/setup.go). Both agree until the contract path is fixed.
-var defaultCandidateClockFile = func() string {
-	if strings.HasPrefix(contract.ClockFilePath, "/splitbrain/") {
-		return "/splitbrain-clock-offset"
-	}
-	return contract.ClockFilePath
-}()
+// defaultCandidateClockFile is where the candidate contract puts the clock-offset control.
+const defaultCandidateClockFile = contract.ClockFilePath
 
 func (n *Nemesis) candidateClockFile() string {
 	if cf, ok := n.env.(ClockFiler); ok {

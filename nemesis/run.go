@@ -172,7 +172,6 @@ func (n *Nemesis) runOne(ctx context.Context, pf PlannedFault) error {
 	}
 	n.inflight.Add(1)
 	n.mu.Unlock()
-	t0 := history.Now()
 	actx, cancel := context.WithTimeout(ctx, applyTimeout)
 	ap, err := k.apply(actx, n, pf)
 	cancel()
@@ -183,7 +182,10 @@ func (n *Nemesis) runOne(ctx context.Context, pf PlannedFault) error {
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w (interrupted: the run was cancelled while the fault was applied)", err)
 	}
-	n.record(history.KindFaultStart, pf, targets, t0, err)
+	// Stamped once the fault is in effect (the process is dead, the rules are listed): a
+	// checker ends a killed leader's tenure here, and a partition's sidecar may take a second
+	// to start, which must not count as failover time.
+	n.record(history.KindFaultStart, pf, targets, history.Now(), err)
 	if ap == nil || ap.heal == nil {
 		n.record(history.KindFaultEnd, pf, targets, history.Now(), nil)
 		n.inflight.Done()

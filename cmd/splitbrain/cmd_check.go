@@ -13,6 +13,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
 func init() {
@@ -93,6 +94,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	} else {
 		res.Summary(stdout)
 		fmt.Fprintf(stdout, "results: %s (checked in %v)\n", filepath.Join(dir, checkers.ResultsFile), time.Duration(res.CheckNs).Round(time.Millisecond))
+	}
+	// The report must show the new verdict, not the one it was first rendered with.
+	if err := reports.RenderRun(dir); err != nil {
+		fmt.Fprintf(stderr, "splitbrain check: report not rendered: %v\n", err)
 	}
 	return res.Verdict.ExitCode(), nil
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/harness/images"
+	"github.com/splitbrain-chaos/splitbrain/reports"
 	"github.com/splitbrain-chaos/splitbrain/workloads"
 )
 
@@ -69,6 +72,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	if *quiet && out != nil {
 		fmt.Fprint(stdout, harness.FormatSummary(out))
 	}
+	if out != nil && out.RunDir != "" {
+		publishRun(out.RunDir, stdout, stderr)
+	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 			err = fmt.Errorf("interrupted; healed and torn down (%w)", err)
@@ -92,4 +98,24 @@ func candidateDesc(c *harness.Config) string {
 		return "candidate image " + c.CandidateImage
 	}
 	return "recipe " + c.Recipe
+}
+
+// publishRun renders the run's report and refreshes the store index. A run that never got
+// to checking has no results.json and no report; its history and logs stay.
+func publishRun(runDir string, stdout, stderr io.Writer) {
+	if _, err := os.Stat(filepath.Join(runDir, harness.ResultsFile)); err != nil {
+		return
+	}
+	if err := reports.RenderRun(runDir); err != nil {
+		fmt.Fprintf(stderr, "splitbrain: report of %s: %v\n", runDir, err)
+		return
+	}
+	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(runDir, "report.html"))
+	// The store root is two levels up: <root>/<test-name>/<timestamp>.
+	root := filepath.Dir(filepath.Dir(runDir))
+	if err := reports.RenderIndex(root); err != nil {
+		fmt.Fprintf(stderr, "splitbrain: index of %s: %v\n", root, err)
+		return
+	}
+	fmt.Fprintf(stdout, "index:  %s\n", filepath.Join(root, "index.html"))
 }
