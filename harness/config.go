@@ -8,6 +8,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"github.com/splitbrain-chaos/splitbrain/reports"
 	"io"
 	"os"
 	"path/filepath"
@@ -78,8 +79,9 @@ type Config struct {
 
 	Require []string // checker requirements: exclusive, liveness
 
-	Progress       io.Writer     // periodic progress lines and the summary; nil = silent
-	ProgressPeriod time.Duration // 0 = DefaultProgressPeriod
+	Progress       io.Writer            // periodic progress lines and the summary; nil = silent
+	ProgressPeriod time.Duration        // 0 = DefaultProgressPeriod (plain lines; a terminal is redrawn live)
+	ProgressMode   reports.ProgressMode // auto (terminal line or plain lines), quiet or JSON
 
 	Args []string // the command line, recorded in config.json for replay
 }

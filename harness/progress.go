@@ -2,12 +2,13 @@ package harness
 
 import (
 	"fmt"
+	"github.com/splitbrain-chaos/splitbrain/reports"
 	"strings"
 	"time"
 )
 
-// startProgress prints a plain status line every ProgressPeriod (CI-log friendly) until
-// the returned stop function is called.
+// startProgress feeds the progress display (a redrawn line on a terminal, plain periodic
+// lines in CI logs, or JSON) until the returned stop function is called.
 func (r *run) startProgress() (stop func()) {
 	if r.cfg.Progress == nil {
 		return func() {}
@@ -16,14 +17,14 @@ func (r *run) startProgress() (stop func()) {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(r.cfg.ProgressPeriod)
+		t := time.NewTicker(200 * time.Millisecond) // the display throttles itself
 		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
-				fmt.Fprintln(r.out, r.statusLine())
+				r.prog.Update(r.status())
 			}
 		}
 	}()
@@ -33,9 +34,8 @@ func (r *run) startProgress() (stop func()) {
 	}
 }
 
-// statusLine is one progress line: phase, elapsed/total, leader and token, active faults,
-// elections, writes accepted/rejected.
-func (r *run) statusLine() string {
+// status maps the live state onto the progress display's status.
+func (r *run) status() reports.Status {
 	s := r.state.Snapshot()
 	r.mu.Lock()
 	from := r.lifeStart
@@ -43,32 +43,16 @@ func (r *run) statusLine() string {
 	if from.IsZero() {
 		from = r.started // still in setup
 	}
-	return FormatStatus(s, time.Since(from), r.cfg.TotalTime())
-}
-
-// FormatStatus renders a snapshot as one progress line.
-func FormatStatus(s Snapshot, elapsed, total time.Duration) string {
-	leader := "none"
-	if len(s.Leaders) > 0 {
-		parts := make([]string, len(s.Leaders))
-		for i, l := range s.Leaders {
-			parts[i] = fmt.Sprintf("%s(token %d)", l.Node, l.Token)
-		}
-		leader = strings.Join(parts, "+")
-		if len(s.Leaders) > 1 {
-			leader += " SPLIT"
-		}
+	st := reports.Status{Phase: s.Phase, Elapsed: time.Since(from), Total: r.cfg.TotalTime(),
+		ActiveFaults: s.ActiveFaults, Elections: int64(s.Counts.Elections),
+		WritesAccepted: int64(s.Counts.WritesAccepted), WritesRejected: int64(s.Counts.WritesRejected)}
+	if st.Phase == "" {
+		st.Phase = "starting"
 	}
-	faults := "none"
-	if len(s.ActiveFaults) > 0 {
-		faults = strings.Join(s.ActiveFaults, ", ")
+	for _, l := range s.Leaders {
+		st.Leaders = append(st.Leaders, reports.Leader{Node: l.Node, Token: l.Token})
 	}
-	phase := s.Phase
-	if phase == "" {
-		phase = "starting"
-	}
-	return fmt.Sprintf("[%6.1fs/%v] %-8s leader %s | faults %s | elections %d | writes %d accepted, %d rejected",
-		elapsed.Seconds(), total, phase, leader, faults, s.Counts.Elections, s.Counts.WritesAccepted, s.Counts.WritesRejected)
+	return st
 }
 
 // printSummary prints the end-of-run summary.
@@ -76,7 +60,7 @@ func (r *run) printSummary(o *Outcome) {
 	if o == nil {
 		return
 	}
-	fmt.Fprint(r.out, FormatSummary(o))
+	r.prog.Summary(FormatSummary(o), map[string]any{"verdict": o.Verdict, "run_dir": o.RunDir, "reasons": o.Reasons})
 }
 
 // FormatSummary renders the outcome as a short multi-line summary.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/splitbrain-chaos/splitbrain/reports"
 	"io"
 	"os"
 	"path/filepath"
@@ -61,6 +62,7 @@ type run struct {
 	rec     *Recorder
 	state   *LiveState
 	out     io.Writer // progress and summary; io.Discard when quiet
+	prog    *reports.Progress
 
 	// root is the caller's context: when it ends the run heals and tears down.
 	root context.Context
@@ -102,6 +104,8 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 	if r.out == nil {
 		r.out = io.Discard
 	}
+	r.prog = reports.NewProgress(r.out, cfg.ProgressMode)
+	r.prog.Period = cfg.ProgressPeriod
 	r.runID = platform.NewRunID()
 	if r.dir, err = CreateRunDir(cfg.StoreRoot, cfg.TestName, r.started); err != nil {
 		return nil, err
@@ -202,7 +206,7 @@ func (r *run) phase(name string) {
 }
 
 func (r *run) logf(format string, args ...any) {
-	fmt.Fprintf(r.out, "splitbrain: "+format+"\n", args...)
+	r.prog.Event("log", "splitbrain: "+fmt.Sprintf(format, args...), nil)
 }
 
 // summary is the run-start event's one-line description.

@@ -61,20 +61,6 @@ func TestLiveStateFaultsAndWrites(t *testing.T) {
 	}
 }
 
-func TestFormatStatus(t *testing.T) {
-	s := Snapshot{Phase: "faults", Leaders: []Tenure{{"c1", 3}, {"c2", 5}}, ActiveFaults: []string{"#1 pause@c1"},
-		Counts: Counts{Elections: 2, WritesAccepted: 10, WritesRejected: 1}}
-	got := FormatStatus(s, 1500*time.Millisecond, 20*time.Second)
-	for _, want := range []string{"1.5s/20s", "faults", "c1(token 3)+c2(token 5) SPLIT", "#1 pause@c1", "elections 2", "10 accepted, 1 rejected"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("%q lacks %q", got, want)
-		}
-	}
-	if got := FormatStatus(Snapshot{}, 0, time.Second); !strings.Contains(got, "starting") || !strings.Contains(got, "leader none") {
-		t.Errorf("empty status %q", got)
-	}
-}
-
 func TestFormatSummary(t *testing.T) {
 	o := &Outcome{Verdict: "invalid", Reasons: []string{"invalid: stale write accepted"}, RunDir: "/x",
 		Leaders: []string{"c1", "c2"}, Counts: Counts{Elections: 3, WritesAccepted: 5, StaleAccepted: 1}, HealError: "boom"}

@@ -8,16 +8,21 @@ const Version = 1
 
 // Environment variables the harness sets for every candidate.
 const (
-	EnvNodeID         = "SPLITBRAIN_NODE_ID"           // e.g. "c1"; unique within the run
-	EnvStore          = "SPLITBRAIN_STORE"             // etcd | zookeeper | postgres | redis
-	EnvStoreEndpoints = "SPLITBRAIN_STORE_ENDPOINTS"   // comma-separated host:port list, reachable from the candidate
-	EnvResourceURL    = "SPLITBRAIN_RESOURCE_URL"      // base URL of the fenced resource, e.g. http://resource:8080
-	EnvLeaseTTL       = "SPLITBRAIN_LEASE_TTL"         // lease/session length, Go duration ("2s")
-	EnvWriteInterval  = "SPLITBRAIN_WRITE_INTERVAL"    // leader write interval, Go duration ("50ms")
-	EnvClockFile      = "SPLITBRAIN_CLOCK_OFFSET_FILE" // file holding the clock offset in ns (signed integer)
-	EnvElectionName   = "SPLITBRAIN_ELECTION"          // election/lock name to use (key prefix, znode path, lock id)
-	EnvRecipe         = "SPLITBRAIN_RECIPE"            // recipe name, for Go recipes
-	EnvContract       = "SPLITBRAIN_CONTRACT"          // contract version the harness speaks
+	EnvNodeID         = "SPLITBRAIN_NODE_ID"         // e.g. "c1"; unique within the run
+	EnvStore          = "SPLITBRAIN_STORE"           // etcd | zookeeper | postgres | redis
+	EnvStoreEndpoints = "SPLITBRAIN_STORE_ENDPOINTS" // comma-separated host:port list, reachable from the candidate
+	EnvResourceURL    = "SPLITBRAIN_RESOURCE_URL"    // base URL of the fenced resource, e.g. http://resource:8080
+	EnvLeaseTTL       = "SPLITBRAIN_LEASE_TTL"       // lease/session length, Go duration ("2s")
+	EnvWriteInterval  = "SPLITBRAIN_WRITE_INTERVAL"  // leader write interval, Go duration ("50ms")
+	// EnvLeaderWork is how long a Go-recipe leader works between checking its lease and
+	// sending the write it decided on (default: the write interval, so nearly every moment of
+	// a leader's life lies in that gap). Real services do work there; it is where a GC pause
+	// falls in the classic zombie-leader case.
+	EnvLeaderWork   = "SPLITBRAIN_LEADER_WORK"
+	EnvClockFile    = "SPLITBRAIN_CLOCK_OFFSET_FILE" // file holding the clock offset in ns (signed integer)
+	EnvElectionName = "SPLITBRAIN_ELECTION"          // election/lock name to use (key prefix, znode path, lock id)
+	EnvRecipe       = "SPLITBRAIN_RECIPE"            // recipe name, for Go recipes
+	EnvContract     = "SPLITBRAIN_CONTRACT"          // contract version the harness speaks
 
 	// Optional tuning; empty means the recipe's default (derived from the TTL, see docs).
 	EnvRenewInterval = "SPLITBRAIN_RENEW_INTERVAL" // how often a lease holder renews, Go duration

@@ -196,3 +196,32 @@ func BenchmarkParseLine(b *testing.B) {
 		}
 	}
 }
+
+func TestLeaderWorkDefaultsToTheInterval(t *testing.T) {
+	base := map[string]string{
+		EnvNodeID: "c1", EnvStore: "etcd", EnvStoreEndpoints: "etcd-1:2379",
+		EnvResourceURL: "http://resource:8080", EnvWriteInterval: "40ms",
+	}
+	lookup := func(extra map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			if v, ok := extra[k]; ok {
+				return v, true
+			}
+			v, ok := base[k]
+			return v, ok
+		}
+	}
+	c, err := ParseEnv(lookup(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LeaderWork != 40*time.Millisecond {
+		t.Fatalf("default leader work %v, want the 40ms write interval", c.LeaderWork)
+	}
+	if c, err = ParseEnv(lookup(map[string]string{EnvLeaderWork: "0s"})); err != nil || c.LeaderWork != 0 {
+		t.Fatalf("explicit 0s: %v, %v", c.LeaderWork, err)
+	}
+	if _, err = ParseEnv(lookup(map[string]string{EnvLeaderWork: "-5ms"})); err == nil || !strings.Contains(err.Error(), EnvLeaderWork) {
+		t.Fatalf("negative work accepted or error unnamed: %v", err)
+	}
+}

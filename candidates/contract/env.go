@@ -16,6 +16,7 @@ type Config struct {
 	ResourceURL   string   // base URL, no trailing slash
 	LeaseTTL      time.Duration
 	WriteInterval time.Duration
+	LeaderWork    time.Duration // between the lease check and the write; see EnvLeaderWork
 	RenewInterval time.Duration // 0 = recipe default
 	RetryInterval time.Duration // 0 = recipe default
 	ClockFile     string
@@ -50,6 +51,9 @@ func (c Config) Environ() []string {
 	}
 	if c.RenewInterval > 0 {
 		env = append(env, EnvRenewInterval+"="+c.RenewInterval.String())
+	}
+	if c.LeaderWork > 0 {
+		env = append(env, EnvLeaderWork+"="+c.LeaderWork.String())
 	}
 	if c.RetryInterval > 0 {
 		env = append(env, EnvRetryInterval+"="+c.RetryInterval.String())
@@ -123,6 +127,10 @@ func ParseEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 	c.LeaseTTL = duration(EnvLeaseTTL, DefaultLeaseTTL, 10*time.Millisecond)
 	c.WriteInterval = duration(EnvWriteInterval, DefaultWriteInterval, time.Millisecond)
+	c.LeaderWork = c.WriteInterval
+	if get(EnvLeaderWork) != "" {
+		c.LeaderWork = duration(EnvLeaderWork, "", 0)
+	}
 	c.RenewInterval = duration(EnvRenewInterval, "", time.Millisecond)
 	c.RetryInterval = duration(EnvRetryInterval, "", time.Millisecond)
 	if c.RenewInterval > 0 && c.LeaseTTL > 0 && c.RenewInterval >= c.LeaseTTL {

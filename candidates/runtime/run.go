@@ -171,7 +171,17 @@ func (r *runner) lead(ctx context.Context, term Term) string {
 				return err.Error()
 			}
 		}
-		if rejected, max := r.write(wctx, term.Token); rejected {
+		// The leader works on what it decided while it held the lease, then sends it. It does
+		// not look at the lease again: a pause here is the zombie-leader case that only the
+		// resource's fencing can stop. Only our own shutdown cancels the write.
+		if r.env.LeaderWork > 0 {
+			select {
+			case <-ctx.Done():
+				return contract.ReasonSIGTERM
+			case <-time.After(r.env.LeaderWork):
+			}
+		}
+		if rejected, max := r.write(ctx, term.Token); rejected {
 			return fmt.Sprintf("fenced: the resource rejected token %d (max %d)", term.Token, max)
 		}
 		select {

@@ -44,7 +44,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	profile := fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
 	require := fs.String("require", "", "extra requirements, comma-separated: exclusive (no belief overlap), liveness")
 	quiet := fs.Bool("quiet", false, "no progress lines; only the summary at the end")
-	progress := fs.Duration("progress", harness.DefaultProgressPeriod, "period of the progress lines")
+	asJSON := fs.Bool("json", false, "progress and summary as JSON objects, one per line (for tools)")
+	progress := fs.Duration("progress", harness.DefaultProgressPeriod, "period of the plain progress lines (a terminal gets one live line)")
 	if err := parseFlags(fs, args, false); err != nil {
 		return exitUsage, err
 	}
@@ -56,24 +57,24 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 			}
 		}
 	}
-	c.ProgressPeriod = *progress
-	if !*quiet {
-		c.Progress = stdout
+	mode, err := reports.ParseProgressMode(*quiet, *asJSON)
+	if err != nil {
+		return exitUsage, usageError{err.Error()}
 	}
+	c.ProgressPeriod, c.ProgressMode, c.Progress = *progress, mode, stdout
 	c.Args = append([]string{"splitbrain", "run"}, args...)
 	if err := harness.CheckConfig(&c); err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
-	if !*quiet {
+	if !*quiet && !*asJSON {
 		fmt.Fprintf(stdout, "splitbrain run: %s on %s, %d candidates, %v faults (%s), seed %d\n",
 			candidateDesc(&c), c.Store, c.Nodes, c.FaultTime, c.Nemesis, c.Seed)
 	}
 	out, err := harness.Run(ctx, c)
-	if *quiet && out != nil {
-		fmt.Fprint(stdout, harness.FormatSummary(out))
-	}
-	if out != nil && out.RunDir != "" {
+	if out != nil && out.RunDir != "" && !*asJSON {
 		publishRun(out.RunDir, stdout, stderr)
+	} else if out != nil && out.RunDir != "" {
+		publishRun(out.RunDir, io.Discard, stderr)
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
