@@ -8,6 +8,8 @@ export TESTCONTAINERS_HOST_OVERRIDE := localhost
 export CGO_ENABLED := 0
 # The candidate image copies this binary; naming it saves every run a `go build` check.
 export SPLITBRAIN_BINARY := $(abspath $(BIN))
+# Run directories and store/index.html land here whichever package's tests made them.
+export SPLITBRAIN_STORE_DIR ?= $(abspath store)
 
 .PHONY: all deps build images test unit chaos-test chaos nightly vet clean-docker
 
