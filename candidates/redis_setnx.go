@@ -97,12 +97,21 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 	r.terms++
 	r.value = r.env.NodeID + "/" + strconv.FormatInt(time.Now().UnixNano(), 36) + "/" + strconv.Itoa(r.terms)
 	ttlMs := strconv.FormatInt(t.TTL.Milliseconds(), 10)
-	var token int64
+	var token, ticket int64
+	if r.splitIncr {
+		// The bug on purpose: the fencing token is drawn once, when the campaign starts, and
+		// the lock is taken later by a separate SET NX. A candidate that waits while a later
+		// one (with a higher ticket) wins then wins itself with its older, lower token.
+		var err error
+		if ticket, err = r.rdb.Incr(ctx, r.fenceKey).Result(); err != nil {
+			return runtime.Term{}, errOrNil("draw fencing ticket", err)
+		}
+	}
 	var sent time.Time
 	for {
 		sent = r.env.Clock.Now()
 		var err error
-		token, err = r.acquire(ctx, ttlMs)
+		token, err = r.acquire(ctx, ttlMs, ticket)
 		if err != nil {
 			if ctx.Err() != nil {
 				return runtime.Term{}, ctx.Err()
@@ -158,8 +167,9 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 	return runtime.Term{Token: token, Lost: lost, Valid: valid}, nil
 }
 
-// acquire returns the new token, or 0 when another candidate holds the lock.
-func (r *redisLease) acquire(ctx context.Context, ttlMs string) (int64, error) {
+// acquire returns the new token, or 0 when another candidate holds the lock. With
+// splitIncr the token is the ticket drawn at the start of the campaign.
+func (r *redisLease) acquire(ctx context.Context, ttlMs string, ticket int64) (int64, error) {
 	if !r.splitIncr {
 		n, err := r.rdb.Eval(ctx, luaAcquire, []string{r.lockKey, r.fenceKey}, r.value, ttlMs).Int64()
 		if err != nil {
@@ -171,13 +181,7 @@ func (r *redisLease) acquire(ctx context.Context, ttlMs string) (int64, error) {
 	if err != nil || !ok {
 		return 0, errOrNil("acquire", err)
 	}
-	// The bug on purpose: anything between these two commands (a pause, a slow link) lets a
-	// later holder draw a lower token than this one.
-	n, err := r.rdb.Incr(ctx, r.fenceKey).Result()
-	if err != nil {
-		return 0, fmt.Errorf("incr fence after SET NX: %w", err)
-	}
-	return n, nil
+	return ticket, nil
 }
 
 func errOrNil(what string, err error) error {
