@@ -39,8 +39,7 @@ type naiveRecipe struct {
 	key      string
 	fenceKey string
 	mine     naiveRecord // zero when not holding
-	stopMon  context.CancelFunc
-	monDone  chan struct{}
+	stopMon  func()      // ends the term's renew monitor
 }
 
 func newNaiveLease(ctx context.Context, env runtime.Env) (runtime.Recipe, error) {
@@ -100,43 +99,28 @@ func (r *naiveRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 	}
 	var mu sync.Mutex
 	expiry := r.mine.Expiry
-	lost, lose := context.WithCancelCause(context.Background())
-	mctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	r.stopMon, r.monDone = stop, done
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(t.Renew)
-		defer tick.Stop()
-		for {
-			select {
-			case <-mctx.Done():
-				return
-			case <-tick.C:
-			}
-			cur, err := r.read(mctx)
-			if mctx.Err() != nil {
-				return
-			}
-			if err != nil {
-				lose(fmt.Errorf("renew: get: %w", err))
-				return
-			}
-			if cur == nil || cur.Holder != r.env.NodeID || cur.Token != r.mine.Token {
-				lose(errors.New("leader record taken over by another candidate"))
-				return
-			}
-			rec := r.mine
-			rec.Expiry = r.env.Clock.Now().Add(t.TTL).UnixNano()
-			if err := r.write(mctx, rec); err != nil {
-				lose(fmt.Errorf("renew: set: %w", err))
-				return
-			}
-			mu.Lock()
-			expiry = rec.Expiry
-			mu.Unlock()
+	lost, stop := runtime.Monitor(t.Renew, func(ctx context.Context) error {
+		cur, err := r.read(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-	}()
+		if err != nil {
+			return fmt.Errorf("renew: get: %w", err)
+		}
+		if cur == nil || cur.Holder != r.env.NodeID || cur.Token != r.mine.Token {
+			return errors.New("leader record taken over by another candidate")
+		}
+		rec := r.mine
+		rec.Expiry = r.env.Clock.Now().Add(t.TTL).UnixNano()
+		if err := r.write(ctx, rec); err != nil {
+			return fmt.Errorf("renew: set: %w", err)
+		}
+		mu.Lock()
+		expiry = rec.Expiry
+		mu.Unlock()
+		return nil
+	})
+	r.stopMon = stop
 	valid := func() error {
 		mu.Lock()
 		defer mu.Unlock()
@@ -151,7 +135,6 @@ func (r *naiveRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 func (r *naiveRecipe) Resign(ctx context.Context) error {
 	if r.stopMon != nil {
 		r.stopMon()
-		<-r.monDone
 		r.stopMon = nil
 	}
 	if r.mine.Token == 0 {

@@ -59,8 +59,7 @@ type pgRecipe struct {
 	conn *pgx.Conn
 	pid  uint32
 
-	stopMon context.CancelFunc
-	monDone chan struct{}
+	stopMon func() // ends the term's lock-check monitor
 }
 
 func newPostgresAdvisory(ctx context.Context, env runtime.Env) (runtime.Recipe, error) {
@@ -160,32 +159,17 @@ func (r *pgRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		okMu   sync.Mutex
 		lastOK = sent // send time of the last successful check
 	)
-	lost, lose := context.WithCancelCause(context.Background())
-	mctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	r.stopMon, r.monDone = stop, done
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(t.Renew)
-		defer tick.Stop()
-		for {
-			select {
-			case <-mctx.Done():
-				return
-			case <-tick.C:
-			}
-			sentAt := time.Now()
-			if err := r.stillHeld(mctx, t.Renew); err != nil {
-				if mctx.Err() == nil {
-					lose(err)
-				}
-				return
-			}
-			okMu.Lock()
-			lastOK = sentAt
-			okMu.Unlock()
+	lost, stop := runtime.Monitor(t.Renew, func(ctx context.Context) error {
+		sentAt := time.Now()
+		if err := r.stillHeld(ctx, t.Renew); err != nil {
+			return err
 		}
-	}()
+		okMu.Lock()
+		lastOK = sentAt
+		okMu.Unlock()
+		return nil
+	})
+	r.stopMon = stop
 	valid := func() error {
 		okMu.Lock()
 		defer okMu.Unlock()
@@ -226,7 +210,6 @@ func (r *pgRecipe) stillHeld(ctx context.Context, timeout time.Duration) error {
 func (r *pgRecipe) Resign(ctx context.Context) error {
 	if r.stopMon != nil {
 		r.stopMon()
-		<-r.monDone
 		r.stopMon = nil
 	}
 	r.mu.Lock()

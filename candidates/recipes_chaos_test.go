@@ -25,7 +25,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/harness/history"
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform/platformtest"
 	"github.com/splitbrain-chaos/splitbrain/harness/stores"
 	"github.com/splitbrain-chaos/splitbrain/workloads/resource"
 )
@@ -50,38 +50,9 @@ func TestMain(m *testing.M) {
 // everything of the run and asserts nothing is left.
 func launchStore(t *testing.T, kind stores.Kind, nodes int) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	eng, err := platform.Connect(ctx)
-	if err != nil {
-		t.Fatalf("docker engine needed for chaos tests: %v", err)
-	}
-	runID := platform.NewRunID()
-	net, err := eng.NewNetwork(ctx, runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cl stores.Cluster
-	t.Cleanup(func() {
-		if cl != nil {
-			if err := cl.Close(context.Background()); err != nil {
-				t.Errorf("close store: %v", err)
-			}
-		}
-		if err := net.Remove(context.Background()); err != nil {
-			t.Errorf("remove network: %v", err)
-		}
-		if left, err := eng.Leftovers(context.Background(), runID); err != nil || !left.Empty() {
-			t.Errorf("run %s left %s (%v)", runID, left, err)
-			eng.Sweep(context.Background(), platform.SweepFilter{RunID: runID})
-		}
-		eng.Close()
-	})
-	cl, err = stores.Launch(ctx, eng, net, runID, stores.Options{Kind: kind, Nodes: nodes, LogDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eps, err := cl.HostEndpoints(ctx)
+	run := platformtest.NewRun(t, 5*time.Minute)
+	cl := run.LaunchStore(t, stores.Options{Kind: kind, Nodes: nodes, LogDir: t.TempDir()})
+	eps, err := cl.HostEndpoints(run.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

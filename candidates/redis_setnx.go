@@ -55,8 +55,7 @@ type redisLease struct {
 
 	terms   int
 	value   string // holder value of the current term, "" when none
-	stopMon context.CancelFunc
-	monDone chan struct{}
+	stopMon func() // ends the term's renew monitor
 }
 
 func newRedisClient(env runtime.Env) (*redis.Client, error) {
@@ -129,35 +128,21 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 	}
 	dl := &deadline{}
 	dl.set(sent.Add(r.leaseFor()))
-	lost, lose := context.WithCancelCause(context.Background())
-	mctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	r.stopMon, r.monDone = stop, done
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(t.Renew)
-		defer tick.Stop()
-		for {
-			select {
-			case <-mctx.Done():
-				return
-			case <-tick.C:
-			}
-			sentAt := r.env.Clock.Now()
-			n, err := r.rdb.Eval(mctx, luaRenew, []string{r.lockKey}, r.value, ttlMs).Int64()
-			switch {
-			case mctx.Err() != nil:
-				return
-			case err != nil:
-				lose(fmt.Errorf("renew failed: %w", err))
-				return
-			case n == 0:
-				lose(errors.New("renew refused: the lock is gone or held by another"))
-				return
-			}
-			dl.set(sentAt.Add(r.leaseFor()))
+	lost, stop := runtime.Monitor(t.Renew, func(ctx context.Context) error {
+		sentAt := r.env.Clock.Now()
+		n, err := r.rdb.Eval(ctx, luaRenew, []string{r.lockKey}, r.value, ttlMs).Int64()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			return fmt.Errorf("renew failed: %w", err)
+		case n == 0:
+			return errors.New("renew refused: the lock is gone or held by another")
 		}
-	}()
+		dl.set(sentAt.Add(r.leaseFor()))
+		return nil
+	})
+	r.stopMon = stop
 	valid := func() error {
 		if now, end := r.env.Clock.Now(), dl.get(); !now.Before(end) {
 			return fmt.Errorf("local lease deadline passed on the candidate clock (%s ago)", now.Sub(end).Round(time.Millisecond))
@@ -194,7 +179,6 @@ func errOrNil(what string, err error) error {
 func (r *redisLease) Resign(ctx context.Context) error {
 	if r.stopMon != nil {
 		r.stopMon()
-		<-r.monDone
 		r.stopMon = nil
 	}
 	if r.value == "" {

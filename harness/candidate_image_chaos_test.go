@@ -20,6 +20,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/harness/history"
 	"github.com/splitbrain-chaos/splitbrain/harness/images"
 	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform/platformtest"
 )
 
 // buildCandidateImage wraps the static executable bin into a FROM-scratch image carrying the
@@ -32,11 +33,7 @@ func buildCandidateImage(t *testing.T, bin string) string {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	eng, err := platform.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
+	eng := platformtest.Connect(t, ctx)
 	cli := eng.Client()
 
 	dockerfile := "FROM scratch\nCOPY candidate /candidate\nENTRYPOINT [\"/candidate\"]\n"
@@ -141,5 +138,21 @@ func TestRunCandidateImage(t *testing.T) {
 	}
 	if !strings.Contains(out.RunDir, "image-") {
 		t.Errorf("run dir %s does not name the image", out.RunDir)
+	}
+}
+
+// TestRunCandidateImageMissing: an image that is not on the engine ends the run with an
+// error that says so and how to fix it (nothing can be pulled here), and leaves nothing.
+func TestRunCandidateImageMissing(t *testing.T) {
+	tag := "splitbrain.invalid/missing-candidate:" + strings.ReplaceAll(platform.NewRunID(), "-", "")
+	cfg := baseConfig(t, "redis", "")
+	cfg.CandidateImage = tag
+	out, err := Run(runCtx(t), cfg)
+	if out != nil {
+		assertNoLeftovers(t, out.RunID)
+	}
+	want := "candidate image " + tag + " is not present on this Docker engine (no registry can be reached here): build or load it first, e.g. docker build -t " + tag + " ."
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("run error %v\nwant it to contain %q", err, want)
 	}
 }

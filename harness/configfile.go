@@ -1,66 +1,24 @@
 package harness
 
 import (
-	"os"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"runtime/debug"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness/images"
-	"github.com/splitbrain-chaos/splitbrain/nemesis"
+	"github.com/splitbrain-chaos/splitbrain/harness/runconfig"
 )
 
-// RunConfig is config.json: everything needed to understand and replay a run.
-type RunConfig struct {
-	Splitbrain    string          `json:"splitbrain"` // version of the splitbrain that ran it
-	RunID         string          `json:"run_id"`
-	Started       time.Time       `json:"started"` // wall clock
-	Args          []string        `json:"args,omitempty"`
-	Replay        string          `json:"replay"` // the command line that replays the run
-	Flags         RunFlags        `json:"flags"`
-	Images        images.Set      `json:"images,omitempty"`
-	StoreVersion  string          `json:"store_version,omitempty"`
-	StoreNodes    []string        `json:"store_nodes,omitempty"`
-	EngineVersion string          `json:"engine_version,omitempty"`
-	Network       string          `json:"network,omitempty"` // subnet
-	Seed          int64           `json:"seed"`
-	Schedule      string          `json:"schedule"`       // canonical nemesis schedule
-	Plan          *nemesis.Plan   `json:"plan,omitempty"` // concrete fault plan (same seed → same plan)
-	Workload      string          `json:"workload"`       // what the workload does
-	Recipe        *RecipeTiming   `json:"recipe_timing,omitempty"`
-	Check         checkers.Params `json:"check"`
-}
-
-// RunFlags are the run's settings as given (defaults filled in).
-type RunFlags struct {
-	Store          string   `json:"store"`
-	StoreNodes     int      `json:"store_nodes,omitempty"`
-	Recipe         string   `json:"recipe,omitempty"`
-	CandidateCmd   string   `json:"candidate_cmd,omitempty"`
-	CandidateImage string   `json:"candidate_image,omitempty"`
-	Nodes          int      `json:"nodes"`
-	Time           string   `json:"time"`
-	Warmup         string   `json:"warmup"`
-	Recovery       string   `json:"recovery"`
-	TTL            string   `json:"ttl"`
-	WriteInterval  string   `json:"write_interval"`
-	Workload       string   `json:"workload"`
-	ResourceMode   string   `json:"resource"`
-	Nemesis        string   `json:"nemesis"`
-	Seed           int64    `json:"seed"`
-	Profile        string   `json:"profile"`
-	Require        []string `json:"require,omitempty"`
-}
-
-// RecipeTiming is the Go recipe's effective timing for this run.
-type RecipeTiming struct {
-	TTL           string `json:"ttl"`
-	Renew         string `json:"renew,omitempty"`
-	Retry         string `json:"retry,omitempty"`
-	HandoffBound  string `json:"handoff_bound,omitempty"`
-	FailoverBound string `json:"failover_bound,omitempty"`
-}
+// The config.json schema lives in harness/runconfig so that reports can read it without
+// importing the harness.
+type (
+	RunConfig    = runconfig.Config
+	RunFlags     = runconfig.Flags
+	RecipeTiming = runconfig.RecipeTiming
+)
 
 // Version is the running splitbrain's module version ("(devel)" for a source build).
 func Version() string {
@@ -132,7 +90,7 @@ func (r *run) replayCommand() string {
 func (r *run) writeConfig() error {
 	rc := RunConfig{
 		Splitbrain: Version(), RunID: r.runID, Started: r.started.UTC(), Args: r.cfg.Args,
-		Replay: r.replayCommand(), Flags: r.flags(), Images: r.imgs, Seed: r.prep.seed,
+		Replay: r.replayCommand(), Flags: r.flags(), Images: imageRefs(r.imgs), Seed: r.prep.seed,
 		Schedule: r.prep.schedule.String(), Workload: r.prep.workload.Describe(), Check: r.checkParams(),
 	}
 	if r.eng != nil {
@@ -148,14 +106,29 @@ func (r *run) writeConfig() error {
 		}
 	}
 	if len(r.plan.Faults) > 0 || r.plan.Schedule != "" {
-		plan := r.plan
-		rc.Plan = &plan
+		plan, err := json.Marshal(r.plan)
+		if err != nil {
+			return fmt.Errorf("encode fault plan: %w", err)
+		}
+		rc.Plan = plan
 	}
 	if t := r.prep.recipe.Timing; t.TTL > 0 {
 		rc.Recipe = &RecipeTiming{TTL: t.TTL.String(), Renew: durOrEmpty(t.Renew), Retry: durOrEmpty(t.Retry),
 			HandoffBound: durOrEmpty(t.HandoffBound), FailoverBound: durOrEmpty(t.FailoverBound)}
 	}
 	return writeJSON(filepath.Join(r.dir, ConfigFile), rc)
+}
+
+// imageRefs is the images map as config.json stores it (role -> reference).
+func imageRefs(set images.Set) map[string]string {
+	if len(set) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(set))
+	for role, ref := range set {
+		out[string(role)] = ref
+	}
+	return out
 }
 
 func durOrEmpty(d time.Duration) string {
@@ -166,14 +139,4 @@ func durOrEmpty(d time.Duration) string {
 }
 
 // ReadRunConfig reads a run directory's config.json.
-func ReadRunConfig(dir string) (*RunConfig, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
-	if err != nil {
-		return nil, err
-	}
-	var rc RunConfig
-	if err := jsonUnmarshal(b, &rc); err != nil {
-		return nil, err
-	}
-	return &rc, nil
-}
+func ReadRunConfig(dir string) (*RunConfig, error) { return runconfig.Read(dir) }

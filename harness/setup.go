@@ -46,6 +46,11 @@ func (r *run) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.cfg.CandidateImage != "" {
+		if err := images.RequireCandidateImage(ctx, r.eng, r.cfg.CandidateImage); err != nil {
+			return err
+		}
+	}
 	roles := []images.Role{images.RoleCandidate, images.RoleTools, stores.ImageRole(kind)}
 	if ext != nil && !ext.static {
 		roles = append(roles, images.RoleBase)

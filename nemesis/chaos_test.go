@@ -20,6 +20,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/harness/history"
 	"github.com/splitbrain-chaos/splitbrain/harness/images"
 	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform/platformtest"
 	"github.com/splitbrain-chaos/splitbrain/harness/stores"
 )
 
@@ -103,21 +104,11 @@ func newChaosEnv(t *testing.T, kind stores.Kind, probes int) (context.Context, *
 // newChaosEnvWith starts the store with startStore when given (instead of stores.Launch).
 func newChaosEnvWith(t *testing.T, kind stores.Kind, probes int, startStore func(ctx context.Context, e *chaosEnv) (*platform.Node, error)) (context.Context, *chaosEnv) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	t.Cleanup(cancel)
-	eng, err := platform.Connect(ctx)
-	if err != nil {
-		t.Fatalf("docker engine needed for chaos tests: %v", err)
-	}
-	imgs, err := images.Ensure(ctx, images.ProfileLocal, images.RoleTools, images.RoleCandidate, stores.ImageRole(kind))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &chaosEnv{t: t, eng: eng, runID: platform.NewRunID(), imgs: imgs, logDir: t.TempDir()}
-	if e.net, err = eng.NewNetwork(ctx, e.runID); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
+	run := platformtest.NewRun(t, 8*time.Minute)
+	ctx, eng := run.Ctx, run.Engine
+	imgs := platformtest.Images(t, ctx, images.RoleTools, images.RoleCandidate, stores.ImageRole(kind))
+	e := &chaosEnv{t: t, eng: eng, runID: run.ID, net: run.Net, imgs: imgs, logDir: t.TempDir()}
+	t.Cleanup(func() { // before the run's network removal and leftover check
 		bg := context.Background()
 		for _, c := range e.cands {
 			if err := c.Terminate(bg); err != nil {
@@ -135,16 +126,8 @@ func newChaosEnvWith(t *testing.T, kind stores.Kind, probes int, startStore func
 				}
 			}
 		}
-		if err := e.net.Remove(bg); err != nil {
-			t.Errorf("network: %v", err)
-		}
-		left, err := eng.Leftovers(bg, e.runID)
-		if err != nil || !left.Empty() {
-			t.Errorf("run %s left %s (%v)", e.runID, left, err)
-			eng.Sweep(bg, platform.SweepFilter{RunID: e.runID})
-		}
-		eng.Close()
 	})
+	var err error
 	e.kind = string(kind)
 	if startStore != nil {
 		n, err := startStore(ctx, e)

@@ -90,6 +90,11 @@ func FaketimeEnv(storeKind string) map[string]string {
 	}
 	if storeKind == "zookeeper" {
 		env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+		// The JVM reads the wall clock so often that re-reading the file on every call kept
+		// a 3-node ensemble from becoming ready on a loaded machine; once a second is enough
+		// for faults that last whole TTLs.
+		delete(env, "FAKETIME_NO_CACHE")
+		env["FAKETIME_CACHE_DURATION"] = "1"
 	}
 	return env
 }

@@ -14,16 +14,16 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/harness/runconfig"
 )
 
 // Names of the files in a run directory (the harness writes the inputs, reports the outputs).
 const (
 	HistoryFile = "history.jsonl"
-	ConfigFile  = "config.json"
+	ConfigFile  = runconfig.FileName
 	ResultsFile = checkers.ResultsFile
 	ReportFile  = "report.html"
 	JUnitFile   = "junit.xml"
@@ -31,69 +31,17 @@ const (
 	LogsDir     = "logs"
 )
 
-// runConfig is the part of config.json (harness.RunConfig) the reports show. It is decoded
-// here rather than imported because the harness imports this package to render reports.
-type runConfig struct {
-	Splitbrain    string            `json:"splitbrain"`
-	RunID         string            `json:"run_id"`
-	Started       time.Time         `json:"started"`
-	Args          []string          `json:"args"`
-	Replay        string            `json:"replay"`
-	Flags         runFlags          `json:"flags"`
-	Images        map[string]string `json:"images"`
-	StoreVersion  string            `json:"store_version"`
-	StoreNodes    []string          `json:"store_nodes"`
-	EngineVersion string            `json:"engine_version"`
-	Network       string            `json:"network"`
-	Seed          int64             `json:"seed"`
-	Schedule      string            `json:"schedule"`
-	Workload      string            `json:"workload"`
-	Recipe        *recipeTiming     `json:"recipe_timing"`
-}
-
-type runFlags struct {
-	Store          string   `json:"store"`
-	StoreNodes     int      `json:"store_nodes"`
-	Recipe         string   `json:"recipe"`
-	CandidateCmd   string   `json:"candidate_cmd"`
-	CandidateImage string   `json:"candidate_image"`
-	Nodes          int      `json:"nodes"`
-	Time           string   `json:"time"`
-	Warmup         string   `json:"warmup"`
-	Recovery       string   `json:"recovery"`
-	TTL            string   `json:"ttl"`
-	WriteInterval  string   `json:"write_interval"`
-	Workload       string   `json:"workload"`
-	ResourceMode   string   `json:"resource"`
-	Nemesis        string   `json:"nemesis"`
-	Seed           int64    `json:"seed"`
-	Profile        string   `json:"profile"`
-	Require        []string `json:"require"`
-}
-
-type recipeTiming struct {
-	TTL           string `json:"ttl"`
-	Renew         string `json:"renew"`
-	Retry         string `json:"retry"`
-	HandoffBound  string `json:"handoff_bound"`
-	FailoverBound string `json:"failover_bound"`
-}
+// runConfig is config.json, as harness/runconfig defines it for both writer and readers.
+type runConfig = runconfig.Config
 
 // readConfig reads config.json; a missing file is not an error (a run that crashed early, or
 // a hand-made run directory) and gives an empty config.
 func readConfig(dir string) (*runConfig, error) {
-	var rc runConfig
-	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	rc, err := runconfig.Read(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return &rc, nil
+		return &runConfig{}, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(b, &rc); err != nil {
-		return nil, fmt.Errorf("%s: not a splitbrain config.json: %w", filepath.Join(dir, ConfigFile), err)
-	}
-	return &rc, nil
+	return rc, err
 }
 
 // readResults reads results.json, saying how to produce it when it is missing.

@@ -31,27 +31,15 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fmt.Fprintln(stderr, "rewrites RUN_DIR/results.json and the Porcupine visualizations, and exits 0 valid, 1 invalid, 2 unknown.")
 		fs.PrintDefaults()
 	}
-	// Accept the run dir before or after the flags.
-	var dir string
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		dir, args = args[0], args[1:]
-	}
-	if err := parseFlags(fs, args, true); err != nil {
+	dir, err := parseRunDirArgs(fs, args)
+	if err != nil {
 		return exitUsage, err
-	}
-	if dir == "" && fs.NArg() > 0 {
-		dir = fs.Arg(0)
-		if fs.NArg() > 1 {
-			return exitUsage, usagef("unexpected argument %q after RUN_DIR", fs.Arg(1))
-		}
-	} else if fs.NArg() > 0 {
-		return exitUsage, usagef("unexpected argument %q (flags go before or after RUN_DIR, one run dir only)", fs.Arg(0))
 	}
 	if dir == "" {
 		return exitUsage, usagef("missing RUN_DIR: the run directory holding history.jsonl (e.g. store/<test>/latest)")
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return exitUsage, usagef("RUN_DIR %q is not a directory", dir)
+	if err := requireDir(dir); err != nil {
+		return exitUsage, err
 	}
 	p, err := loadCheckParams(filepath.Join(dir, "config.json"))
 	if err != nil {
@@ -100,6 +88,37 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fmt.Fprintf(stderr, "splitbrain check: report not rendered: %v\n", err)
 	}
 	return res.Verdict.ExitCode(), nil
+}
+
+// parseRunDirArgs parses flags given before or after one optional RUN_DIR and returns it
+// ("" when absent): `check DIR --json` and `check --json DIR` both work.
+func parseRunDirArgs(fs *flag.FlagSet, args []string) (string, error) {
+	var dir string
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		dir, args = args[0], args[1:]
+	}
+	if err := parseFlags(fs, args, true); err != nil {
+		return "", err
+	}
+	if fs.NArg() == 0 {
+		return dir, nil
+	}
+	extra := fs.Arg(0)
+	if dir == "" {
+		if fs.NArg() == 1 {
+			return fs.Arg(0), nil
+		}
+		extra = fs.Arg(1)
+	}
+	return "", usagef("unexpected argument %q: one RUN_DIR only (flags go before or after it)", extra)
+}
+
+// requireDir checks that RUN_DIR names a directory.
+func requireDir(dir string) error {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usagef("RUN_DIR %q is not a directory", dir)
+	}
+	return nil
 }
 
 // loadCheckParams reads the "check" key of a run's config.json; a missing file or key

@@ -24,20 +24,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		fmt.Fprintln(stderr, "       splitbrain report --index [--store DIR] [--combine-junit FILE]   render DIR/index.html")
 		fs.PrintDefaults()
 	}
-	var dir string
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		dir, args = args[0], args[1:]
-	}
-	if err := parseFlags(fs, args, true); err != nil {
+	dir, err := parseRunDirArgs(fs, args)
+	if err != nil {
 		return exitUsage, err
-	}
-	if dir == "" && fs.NArg() > 0 {
-		dir = fs.Arg(0)
-		if fs.NArg() > 1 {
-			return exitUsage, usagef("unexpected argument %q: one RUN_DIR only", fs.Arg(1))
-		}
-	} else if fs.NArg() > 0 {
-		return exitUsage, usagef("unexpected argument %q: one RUN_DIR only", fs.Arg(0))
 	}
 	switch {
 	case *index && dir != "":
@@ -61,8 +50,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	case dir == "":
 		return exitUsage, usagef("missing RUN_DIR (e.g. store/<test>/latest) or --index")
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return exitUsage, usagef("RUN_DIR %q is not a directory", dir)
+	if err := requireDir(dir); err != nil {
+		return exitUsage, err
 	}
 	if err := reports.RenderRun(dir); err != nil {
 		return exitHarness, err

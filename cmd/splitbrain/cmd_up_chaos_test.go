@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform/platformtest"
 )
 
 // TestUpRedisFor runs `splitbrain up --store redis --for 2s` in-process: it must exit 0,
@@ -32,14 +32,9 @@ func TestUpRedisFor(t *testing.T) {
 	if m == nil {
 		t.Fatal("no run id printed")
 	}
-	eng, err := platform.Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	left, err := eng.Leftovers(context.Background(), m[1])
-	if err != nil || !left.Empty() {
-		t.Fatalf("run %s left %s (%v)", m[1], left, err)
+	platformtest.AssertNoLeftovers(t, platformtest.Connect(t, context.Background()), m[1])
+	if t.Failed() {
+		return
 	}
 	// clean of that run finds nothing more.
 	out.Reset()

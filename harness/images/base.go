@@ -60,39 +60,9 @@ func baseRef() string {
 
 // ensureBase makes the debootstrapped base image present.
 func (b *builder) ensureBase(ctx context.Context) (Result, error) {
-	start := time.Now()
-	ref := baseRef()
-	res := Result{Role: RoleBase, Ref: ref, Action: "cached"}
-	if info, ok, err := b.inspect(ctx, ref); err != nil {
-		return res, err
-	} else if ok {
-		res.Size = info.Size
-		return res, nil
-	}
-	unlock, err := lockTag(ctx, ref)
-	if err != nil {
-		return res, err
-	}
-	defer unlock()
-	if info, ok, err := b.inspect(ctx, ref); err != nil {
-		return res, err
-	} else if ok {
-		res.Size = info.Size
-		return res, nil
-	}
-	if err := b.buildBase(ctx, ref); err != nil {
-		return res, err
-	}
-	info, ok, err := b.inspect(ctx, ref)
-	if err != nil {
-		return res, err
-	}
-	if !ok {
-		return res, &BuildError{Role: RoleBase, Step: "docker import", Err: fmt.Errorf("import finished but %s is not present", ref)}
-	}
-	res.Action, res.Size, res.Duration = "built", info.Size, time.Since(start)
-	b.logf("images: built %s in %.1fs (%s)", ref, res.Duration.Seconds(), HumanSize(res.Size))
-	return res, nil
+	return b.ensureTag(ctx, RoleBase, baseRef(), "docker import", time.Now(), func(ref string) error {
+		return b.buildBase(ctx, ref)
+	})
 }
 
 // buildBase runs debootstrap into a temporary directory, cleans the tree and imports it.

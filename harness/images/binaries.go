@@ -17,8 +17,9 @@ import (
 const (
 	EnvBinary   = "SPLITBRAIN_BINARY"    // path of a static splitbrain binary for the candidate image
 	EnvCacheDir = "SPLITBRAIN_CACHE_DIR" // where built binaries are kept (default: user cache dir/splitbrain)
-	// EnvSalt goes into the base tag: a new value rebuilds every image from debootstrap on
-	// under new tags (fresh packages, or measuring a cold build) without touching images in use.
+	// EnvSalt goes into the base and candidate tags: a new value rebuilds every image from
+	// debootstrap on under new tags (fresh packages, or measuring a cold build) without
+	// touching images in use.
 	EnvSalt = "SPLITBRAIN_IMAGE_SALT"
 
 	modulePath     = "github.com/splitbrain-chaos/splitbrain"

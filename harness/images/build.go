@@ -119,6 +119,9 @@ func (b *builder) ensure(ctx context.Context, roles []Role) (Set, []Result, erro
 			continue
 		}
 		set[roles[i]] = r.Ref
+		if r.Role == RoleCandidate && r.Action == "built" {
+			b.pruneOldCandidates(ctx, r.Ref)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return set, results, err
@@ -171,6 +174,16 @@ func (b *builder) recipeFor(ctx context.Context, role Role, parent string) (reci
 	return rec, nil
 }
 
+// imageLabels are the labels of a role image; a salt is one too, so that a salted build
+// is a new image even where the build cache would give the unsalted one (FROM scratch).
+func imageLabels(role Role) map[string]string {
+	l := map[string]string{LabelProject: ProjectName, LabelRole: string(role)}
+	if salt := os.Getenv(EnvSalt); salt != "" {
+		l[LabelSalt] = salt
+	}
+	return l
+}
+
 // withRole fills in the role of a BuildError raised below the role level.
 func withRole(err error, role Role) error {
 	var be *BuildError
@@ -190,30 +203,42 @@ func tmpDirTar() []byte {
 	return buf.Bytes()
 }
 
-// buildIfMissing builds rec under its content tag unless that tag exists. A lock file per
-// tag keeps concurrent splitbrain processes from building the same image twice.
+// buildIfMissing builds rec under its content tag unless that tag exists.
 func (b *builder) buildIfMissing(ctx context.Context, rec recipe, start time.Time) (Result, error) {
-	ref := rec.ref()
-	res := Result{Role: rec.role, Ref: ref, Action: "cached"}
-	if info, ok, err := b.inspect(ctx, ref); err != nil {
-		return res, err
-	} else if ok {
+	return b.ensureTag(ctx, rec.role, rec.ref(), "docker build", start, func(ref string) error {
+		return b.buildContext(ctx, rec, ref)
+	})
+}
+
+// cached is the "cached" Result for ref; found tells whether the engine has it.
+func (b *builder) cached(ctx context.Context, role Role, ref string) (res Result, found bool, err error) {
+	res = Result{Role: role, Ref: ref, Action: "cached"}
+	info, found, err := b.inspect(ctx, ref)
+	if found {
 		res.Size = info.Size
-		return res, nil
+	}
+	return res, found, err
+}
+
+// ensureTag makes ref present, calling build only when the tag is missing. A lock file per
+// tag keeps concurrent splitbrain processes from building the same image twice; the tag is
+// looked up again once the lock is held, since another process may have built it meanwhile.
+// step names the BuildError step when build returns without the tag appearing.
+func (b *builder) ensureTag(ctx context.Context, role Role, ref, step string, start time.Time, build func(ref string) error) (Result, error) {
+	if res, ok, err := b.cached(ctx, role, ref); err != nil || ok {
+		return res, err
 	}
 	unlock, err := lockTag(ctx, ref)
 	if err != nil {
-		return res, err
+		return Result{Role: role, Ref: ref}, err
 	}
 	defer unlock()
-	if info, ok, err := b.inspect(ctx, ref); err != nil {
+	res, ok, err := b.cached(ctx, role, ref)
+	if err != nil || ok {
 		return res, err
-	} else if ok { // another process built it while we waited
-		res.Size = info.Size
-		return res, nil
 	}
 	b.logf("images: building %s", ref)
-	if err := b.buildContext(ctx, rec, ref); err != nil {
+	if err := build(ref); err != nil {
 		return res, err
 	}
 	info, ok, err := b.inspect(ctx, ref)
@@ -221,7 +246,7 @@ func (b *builder) buildIfMissing(ctx context.Context, rec recipe, start time.Tim
 		return res, err
 	}
 	if !ok {
-		return res, &BuildError{Role: rec.role, Step: "tag", Err: fmt.Errorf("build finished but %s is not present", ref)}
+		return res, &BuildError{Role: role, Step: step, Err: fmt.Errorf("%s finished but %s is not present", step, ref)}
 	}
 	res.Action, res.Size, res.Duration = "built", info.Size, time.Since(start)
 	b.logf("images: built %s in %.1fs (%s)", ref, res.Duration.Seconds(), HumanSize(res.Size))
@@ -266,7 +291,7 @@ func (b *builder) buildContext(ctx context.Context, rec recipe, ref string) erro
 		ForceRemove: true,
 		PullParent:  false,
 		Version:     build.BuilderV1,
-		Labels:      map[string]string{LabelProject: ProjectName, LabelRole: string(rec.role)},
+		Labels:      imageLabels(rec.role),
 	})
 	if err != nil {
 		return &BuildError{Role: rec.role, Step: "send build context", Err: err}

@@ -50,6 +50,7 @@ const Namespace = "splitbrain.invalid/"
 const (
 	LabelProject = "io.splitbrain.project" // always ProjectName
 	LabelRole    = "io.splitbrain.role"
+	LabelSalt    = "io.splitbrain.salt" // SPLITBRAIN_IMAGE_SALT, on salted builds only
 	ProjectName  = "splitbrain"
 )
 

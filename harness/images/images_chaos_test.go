@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/harness/platform"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 )
@@ -166,5 +168,64 @@ func BenchmarkEnsureCached(b *testing.B) {
 				b.Fatalf("%s was %s during a cached run", r.Role, r.Action)
 			}
 		}
+	}
+}
+
+// A new candidate build removes the older candidate image (no container uses it) and keeps
+// the new one. The prune is scoped to this test's two salted images: other candidate images
+// on the engine belong to other runs.
+func TestCandidateBuildPrunesOlderCandidate(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	pinCandidateBinary(ctx, t)
+	eng, err := platform.Connect(ctx)
+	if err != nil {
+		t.Fatalf("docker engine needed for chaos tests: %v", err)
+	}
+	defer eng.Close()
+	salt := "prune-test-" + platform.NewRunID()
+	var refs []string
+	t.Cleanup(func() {
+		for _, r := range refs {
+			if err := eng.RemoveImage(context.Background(), r); err != nil {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
+	})
+	grace, only := candidatePruneGrace, candidatePruneOnly
+	t.Cleanup(func() { candidatePruneGrace, candidatePruneOnly = grace, only })
+	candidatePruneGrace = 0
+	candidatePruneOnly = func(img platform.Image) bool {
+		return img.Role == string(RoleCandidate) && len(refs) > 0 && slices.Contains(img.Refs, refs[0])
+	}
+
+	var log bytes.Buffer
+	for _, s := range []string{"a", "b"} {
+		t.Setenv(EnvSalt, salt+"-"+s)
+		set, res, err := EnsureWith(ctx, ProfileLocal, EnsureOptions{Log: &log}, RoleCandidate)
+		if err != nil {
+			t.Fatalf("salt %s: %v\n%s", s, err, log.String())
+		}
+		if res[0].Action != "built" {
+			t.Fatalf("salt %s: %s, want a new build under a new tag", s, res[0].Action)
+		}
+		refs = append(refs, set[RoleCandidate])
+	}
+	if refs[0] == refs[1] {
+		t.Fatalf("both salts gave tag %s", refs[0])
+	}
+	older, err := eng.ImagePresent(ctx, refs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer, err := eng.ImagePresent(ctx, refs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if older || !newer {
+		t.Fatalf("after the second build: older %s present=%v (want pruned), newer %s present=%v\n%s", refs[0], older, refs[1], newer, log.String())
+	}
+	if !strings.Contains(log.String(), "removed old candidate image "+refs[0]) {
+		t.Errorf("the prune was not logged:\n%s", log.String())
 	}
 }

@@ -63,12 +63,9 @@ func (b *builder) ensureOfficial(ctx context.Context, roles []Role) (Set, []Resu
 
 // pullIfMissing pulls ref unless the engine already has it.
 func (b *builder) pullIfMissing(ctx context.Context, role Role, ref string) (Result, error) {
-	res := Result{Role: role, Ref: ref, Action: "cached"}
-	if info, ok, err := b.inspect(ctx, ref); err != nil {
+	res, ok, err := b.cached(ctx, role, ref)
+	if err != nil || ok {
 		return res, err
-	} else if ok {
-		res.Size = info.Size
-		return res, nil
 	}
 	b.logf("images: pulling %s", ref)
 	resp, err := b.cli.ImagePull(ctx, ref, client.ImagePullOptions{})

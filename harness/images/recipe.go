@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 )
@@ -41,6 +42,9 @@ func (r recipe) contentHash() string {
 	field(string(r.role))
 	field(r.parentID)
 	field(r.dockerfile)
+	if salt := os.Getenv(EnvSalt); salt != "" { // unset keeps the tags of unsalted builds
+		field("salt:" + salt)
+	}
 	files := append([]contextFile(nil), r.files...)
 	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
 	for _, f := range files {

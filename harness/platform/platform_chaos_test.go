@@ -15,44 +15,26 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/harness/images"
 	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform/platformtest"
 )
 
-// setup connects, makes a run network and registers a cleanup that sweeps the run and
-// asserts nothing of it remains.
+// setup connects and makes a run network; the run's containers are swept when the test
+// ends, and the test fails if anything of the run remains after that.
 func setup(t *testing.T) (context.Context, *platform.Engine, *platform.Network, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	eng, err := platform.Connect(ctx)
-	if err != nil {
-		t.Fatalf("docker engine needed for chaos tests: %v", err)
-	}
-	runID := platform.NewRunID()
-	net, err := eng.NewNetwork(ctx, runID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := platformtest.NewRun(t, 5*time.Minute)
 	t.Cleanup(func() {
-		rep, err := eng.Sweep(context.Background(), platform.SweepFilter{RunID: runID})
+		rep, err := run.Engine.Sweep(context.Background(), platform.SweepFilter{RunID: run.ID})
 		if err != nil {
 			t.Errorf("sweep: %v", err)
 		}
 		t.Logf("sweep removed %v %v", rep.Containers, rep.Networks)
-		left, err := eng.Leftovers(context.Background(), runID)
-		if err != nil || !left.Empty() {
-			t.Errorf("run %s left %s (%v)", runID, left, err)
-		}
-		eng.Close()
 	})
-	return ctx, eng, net, runID
+	return run.Ctx, run.Engine, run.Net, run.ID
 }
 
 func toolsImage(t *testing.T, ctx context.Context) string {
-	set, err := images.Ensure(ctx, images.ProfileLocal, images.RoleTools)
-	if err != nil {
-		t.Fatalf("tools image: %v", err)
-	}
-	return set[images.RoleTools]
+	return platformtest.Images(t, ctx, images.RoleTools)[images.RoleTools]
 }
 
 func procState(t *testing.T, pid int) string {

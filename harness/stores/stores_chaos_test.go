@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform/platformtest"
 	"github.com/splitbrain-chaos/splitbrain/harness/stores"
 )
 
@@ -19,39 +20,9 @@ import (
 // assertion that nothing of the run (container, frozen container, network) remains.
 func launch(t *testing.T, kind stores.Kind, nodes int) (context.Context, stores.Cluster, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	eng, err := platform.Connect(ctx)
-	if err != nil {
-		t.Fatalf("docker engine needed for chaos tests: %v", err)
-	}
-	runID := platform.NewRunID()
-	net, err := eng.NewNetwork(ctx, runID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := platformtest.NewRun(t, 5*time.Minute)
 	logDir := t.TempDir()
-	var cl stores.Cluster
-	t.Cleanup(func() {
-		if cl != nil {
-			if err := cl.Close(context.Background()); err != nil {
-				t.Errorf("close: %v", err)
-			}
-		}
-		if err := net.Remove(context.Background()); err != nil {
-			t.Errorf("network: %v", err)
-		}
-		left, err := eng.Leftovers(context.Background(), runID)
-		if err != nil || !left.Empty() {
-			t.Errorf("run %s left %s (%v)", runID, left, err)
-			eng.Sweep(context.Background(), platform.SweepFilter{RunID: runID})
-		}
-		eng.Close()
-	})
-	cl, err = stores.Launch(ctx, eng, net, runID, stores.Options{Kind: kind, Nodes: nodes, LogDir: logDir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := run.LaunchStore(t, stores.Options{Kind: kind, Nodes: nodes, LogDir: logDir})
 	t.Logf("%s x%d: version %s, ready in %v", kind, len(cl.Nodes()), cl.Version(), cl.ReadyDuration())
 	if cl.Version() == "" {
 		t.Error("no server version recorded")
@@ -59,7 +30,7 @@ func launch(t *testing.T, kind stores.Kind, nodes int) (context.Context, stores.
 	if _, err := os.Stat(filepath.Join(logDir, cl.Nodes()[0].Name()+".log")); err != nil {
 		t.Errorf("node log: %v", err)
 	}
-	return ctx, cl, logDir
+	return run.Ctx, cl, logDir
 }
 
 func waitStopped(t *testing.T, ctx context.Context, n *platform.Node) {
@@ -257,11 +228,7 @@ func BenchmarkLaunch(b *testing.B) {
 	for _, k := range []stores.Kind{stores.KindEtcd, stores.KindZooKeeper, stores.KindPostgres, stores.KindRedis} {
 		b.Run(string(k), func(b *testing.B) {
 			ctx := context.Background()
-			eng, err := platform.Connect(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer eng.Close()
+			eng := platformtest.Connect(b, ctx)
 			var total, worst, docker time.Duration
 			for i := 0; i < b.N; i++ {
 				runID := platform.NewRunID()

@@ -1,0 +1,85 @@
+// Package runconfig is the schema of a run directory's config.json, shared by the harness
+// (which writes it) and reports (which shows it; the harness imports reports, so the schema
+// lives in this leaf package). It imports nothing of the harness that talks to Docker.
+package runconfig
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+)
+
+// FileName is config.json's name inside a run directory.
+const FileName = "config.json"
+
+// Config is config.json: everything needed to understand and replay a run.
+type Config struct {
+	Splitbrain    string            `json:"splitbrain"` // version of the splitbrain that ran it
+	RunID         string            `json:"run_id"`
+	Started       time.Time         `json:"started"` // wall clock
+	Args          []string          `json:"args,omitempty"`
+	Replay        string            `json:"replay"` // the command line that replays the run
+	Flags         Flags             `json:"flags"`
+	Images        map[string]string `json:"images,omitempty"` // role -> image reference
+	StoreVersion  string            `json:"store_version,omitempty"`
+	StoreNodes    []string          `json:"store_nodes,omitempty"`
+	EngineVersion string            `json:"engine_version,omitempty"`
+	Network       string            `json:"network,omitempty"` // subnet
+	Seed          int64             `json:"seed"`
+	Schedule      string            `json:"schedule"` // canonical nemesis schedule
+	// Plan is the concrete fault plan (a nemesis.Plan; same seed → same plan), kept raw so
+	// that readers need not link the nemesis package.
+	Plan     json.RawMessage `json:"plan,omitempty"`
+	Workload string          `json:"workload"` // what the workload does
+	Recipe   *RecipeTiming   `json:"recipe_timing,omitempty"`
+	Check    checkers.Params `json:"check"`
+}
+
+// Flags are the run's settings as given (defaults filled in).
+type Flags struct {
+	Store          string   `json:"store"`
+	StoreNodes     int      `json:"store_nodes,omitempty"`
+	Recipe         string   `json:"recipe,omitempty"`
+	CandidateCmd   string   `json:"candidate_cmd,omitempty"`
+	CandidateImage string   `json:"candidate_image,omitempty"`
+	Nodes          int      `json:"nodes"`
+	Time           string   `json:"time"`
+	Warmup         string   `json:"warmup"`
+	Recovery       string   `json:"recovery"`
+	TTL            string   `json:"ttl"`
+	WriteInterval  string   `json:"write_interval"`
+	Workload       string   `json:"workload"`
+	ResourceMode   string   `json:"resource"`
+	Nemesis        string   `json:"nemesis"`
+	Seed           int64    `json:"seed"`
+	Profile        string   `json:"profile"`
+	Require        []string `json:"require,omitempty"`
+}
+
+// RecipeTiming is the Go recipe's effective timing for the run.
+type RecipeTiming struct {
+	TTL           string `json:"ttl"`
+	Renew         string `json:"renew,omitempty"`
+	Retry         string `json:"retry,omitempty"`
+	HandoffBound  string `json:"handoff_bound,omitempty"`
+	FailoverBound string `json:"failover_bound,omitempty"`
+}
+
+// Read reads dir's config.json. A missing file gives an error satisfying
+// errors.Is(err, os.ErrNotExist), so callers can choose to treat it as empty.
+func Read(dir string) (*Config, error) {
+	path := filepath.Join(dir, FileName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c Config
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: not a splitbrain config.json: %w", path, err)
+	}
+	return &c, nil
+}
