@@ -116,15 +116,21 @@ func buildAndRead(ctx context.Context, lockName string, produce func() (string, 
 // etcdBinary builds the etcd server from the etcd-server module into the cache directory.
 // go build skips relinking when the output is up to date, so a cached call takes seconds.
 func etcdBinary(ctx context.Context, log io.Writer) (string, error) {
-	root, err := moduleRoot()
-	if err != nil {
-		return "", fmt.Errorf("need the etcd-server module source to build etcd: %w", err)
-	}
 	dir, err := cacheDir()
 	if err != nil {
 		return "", err
 	}
 	out := filepath.Join(dir, "etcd-"+EtcdVersion)
+	root, err := moduleRoot()
+	if err != nil {
+		// An installed splitbrain run outside the source tree still finds the etcd server
+		// built earlier (same version, so the image tag stays the same).
+		if isStaticELF(out) {
+			fmt.Fprintf(log, "images: no source tree here; using the cached etcd %s build %s\n", EtcdVersion, out)
+			return out, nil
+		}
+		return "", fmt.Errorf("need the etcd-server module source to build etcd (no cached build at %s either): %w", out, err)
+	}
 	fmt.Fprintf(log, "images: go build etcd %s (static) -> %s\n", EtcdVersion, out)
 	// -mod=mod: the module's go.sum may still be completed from the module proxy.
 	if err := goBuild(ctx, filepath.Join(root, etcdModuleDir), out, ".", []string{"GOFLAGS=-mod=mod"}); err != nil {
