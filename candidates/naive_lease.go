@@ -4,7 +4,9 @@ package candidates
 // record; if it is absent or expired by this candidate's own clock, INCR a token and SET the
 // record {holder, expiry on the candidate clock, token}. Check and set are separate commands,
 // so two candidates can both see "expired" and both lead; renew is a blind SET after a GET; a
-// clock that runs ahead makes a follower take over a live lease.
+// clock that runs ahead makes a follower take over a live lease. A resigning leader publishes
+// "released" so followers need not wait for their next poll: a common courtesy that wakes
+// every follower at once and so makes the check-then-set race land on most handoffs.
 
 import (
 	"context"
@@ -38,8 +40,9 @@ type naiveRecipe struct {
 	rdb      *redis.Client
 	key      string
 	fenceKey string
-	mine     naiveRecord // zero when not holding
-	stopMon  func()      // ends the term's renew monitor
+	releases *redis.PubSub // "released" notices from resigning leaders
+	mine     naiveRecord   // zero when not holding
+	stopMon  func()        // ends the term's renew monitor
 }
 
 func newNaiveLease(ctx context.Context, env runtime.Env) (runtime.Recipe, error) {
@@ -47,8 +50,20 @@ func newNaiveLease(ctx context.Context, env runtime.Env) (runtime.Recipe, error)
 	if err != nil {
 		return nil, err
 	}
-	return &naiveRecipe{env: env, rdb: rdb, key: "splitbrain:naive:" + env.ElectionName,
-		fenceKey: "splitbrain:naive-fence:" + env.ElectionName}, nil
+	r := &naiveRecipe{env: env, rdb: rdb, key: "splitbrain:naive:" + env.ElectionName,
+		fenceKey: "splitbrain:naive-fence:" + env.ElectionName}
+	r.releases = rdb.Subscribe(ctx, r.releaseChannel())
+	// Wait for the subscription to be confirmed, or a release published before it is lost.
+	if _, err := r.releases.Receive(ctx); err != nil {
+		r.releases.Close()
+		rdb.Close()
+		return nil, fmt.Errorf("subscribe to %s: %w", r.releaseChannel(), err)
+	}
+	return r, nil
+}
+
+func (r *naiveRecipe) releaseChannel() string {
+	return "splitbrain:naive-released:" + r.env.ElectionName
 }
 
 func (r *naiveRecipe) read(ctx context.Context) (*naiveRecord, error) {
@@ -95,6 +110,7 @@ func (r *naiveRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		case <-ctx.Done():
 			return runtime.Term{}, ctx.Err()
 		case <-time.After(t.Retry):
+		case <-r.releases.Channel():
 		}
 	}
 	var mu sync.Mutex
@@ -145,7 +161,13 @@ func (r *naiveRecipe) Resign(ctx context.Context) error {
 	if err != nil || cur == nil || cur.Holder != r.env.NodeID || cur.Token != r.mine.Token {
 		return err
 	}
-	return r.rdb.Del(ctx, r.key).Err() // not atomic with the GET: naive on purpose
+	if err := r.rdb.Del(ctx, r.key).Err(); err != nil { // not atomic with the GET: naive on purpose
+		return err
+	}
+	return r.rdb.Publish(ctx, r.releaseChannel(), r.env.NodeID).Err()
 }
 
-func (r *naiveRecipe) Close() error { return r.rdb.Close() }
+func (r *naiveRecipe) Close() error {
+	r.releases.Close()
+	return r.rdb.Close()
+}

@@ -30,6 +30,12 @@ func (r *run) conclude(ctx context.Context, runErr error) (*Outcome, error) {
 	}
 	if r.cluster != nil {
 		out.StoreVersion = r.cluster.Version()
+		for _, n := range r.cluster.Nodes() {
+			out.StoreContainers = append(out.StoreContainers, n.ID())
+		}
+	}
+	if r.lease != nil {
+		out.StoreReuse = r.lease.note
 	}
 	if r.healErr != nil {
 		out.HealError = r.healErr.Error()

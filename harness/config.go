@@ -84,6 +84,11 @@ type Config struct {
 	ProgressMode   reports.ProgressMode // auto (terminal line or plain lines), quiet or JSON
 
 	Args []string // the command line, recorded in config.json for replay
+
+	// StorePool, when set, lends the run a store cluster (and its network) kept from an
+	// earlier run of the same key, reset in between, and takes it back if it is still sound;
+	// it also ensures images once. nil = the run starts and removes its own cluster.
+	StorePool *StorePool
 }
 
 // Validate fills in defaults and checks the configuration. Checks that need other packages'

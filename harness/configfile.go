@@ -105,6 +105,9 @@ func (r *run) writeConfig() error {
 			rc.StoreNodes = append(rc.StoreNodes, n.Name())
 		}
 	}
+	if r.lease != nil {
+		rc.StoreReuse = r.lease.note
+	}
 	if len(r.plan.Faults) > 0 || r.plan.Schedule != "" {
 		plan, err := json.Marshal(r.plan)
 		if err != nil {

@@ -49,6 +49,10 @@ type Outcome struct {
 	HealError string `json:"heal_error,omitempty"`
 	// Leftovers lists Docker objects of the run that teardown could not remove.
 	Leftovers string `json:"leftovers,omitempty"`
+	// StoreReuse says whether a pooled store cluster was fresh or reused (Config.StorePool).
+	StoreReuse string `json:"store_reuse,omitempty"`
+	// StoreContainers are the Docker ids of the store nodes, in node order.
+	StoreContainers []string `json:"store_containers,omitempty"`
 }
 
 // run is one run in progress.
@@ -83,8 +87,11 @@ type run struct {
 
 	lifeStart time.Time // warmup start: progress counts elapsed/total from here
 	healErr   error
-	finished  bool // finish ran (it must run exactly once, also when a panic follows it)
-	leftover  string
+	// lease is the pooled store cluster (Config.StorePool); nil = the run owns its cluster.
+	lease        *storeLease
+	finishReason string // why the run ended early ("" = it completed)
+	finished     bool   // finish ran (it must run exactly once, also when a panic follows it)
+	leftover     string
 }
 
 // Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
@@ -355,6 +362,7 @@ func (r *run) finish(reason string) {
 		return
 	}
 	r.finished = true
+	r.finishReason = reason
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.root), teardownTimeout)
 	defer cancel()
 	if reason != "" {
@@ -382,6 +390,7 @@ func (r *run) teardown(ctx context.Context) {
 	if r.eng == nil {
 		return
 	}
+	t0 := time.Now()
 	var wg sync.WaitGroup
 	for _, p := range r.candidates() {
 		wg.Add(1)
@@ -395,6 +404,7 @@ func (r *run) teardown(ctx context.Context) {
 		r.stopProcs()
 		<-r.procsDone
 	}
+	tStopped := time.Now()
 	// Remove every container at once; the network goes after them.
 	var emu sync.Mutex
 	var errs []error
@@ -417,15 +427,31 @@ func (r *run) teardown(ctx context.Context) {
 	if r.resource != nil {
 		remove(r.resource.Terminate)
 	}
-	if r.cluster != nil {
+	// A leased cluster is checked while the rest goes; it is wiped (or removed) after, when
+	// no candidate can reach it any more.
+	var whyNotReuse string
+	switch {
+	case r.lease != nil:
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			whyNotReuse = r.reusable(ctx)
+		}()
+	case r.cluster != nil:
 		remove(r.cluster.Close)
 	}
 	wg.Wait()
-	if r.net != nil {
+	tRemoved := time.Now()
+	if r.lease != nil {
+		if err := r.releaseStore(ctx, whyNotReuse); err != nil {
+			errs = append(errs, err)
+		}
+	} else if r.net != nil {
 		if err := r.net.Remove(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	tStore := time.Now()
 	// Last resort: anything labelled with this run (nemesis sidecars, half-started nodes).
 	if rep, err := r.eng.Sweep(ctx, platform.SweepFilter{RunID: r.runID}); err != nil {
 		errs = append(errs, err)
@@ -439,6 +465,9 @@ func (r *run) teardown(ctx context.Context) {
 	if len(errs) > 0 && r.leftover == "" {
 		r.logf("teardown: %v (nothing of the run remains)", errors.Join(errs...))
 	}
+	r.logf("teardown in %v: candidates stopped %v, containers removed %v, store released %v, sweep %v",
+		time.Since(t0).Round(time.Millisecond), tStopped.Sub(t0).Round(time.Millisecond), tRemoved.Sub(tStopped).Round(time.Millisecond),
+		tStore.Sub(tRemoved).Round(time.Millisecond), time.Since(tStore).Round(time.Millisecond))
 	r.eng.Close()
 }
 

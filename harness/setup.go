@@ -60,13 +60,29 @@ func (r *run) setup(ctx context.Context) error {
 		return err
 	}
 	step := time.Now()
-	r.imgs, _, err = images.EnsureWith(ctx, r.cfg.Profile, images.EnsureOptions{Log: imgLog}, roles...)
+	pool := r.cfg.StorePool
+	cached := false
+	if pool != nil {
+		r.imgs, cached, err = pool.ensureImages(ctx, r.cfg.Profile, imgLog, roles...)
+	} else {
+		r.imgs, _, err = images.EnsureWith(ctx, r.cfg.Profile, images.EnsureOptions{Log: imgLog}, roles...)
+	}
 	imgLog.Close()
 	if err != nil {
 		return fmt.Errorf("images (build log %s): %w", imgLog.Name(), err)
 	}
-	r.logf("images (%s profile) ready in %v", r.cfg.Profile, time.Since(step).Round(time.Millisecond))
-	if r.net, err = r.eng.NewNetwork(ctx, r.runID); err != nil {
+	if cached {
+		r.logf("images (%s profile) ensured earlier in this suite", r.cfg.Profile)
+	} else {
+		r.logf("images (%s profile) ready in %v", r.cfg.Profile, time.Since(step).Round(time.Millisecond))
+	}
+	storeFaketime := faketimeFor(string(kind), r.prep.schedule)
+	if pool != nil {
+		err = r.leaseStore(ctx, pool, kind, storeFaketime)
+	} else {
+		r.net, err = r.eng.NewNetwork(ctx, r.runID)
+	}
+	if err != nil {
 		return err
 	}
 	r.logf("run %s: network %s (%s); starting %s", r.runID, r.net.Name, r.net.Subnet, kind)
@@ -81,11 +97,16 @@ func (r *run) setup(ctx context.Context) error {
 		resErr = r.startResource(ctx)
 		resDur = time.Since(step)
 	}()
-	storeFaketime := faketimeFor(string(kind), r.prep.schedule)
-	cluster, err := stores.Launch(ctx, r.eng, r.net, r.runID, stores.Options{
+	storeOpts := stores.Options{
 		Kind: kind, Nodes: r.cfg.StoreNodes, Profile: r.cfg.Profile, Images: r.imgs, LogDir: r.logDir(),
 		ExtraEnv: storeFaketime.env, ExtraFiles: storeFaketime.files,
-	})
+	}
+	var cluster stores.Cluster
+	if pool != nil {
+		cluster, err = r.launchLeased(ctx, storeOpts)
+	} else {
+		cluster, err = stores.Launch(ctx, r.eng, r.net, r.runID, storeOpts)
+	}
 	storeDur := time.Since(step)
 	wg.Wait()
 	r.cluster = cluster
@@ -94,6 +115,9 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.logf("%s %s ready in %v (%s); resource (%s) ready in %v", kind, r.cluster.Version(), storeDur.Round(time.Millisecond),
 		strings.Join(r.cluster.Endpoints(), ","), r.cfg.ResourceMode, resDur.Round(time.Millisecond))
+	if r.lease != nil {
+		r.logf("store: %s", r.lease.note)
+	}
 	if testHookAfterStore != nil {
 		if err := testHookAfterStore(); err != nil {
 			return err

@@ -45,13 +45,24 @@ type Options struct {
 	Progress io.Writer
 	// RunProgress, when set, receives each run's own progress lines (only sensible with Parallel 1).
 	RunProgress io.Writer
+	// Pool lends store clusters between runs; nil = RunCases makes one and closes it at the
+	// end (unless NoReuse).
+	Pool *harness.StorePool
+	// NoReuse starts a fresh store cluster for every case.
+	NoReuse bool
 }
 
 // RunCase runs one case through harness.Run and compares the outcome with its expectation.
 func RunCase(ctx context.Context, c Case, storeRoot string, progress io.Writer) Result {
+	return RunCasePooled(ctx, c, storeRoot, progress, nil)
+}
+
+// RunCasePooled is RunCase with the store cluster leased from pool (nil = a fresh one).
+func RunCasePooled(ctx context.Context, c Case, storeRoot string, progress io.Writer, pool *harness.StorePool) Result {
 	cfg := c.Config
 	cfg.StoreRoot = storeRoot
 	cfg.Progress = progress
+	cfg.StorePool = pool
 	cfg.Args = []string{"splitbrain", "matrix", "--filter", "^" + c.Name + "$"}
 	start := time.Now()
 	out, err := harness.Run(ctx, cfg)
@@ -83,6 +94,17 @@ func RunCase(ctx context.Context, c Case, storeRoot string, progress io.Writer) 
 func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 	n := max(o.Parallel, 1)
 	results := make([]Result, len(cases))
+	pool := o.Pool
+	if pool == nil && !o.NoReuse {
+		pool = harness.NewStorePool()
+		pool.MaxIdle = n // one cluster per concurrent run of the same store
+		// Runs on every return path, also after SIGINT (ctx cancelled) or a panic here.
+		defer func() {
+			if err := pool.Close(context.WithoutCancel(ctx)); err != nil && o.Progress != nil {
+				fmt.Fprintf(o.Progress, "matrix: store pool: %v\n", err)
+			}
+		}()
+	}
 	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -103,7 +125,7 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			say("matrix: [%d/%d] %s (planned %v) ...\n", i+1, len(cases), c.Name, c.Planned())
-			r := RunCase(ctx, c, o.StoreRoot, o.RunProgress)
+			r := RunCasePooled(ctx, c, o.StoreRoot, o.RunProgress, pool)
 			results[i] = r
 			mark := "✓"
 			if !r.Match() {
@@ -113,6 +135,10 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 		}()
 	}
 	wg.Wait()
+	if pool != nil {
+		st := pool.Stats()
+		say("matrix: store clusters: %d started, %d reuses, %d removed after a failed check or run\n", st.Launched, st.Reused, st.Discarded)
+	}
 	return results
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness"
 )
 
 // EnvTier picks the tier of `go test -tags chaos ./suite/...` when neither -short nor CI=true
@@ -52,11 +54,18 @@ func TestMatrix(t *testing.T) {
 		defer cancel()
 	}
 	root := StoreRoot("")
+	pool := harness.NewStorePool()
+	// Cleanup also runs when a subtest fails or the test's context ends.
+	t.Cleanup(func() {
+		if err := pool.Close(context.Background()); err != nil {
+			t.Errorf("store pool: %v", err)
+		}
+	})
 	var done []Result
 	start := time.Now()
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			r := RunCase(ctx, c, root, logWriter{t})
+			r := RunCasePooled(ctx, c, root, logWriter{t}, pool)
 			done = append(done, r)
 			if r.Outcome != nil {
 				t.Logf("run dir %s: verdict %s, reasons %v, findings %v, failovers %v, wall %v (overhead %v)",

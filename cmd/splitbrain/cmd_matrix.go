@@ -26,6 +26,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	store := fs.String("store", "", "store directory for run directories, index and junit.xml (default $SPLITBRAIN_STORE_DIR or ./store)")
 	list := fs.Bool("list", false, "list the selected rows and their planned time; run nothing")
 	verbose := fs.Bool("v", false, "print each run's progress lines (best with --parallel 1)")
+	fresh := fs.Bool("fresh-stores", false, "start a fresh store cluster for every row (default: reuse a row's cluster, checked and wiped, for the next row of the same store)")
 	if err := parseFlags(fs, args, false); err != nil {
 		return exitUsage, err
 	}
@@ -63,7 +64,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	}
 	fmt.Fprintf(stdout, "splitbrain matrix: %d rows of %s (tier %s), %v of planned phases, %d at a time\n",
 		len(cases), path, *tier, planned, *parallel)
-	opts := suite.Options{StoreRoot: *store, Parallel: *parallel, Progress: stdout}
+	opts := suite.Options{StoreRoot: *store, Parallel: *parallel, Progress: stdout, NoReuse: *fresh}
 	if *verbose {
 		opts.RunProgress = stdout
 	}

@@ -18,19 +18,22 @@ const FileName = "config.json"
 
 // Config is config.json: everything needed to understand and replay a run.
 type Config struct {
-	Splitbrain    string            `json:"splitbrain"` // version of the splitbrain that ran it
-	RunID         string            `json:"run_id"`
-	Started       time.Time         `json:"started"` // wall clock
-	Args          []string          `json:"args,omitempty"`
-	Replay        string            `json:"replay"` // the command line that replays the run
-	Flags         Flags             `json:"flags"`
-	Images        map[string]string `json:"images,omitempty"` // role -> image reference
-	StoreVersion  string            `json:"store_version,omitempty"`
-	StoreNodes    []string          `json:"store_nodes,omitempty"`
-	EngineVersion string            `json:"engine_version,omitempty"`
-	Network       string            `json:"network,omitempty"` // subnet
-	Seed          int64             `json:"seed"`
-	Schedule      string            `json:"schedule"` // canonical nemesis schedule
+	Splitbrain   string            `json:"splitbrain"` // version of the splitbrain that ran it
+	RunID        string            `json:"run_id"`
+	Started      time.Time         `json:"started"` // wall clock
+	Args         []string          `json:"args,omitempty"`
+	Replay       string            `json:"replay"` // the command line that replays the run
+	Flags        Flags             `json:"flags"`
+	Images       map[string]string `json:"images,omitempty"` // role -> image reference
+	StoreVersion string            `json:"store_version,omitempty"`
+	StoreNodes   []string          `json:"store_nodes,omitempty"`
+	// StoreReuse says whether the store cluster was fresh or reused from an earlier run of a
+	// suite (and its n-th use); empty for a run that started its own cluster.
+	StoreReuse    string `json:"store_reuse,omitempty"`
+	EngineVersion string `json:"engine_version,omitempty"`
+	Network       string `json:"network,omitempty"` // subnet
+	Seed          int64  `json:"seed"`
+	Schedule      string `json:"schedule"` // canonical nemesis schedule
 	// Plan is the concrete fault plan (a nemesis.Plan; same seed → same plan), kept raw so
 	// that readers need not link the nemesis package.
 	Plan     json.RawMessage `json:"plan,omitempty"`
