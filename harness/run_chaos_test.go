@@ -17,7 +17,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	recipes "github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/harness/history"
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/harness/platform/platformtest"
 )
 
 // Bounds the chaos tests state (on top of the recipe's own HandoffBound/FailoverBound,
@@ -89,19 +89,7 @@ func assertNoLeftovers(t *testing.T, runID string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	eng, err := platform.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	left, err := eng.Leftovers(ctx, runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !left.Empty() {
-		t.Errorf("run %s left Docker objects behind: %s", runID, left)
-		eng.Sweep(ctx, platform.SweepFilter{RunID: runID})
-	}
+	platformtest.AssertNoLeftovers(t, platformtest.Connect(t, ctx), runID)
 }
 
 // resourceBlocks checks the resource's record: accepted writes of one tenure (node, token)

@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -19,11 +17,4 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func jsonUnmarshal(b []byte, v any) error {
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("config.json: %w", err)
-	}
-	return nil
 }

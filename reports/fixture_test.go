@@ -158,6 +158,7 @@ func writeRun(t testing.TB, dir string, f fixture) *checkers.Results {
 			"workload": "steady", "resource": map[bool]string{false: "fenced", true: "unfenced"}[f.unfenced], "nemesis": f.nemesis, "seed": 42, "profile": "local"},
 		"images":        map[string]string{"etcd": "splitbrain.local/etcd:abc123"},
 		"store_version": "3.6.5", "store_nodes": []string{"etcd-1", "etcd-2", "etcd-3"},
+		"store_reuse": "reused from run sb-earlier, 2nd use",
 		"seed": 42, "schedule": f.schedule, "workload": "steady: leader writes every 50ms",
 		"recipe_timing": map[string]string{"ttl": "2s", "retry": "500ms"}, "check": p,
 	}

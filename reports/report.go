@@ -377,6 +377,9 @@ func runFacts(r *checkers.Results, cfg *runConfig) []fact {
 		{Key: "duration", Value: fmtDur(r.Run.EndT - r.Run.StartT)},
 		{Key: "failover bound", Value: fmtDur(r.BoundNs)},
 	}
+	if cfg.StoreReuse != "" {
+		facts = append(facts, fact{Key: "store cluster", Value: cfg.StoreReuse})
+	}
 	if len(p.Require) > 0 {
 		facts = append(facts, fact{Key: "requirements", Value: strings.Join(p.Require, ", ")})
 	}

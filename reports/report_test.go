@@ -55,6 +55,7 @@ func TestReportStructure(t *testing.T) {
 		`class="tick t-rej"`, `class="tick t-acc"`, `id="latency-table"`, `id="latency-chart"`, `class="bound"`,
 		`id="overlaps-table"`, `id="stale-rejected-table"`, `id="porcupine-table"`, `href="logs/c1.log"`,
 		"splitbrain run --store etcd --recipe etcd-election --nemesis pause-leader --seed 42", "3.6.5",
+		"reused from run sb-earlier, 2nd use",
 	)
 	for _, k := range []string{"pause", "kill"} {
 		if !strings.Contains(page, `class="latency-row" data-kind="`+k+`"`) && !strings.Contains(page, `class="latency-row over" data-kind="`+k+`"`) {
