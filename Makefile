@@ -40,8 +40,8 @@ chaos-test: images
 
 test: vet unit chaos-test
 
-# The default tier of the known-answer matrix (docs/suite.md): every store, the zombie leader
-# fenced and unfenced, a negative control. Prints the verdict table and store/index.html;
+# The default tier of the known-answer matrix (docs/suite.md): every store, recipe and fault
+# kind, the zombie leader fenced and unfenced, every negative control (about 9 minutes). Prints the verdict table and store/index.html;
 # fails when any row's outcome differs from the matrix.
 MATRIX_PARALLEL ?= 1
 chaos: images

@@ -314,15 +314,25 @@ func TestMatrixFile(t *testing.T) {
 			t.Errorf("default misses store %s", s)
 		}
 	}
+	// make chaos writes an index whose leaderboard shows every recipe and fault kind.
+	for _, spec := range runtime.Specs() {
+		if !has(def, func(c Case) bool { return c.Row.Recipe == spec.Name }) {
+			t.Errorf("default misses recipe %s", spec.Name)
+		}
+	}
 	for _, k := range nemesis.KindNames() {
 		if _, unsupported := nemesis.Unsupported()[k]; unsupported {
 			continue
 		}
-		if !has(smoke, func(c Case) bool {
+		hasKind := func(c Case) bool {
 			sched, _ := nemesis.Parse(c.Row.Fault)
 			return slices.ContainsFunc(sched.Faults, func(f nemesis.FaultSpec) bool { return f.Kind == k })
-		}) {
+		}
+		if !has(smoke, hasKind) {
 			t.Errorf("smoke misses fault kind %s", k)
+		}
+		if !has(def, hasKind) {
+			t.Errorf("default misses fault kind %s", k)
 		}
 	}
 	// The classic zombie leader: the same recipe under pause-leader, fenced (valid) and
