@@ -159,7 +159,7 @@ func writeRun(t testing.TB, dir string, f fixture) *checkers.Results {
 		"images":        map[string]string{"etcd": "splitbrain.local/etcd:abc123"},
 		"store_version": "3.6.5", "store_nodes": []string{"etcd-1", "etcd-2", "etcd-3"},
 		"store_reuse": "reused from run sb-earlier, 2nd use",
-		"seed": 42, "schedule": f.schedule, "workload": "steady: leader writes every 50ms",
+		"seed":        42, "schedule": f.schedule, "workload": "steady: leader writes every 50ms",
 		"recipe_timing": map[string]string{"ttl": "2s", "retry": "500ms"}, "check": p,
 	}
 	b, _ := json.MarshalIndent(cfg, "", " ")
