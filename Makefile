@@ -29,6 +29,9 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) vet -tags chaos ./...
+	@# The workflows run nowhere here; actionlint (a go tool in go.mod) checks their syntax,
+	@# expressions and action inputs so a broken nightly is caught before it is scheduled.
+	$(GO) tool actionlint -shellcheck= -pyflakes= .github/workflows/*.yml
 
 unit:
 	$(GO) test -count=1 ./...
