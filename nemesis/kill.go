@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness/history"
 )
 
 // kill: SIGKILL the node's PID 1 (a crash: no handler, no graceful resign), restart the same
@@ -27,6 +29,7 @@ func applyKill(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, erro
 		return nil, err
 	}
 	var hit []string
+	var killedT int64
 	_, err = forEachTarget(names, func(name string) error {
 		nd, err := n.node(name)
 		if err != nil {
@@ -39,6 +42,9 @@ func applyKill(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, erro
 		if err := nd.Kill(ctx, "SIGKILL"); err != nil {
 			return err
 		}
+		// The kill is in effect now; waiting for Docker to report the exit takes 0.1-0.5 s,
+		// in which a fast recipe (PostgreSQL) already elects the next leader.
+		killedT = history.Now()
 		n.forgetSidecar(ctx, name)
 		return waitUntil(ctx, 10*time.Second, func() (bool, error) {
 			st, err := nd.State(ctx)
@@ -57,7 +63,7 @@ func applyKill(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, erro
 	if len(hit) == 0 {
 		return nil, err
 	}
-	return &applied{targets: names, heal: heal}, err
+	return &applied{targets: names, heal: heal, inEffectT: killedT}, err
 }
 
 // restart starts a node this nemesis killed, if it is not running, and waits for it.

@@ -41,6 +41,9 @@ type applied struct {
 	// ownTargets: plan handles the target itself (partition shapes give it other meanings).
 	ownTargets bool
 	heal       func(ctx context.Context) error
+	// inEffectT, when set, is when the fault took effect, earlier than apply's return (a
+	// SIGKILL is delivered when the kill call returns; Docker notices the exit later).
+	inEffectT int64
 }
 
 var kinds = map[string]*kindDef{}

@@ -185,7 +185,11 @@ func (n *Nemesis) runOne(ctx context.Context, pf PlannedFault) error {
 	// Stamped once the fault is in effect (the process is dead, the rules are listed): a
 	// checker ends a killed leader's tenure here, and a partition's sidecar may take a second
 	// to start, which must not count as failover time.
-	n.record(history.KindFaultStart, pf, targets, history.Now(), err)
+	startT := history.Now()
+	if ap != nil && ap.inEffectT > 0 {
+		startT = ap.inEffectT
+	}
+	n.record(history.KindFaultStart, pf, targets, startT, err)
 	if ap == nil || ap.heal == nil {
 		n.record(history.KindFaultEnd, pf, targets, history.Now(), nil)
 		n.inflight.Done()

@@ -19,6 +19,7 @@ type Observed struct {
 	Unavailable   time.Duration   // longest stretch without an accepted write
 	LivenessOK    bool
 	FaultsApplied int // faults that started without error
+	LeaderHits    int // applied faults whose targets included a candidate leading at their start
 	HaveResults   bool
 	ResultsError  string
 }
@@ -40,6 +41,9 @@ func Observe(verdict string, res *checkers.Results) Observed {
 	for _, s := range res.Latency.Samples {
 		if s.Outcome == checkers.OutcomeFailover && s.ElectionNs >= 0 {
 			o.Failovers = append(o.Failovers, time.Duration(s.ElectionNs))
+		}
+		if s.FaultID > 0 && s.TouchedLeader {
+			o.LeaderHits++
 		}
 	}
 	slices.Sort(o.Failovers)
@@ -96,6 +100,11 @@ func Compare(e Expect, faulty bool, o Observed) []string {
 	// store-majority split whose minority it was not talking to) is no failover to bound.
 	if max := o.MaxFailover(); e.FailoverMax > 0 && max > e.FailoverMax {
 		diffs = append(diffs, fmt.Sprintf("slowest failover %v exceeds the bound %v", max.Round(time.Millisecond), e.FailoverMax))
+	}
+	// A row that bounds failover but whose leader-hitting faults never caused one tested no
+	// bound (e.g. the fault was stamped after the next leader was already elected).
+	if e.FailoverMax > 0 && o.LeaderHits > 0 && len(o.Failovers) == 0 {
+		diffs = append(diffs, fmt.Sprintf("%d faults hit the leader but no failover was measured: the bound %v was not tested", o.LeaderHits, e.FailoverMax))
 	}
 	if e.Overlap != nil {
 		switch {

@@ -87,6 +87,9 @@ func RunCasePooled(ctx context.Context, c Case, storeRoot string, progress io.Wr
 	if err != nil {
 		res.Diffs = append(res.Diffs, "harness error: "+err.Error())
 	}
+	if out != nil && out.Leftovers != "" {
+		res.Diffs = append(res.Diffs, "teardown left Docker objects behind: "+out.Leftovers)
+	}
 	return res
 }
 
