@@ -11,8 +11,9 @@ import (
 
 // synthetic builds a run of `tenures` tenures rotating over `cands` candidates, each with
 // `writesPer` writes (write + decision events), a pause fault every 100 tenures whose
-// zombie gets one stale write rejected, and ~1 ms handoffs.
-func synthetic(cands, tenures, writesPer int, interval int64) []history.Event {
+// zombie gets one stale write rejected, and ~1 ms handoffs (with sigterm, each one a
+// SIGTERM from the harness, as in the handoff workload: a latency sample per tenure).
+func synthetic(cands, tenures, writesPer int, interval int64, sigterm bool) []history.Event {
 	ev := make([]history.Event, 0, tenures*(2*writesPer+4)+16)
 	add := func(e history.Event) {
 		e.V, e.Seq, e.Source = history.Version, int64(len(ev)+1), sourceOf[e.Kind]
@@ -62,6 +63,10 @@ func synthetic(cands, tenures, writesPer int, interval int64) []history.Event {
 			add(history.Event{T: t + 6*ms, Kind: history.KindWrite, Node: node, Token: tok, WriteID: id, CallT: t + 4*ms, Result: history.ResultRejected})
 			t += 7 * ms
 		}
+		if sigterm {
+			add(history.Event{T: t, Kind: history.KindSignal, Node: node, Signal: "SIGTERM"})
+			t += ms / 2
+		}
 		add(history.Event{T: t, Kind: history.KindSteppedDown, Node: node, Reason: "resign"})
 		t += ms
 	}
@@ -70,9 +75,10 @@ func synthetic(cands, tenures, writesPer int, interval int64) []history.Event {
 	return ev
 }
 
-// BenchmarkCoreCheckers: checkers 1-3 and 5 (plus the shared index) on 1,000,000 events.
+// BenchmarkCoreCheckers: checkers 1-3 and 5 (plus the shared index) on 1,000,000 events,
+// every tenure ended by a SIGTERM handoff (10,000 latency samples: the worst case for 5).
 func BenchmarkCoreCheckers(b *testing.B) {
-	ev := synthetic(10, 10000, 49, 50*ms)
+	ev := synthetic(10, 10000, 49, 50*ms, true)
 	b.Logf("%d events", len(ev))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -88,9 +94,25 @@ func BenchmarkCoreCheckers(b *testing.B) {
 	}
 }
 
+// BenchmarkLatencyManyHandoffs: checker 5 alone on ~1.2M events with 50,000 SIGTERM
+// handoffs; finding the leader at each sample's start must not scan all tenures.
+func BenchmarkLatencyManyHandoffs(b *testing.B) {
+	ev := synthetic(10, 50000, 10, 50*ms, true)
+	a := analyse(ev, Params{})
+	b.Logf("%d events, %d tenures", len(ev), len(a.tenures))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var rl reasonList
+		if res := checkLatency(a, &rl); len(res.Samples) < 50000 {
+			b.Fatalf("%d samples", len(res.Samples))
+		}
+	}
+}
+
 // BenchmarkPorcupineTypical: a 60 s run, 50 ms writes, 3 candidates, a handoff every 10 s.
 func BenchmarkPorcupineTypical(b *testing.B) {
-	ev := synthetic(3, 6, 200, 50*ms)
+	ev := synthetic(3, 6, 200, 50*ms, false)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -108,7 +130,7 @@ func BenchmarkPorcupineTypical(b *testing.B) {
 // BenchmarkPorcupineLarge: the fenced register over the 1M-event history (~500k ops,
 // partitioned into ~20k-op pieces).
 func BenchmarkPorcupineLarge(b *testing.B) {
-	ev := synthetic(10, 10000, 49, 50*ms)
+	ev := synthetic(10, 10000, 49, 50*ms, false)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -124,7 +146,7 @@ func BenchmarkPorcupineLarge(b *testing.B) {
 }
 
 func TestSyntheticIsValid(t *testing.T) {
-	ev := synthetic(3, 300, 5, 50*ms)
+	ev := synthetic(3, 300, 5, 50*ms, false)
 	r, err := Check(context.Background(), ev, Params{})
 	if err != nil {
 		t.Fatal(err)
@@ -132,5 +154,19 @@ func TestSyntheticIsValid(t *testing.T) {
 	wantVerdict(t, r, Valid)
 	if r.Resource.StaleRejectedN != 3 || r.Tenures.OverlapCount != 3 || len(r.Latency.Samples) != 3 {
 		t.Fatalf("stale %d overlaps %d samples %d", r.Resource.StaleRejectedN, r.Tenures.OverlapCount, len(r.Latency.Samples))
+	}
+	r, err = Check(context.Background(), synthetic(3, 300, 5, 50*ms, true), Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantVerdict(t, r, Valid)
+	handoffs := 0
+	for _, s := range r.Latency.Samples {
+		if s.Kind == "handoff" && s.TouchedLeader && s.Outcome == OutcomeFailover {
+			handoffs++
+		}
+	}
+	if handoffs != 299 { // the last tenure's SIGTERM has no successor: no-leader
+		t.Fatalf("%d handoff failovers, want 299", handoffs)
 	}
 }

@@ -80,6 +80,19 @@ func Check(ctx context.Context, events []history.Event, p Params) (*Results, err
 		rl.add(Reason{Checker: "history", Code: "nothing-tested", Severity: SevUnknown,
 			Message: "no write reached the resource: fencing was never exercised, so safety cannot be judged"})
 	}
+	// A fault that was never healed, or whose heal failed, leaves recovery unproven: what
+	// followed ran on a damaged system. `splitbrain check` must agree with `run` here.
+	for _, f := range a.faults {
+		switch {
+		case f.Error != "":
+		case f.HealErr != "":
+			rl.add(Reason{Checker: "history", Code: "heal-failed", Severity: SevUnknown, T: f.EndT, Nodes: f.Targets,
+				Message: fmt.Sprintf("fault %d (%s on %v) could not be healed: %s", f.ID, f.Kind, f.Targets, f.HealErr)})
+		case f.Open && a.hasRunEnd:
+			rl.add(Reason{Checker: "history", Code: "heal-failed", Severity: SevUnknown, T: f.StartT, Nodes: f.Targets,
+				Message: fmt.Sprintf("fault %d (%s on %v) has no fault-end: it was never healed", f.ID, f.Kind, f.Targets)})
+		}
+	}
 	if len(events) == 0 {
 		rl.add(Reason{Checker: "history", Code: "empty-history", Severity: SevUnknown, Message: "the history is empty"})
 	}

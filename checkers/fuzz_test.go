@@ -2,6 +2,7 @@ package checkers
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -90,6 +91,24 @@ func FuzzCheck(f *testing.F) {
 		for _, o := range r.Tenures.Overlaps {
 			if o.EndT <= o.StartT || len(o.Members) < 2 {
 				t.Fatalf("bad overlap %+v", o)
+			}
+		}
+		// Reference: the leader at each sample's start by a scan over every tenure.
+		ts := analyse(evs, Params{}).tenures
+		for _, s := range r.Latency.Samples {
+			lead, touched := -1, false
+			for i, tn := range ts {
+				if tn.StartT <= s.StartT && tn.EndT >= s.StartT {
+					lead = i
+					touched = touched || slices.Contains(s.Targets, tn.Node)
+				}
+			}
+			want := ""
+			if lead >= 0 {
+				want = ts[lead].Node
+			}
+			if s.Leader != want || s.TouchedLeader != touched {
+				t.Fatalf("sample %+v: reference leader %q touched %v", s, want, touched)
 			}
 		}
 	})

@@ -21,7 +21,7 @@ import (
 var updateKnossos = flag.Bool("update-knossos", false, "regenerate the knossos fixture from "+knossosSource)
 
 const (
-	knossosSource  = "/work/shared/data/knossos-mutex-bad-etcd.edn"
+	knossosSource  = "testdata/knossos-mutex-bad-etcd.edn"
 	knossosFixture = "testdata/knossos-mutex-bad-etcd.jsonl"
 )
 
@@ -126,20 +126,27 @@ func convertKnossosMutex(path string) ([]history.Event, error) {
 }
 
 func TestKnossosMutexFixture(t *testing.T) {
+	// The converter runs every time: a change to it must show up as a fixture diff.
+	converted, err := convertKnossosMutex(knossosSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range converted {
+		line, _ := json.Marshal(e)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
 	if *updateKnossos {
-		evs, err := convertKnossosMutex(knossosSource)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		for _, e := range evs {
-			line, _ := json.Marshal(e)
-			b.Write(line)
-			b.WriteByte('\n')
-		}
 		if err := os.WriteFile(knossosFixture, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if stored, err := os.ReadFile(knossosFixture); err != nil {
+		t.Fatal(err)
+	} else if string(stored) != b.String() {
+		t.Fatalf("converting %s no longer gives %s; if the change is intended, run with -update-knossos and review the diff",
+			knossosSource, knossosFixture)
 	}
 	evs, _, err := history.ReadFile(knossosFixture)
 	if err != nil {

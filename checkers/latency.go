@@ -1,9 +1,11 @@
 package checkers
 
 import (
+	"cmp"
+	"container/heap"
 	"fmt"
+	"slices"
 	"sort"
-	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness/history"
 )
@@ -189,12 +191,13 @@ func checkLatency(a *analysis, rl *reasonList) LatencyResult {
 		}
 		trig = append(trig, trigger{LatencySample{FaultID: f.ID, Kind: f.Kind, Targets: f.Targets, StartT: f.StartT, EndT: f.EndT}, f.Targets, f.StartT})
 	}
+	leading := newLeadIndex(a.tenures)
 	for _, i := range a.signals {
 		e := &a.ev[i]
 		if e.Signal != "SIGTERM" && e.Signal != "TERM" && e.Signal != "15" {
 			continue
 		}
-		if !a.leadingAt(e.Node, e.T) {
+		if !leading.at(e.Node, e.T) {
 			continue
 		}
 		trig = append(trig, trigger{LatencySample{Kind: "handoff", Targets: []string{e.Node}, StartT: e.T, EndT: e.T}, []string{e.Node}, e.T})
@@ -207,43 +210,40 @@ func checkLatency(a *analysis, rl *reasonList) LatencyResult {
 	for i := range a.tenures {
 		starts[i] = a.tenures[i].StartT
 	}
+	// Triggers come in time order, so one sweep keeps the tenures open at each start (begun at
+	// or before it, not ended before it: a kill ends its tenure at the fault instant) in a
+	// heap by end: O((tenures + triggers) log tenures) plus the open set per trigger.
+	open := &tenureEnds{ts: a.tenures}
+	nextTenure := 0
 	for k := range trig {
 		s := trig[k].s
 		winEnd := obsEnd
 		if k+1 < len(trig) && trig[k+1].start < winEnd {
 			winEnd = trig[k+1].start
 		}
-		// Leader at the start: the newest tenure open then.
+		for nextTenure < len(starts) && starts[nextTenure] <= s.StartT {
+			heap.Push(open, nextTenure)
+			nextTenure++
+		}
+		for open.Len() > 0 && a.tenures[open.idx[0]].EndT < s.StartT {
+			heap.Pop(open)
+		}
+		// Leader at the start: the newest tenure open then (tenures are in start order).
 		lead := -1
-		openAt := map[int]bool{}
-		for i := sort.Search(len(starts), func(i int) bool { return starts[i] > s.StartT }) - 1; i >= 0; i-- {
-			if a.tenures[i].EndT >= s.StartT { // a kill ends the tenure at the fault instant
-				openAt[i] = true
-				if lead < 0 {
-					lead = i
-				}
-			}
-			if s.StartT-a.tenures[i].StartT > 24*int64(time.Hour) {
-				break
+		for _, i := range open.idx {
+			lead = max(lead, i)
+			if slices.Contains(trig[k].tgts, a.tenures[i].Node) {
+				s.TouchedLeader = true
 			}
 		}
 		if lead >= 0 {
 			s.Leader, s.LeaderToken = a.tenures[lead].Node, a.tenures[lead].Token
-			for id := range openAt {
-				for _, tg := range trig[k].tgts {
-					if tg == a.tenures[id].Node {
-						s.TouchedLeader = true
-					}
-				}
-			}
 		}
 		s.ElectionNs, s.FirstWriteNs, s.RecoveryNs = -1, -1, -1
+		// The next election: the first tenure begun after the start (none of those is open then).
 		newT := -1
-		for i := sort.Search(len(starts), func(i int) bool { return starts[i] > s.StartT }); i < len(starts) && starts[i] < winEnd; i++ {
-			if !openAt[i] {
-				newT = i
-				break
-			}
+		if i := sort.Search(len(starts), func(i int) bool { return starts[i] > s.StartT }); i < len(starts) && starts[i] < winEnd {
+			newT = i
 		}
 		switch {
 		case newT >= 0:
@@ -280,15 +280,12 @@ func checkLatency(a *analysis, rl *reasonList) LatencyResult {
 		res.LivenessFailures = append(res.LivenessFailures, r)
 		rl.add(r)
 	}
+	applied := newFaultIndex(a.faults)
 	if len(accs) > 0 {
 		res.ObservationStartT = accs[0].t
 		addWin := func(from, to int64, open bool) {
-			u := Unavailability{StartT: from, EndT: to, DurationNs: to - from, Open: open, ExceedsBound: to-from > bound}
-			for _, f := range a.faults {
-				if f.Error == "" && f.StartT < to && f.EndT > from {
-					u.FaultIDs = append(u.FaultIDs, f.ID)
-				}
-			}
+			u := Unavailability{StartT: from, EndT: to, DurationNs: to - from, Open: open, ExceedsBound: to-from > bound,
+				FaultIDs: applied.overlapping(from, to)}
 			res.UnavailableCount++
 			res.UnavailableSumNs += u.DurationNs
 			if u.DurationNs > res.UnavailableMaxNs {
@@ -297,9 +294,12 @@ func checkLatency(a *analysis, rl *reasonList) LatencyResult {
 			if len(res.Unavailability) < detailLimit {
 				res.Unavailability = append(res.Unavailability, u)
 			}
+			// The cost of a fault while it lasts (a paused PostgreSQL leader keeps its lock) is
+			// reported, not judged: liveness is about coming back after the heal, below.
 			if u.ExceedsBound {
-				live("unavailable-beyond-bound", from, to, fmt.Sprintf("no write accepted for %s from %s (bound %s, faults %v)",
-					fmtD(u.DurationNs), fmtT(from, a.startT), fmtD(bound), u.FaultIDs))
+				rl.add(Reason{Checker: "latency", Code: "unavailable-beyond-bound", Severity: SevFinding, T: from, EndT: to,
+					Message: fmt.Sprintf("no write accepted for %s from %s (bound %s, faults %v)",
+						fmtD(u.DurationNs), fmtT(from, a.startT), fmtD(bound), u.FaultIDs)})
 			}
 		}
 		prev := accs[0].t
@@ -317,6 +317,22 @@ func checkLatency(a *analysis, rl *reasonList) LatencyResult {
 		}
 	} else if len(a.ev) > 0 {
 		live("no-accepted-write", a.startT, obsEnd, "no write was accepted during the whole run")
+	}
+
+	// Liveness after each heal: whenever no fault is in effect any more, an accepted write
+	// must follow within the bound (unless the next fault starts first).
+	for _, q := range applied.quietFrom(obsEnd) {
+		if q.to-q.from <= bound {
+			continue
+		}
+		if w := firstAccAfter(q.from); w < 0 || w-q.from > bound {
+			msg := fmt.Sprintf("no write accepted within %s after the faults healed at %s", fmtD(bound), fmtT(q.from, a.startT))
+			if w >= 0 {
+				msg = fmt.Sprintf("the first write after the faults healed at %s was accepted %s later, beyond the bound %s",
+					fmtT(q.from, a.startT), fmtD(w-q.from), fmtD(bound))
+			}
+			live("no-leader-after-heal", q.from, min(q.from+bound, q.to), msg)
+		}
 	}
 
 	// Per kind.
@@ -418,13 +434,115 @@ func checkLatency(a *analysis, rl *reasonList) LatencyResult {
 	return res
 }
 
-// leadingAt reports whether node held a tenure at t.
-func (a *analysis) leadingAt(node string, t int64) bool {
-	for i := len(a.tenures) - 1; i >= 0; i-- {
-		tn := &a.tenures[i]
-		if tn.Node == node && tn.StartT <= t && t < tn.EndT {
+// leadIndex answers "did node hold a tenure at t" by binary search over the node's tenures.
+type leadIndex struct {
+	ts     []Tenure
+	byNode map[string][]int   // tenure indices per node, in start order
+	maxEnd map[string][]int64 // running maximum of EndT over byNode's prefix
+}
+
+func newLeadIndex(ts []Tenure) leadIndex {
+	li := leadIndex{ts: ts, byNode: map[string][]int{}, maxEnd: map[string][]int64{}}
+	for i := range ts {
+		n := ts[i].Node
+		m := ts[i].EndT
+		if k := len(li.maxEnd[n]); k > 0 {
+			m = max(m, li.maxEnd[n][k-1])
+		}
+		li.byNode[n] = append(li.byNode[n], i)
+		li.maxEnd[n] = append(li.maxEnd[n], m)
+	}
+	return li
+}
+
+// at reports whether node held a tenure at t (StartT <= t < EndT).
+func (li leadIndex) at(node string, t int64) bool {
+	idx, ends := li.byNode[node], li.maxEnd[node]
+	k := sort.Search(len(idx), func(j int) bool { return li.ts[idx[j]].StartT > t }) - 1
+	for ; k >= 0 && ends[k] > t; k-- {
+		if li.ts[idx[k]].EndT > t {
 			return true
 		}
 	}
 	return false
+}
+
+// tenureEnds is a min-heap of tenure indices by end time.
+type tenureEnds struct {
+	ts  []Tenure
+	idx []int
+}
+
+func (h *tenureEnds) Len() int           { return len(h.idx) }
+func (h *tenureEnds) Less(i, j int) bool { return h.ts[h.idx[i]].EndT < h.ts[h.idx[j]].EndT }
+func (h *tenureEnds) Swap(i, j int)      { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
+func (h *tenureEnds) Push(x any)         { h.idx = append(h.idx, x.(int)) }
+func (h *tenureEnds) Pop() any {
+	x := h.idx[len(h.idx)-1]
+	h.idx = h.idx[:len(h.idx)-1]
+	return x
+}
+
+// faultIndex holds the applied faults in start order with a running maximum of their ends.
+type faultIndex struct {
+	fs     []FaultWindow
+	maxEnd []int64
+}
+
+func newFaultIndex(all []FaultWindow) faultIndex {
+	var fi faultIndex
+	for _, f := range all {
+		if f.Error == "" {
+			fi.fs = append(fi.fs, f)
+		}
+	}
+	sort.SliceStable(fi.fs, func(i, j int) bool { return fi.fs[i].StartT < fi.fs[j].StartT })
+	for i, f := range fi.fs {
+		m := f.EndT
+		if i > 0 {
+			m = max(m, fi.maxEnd[i-1])
+		}
+		fi.maxEnd = append(fi.maxEnd, m)
+	}
+	return fi
+}
+
+// overlapping lists the ids of faults in effect at some moment of (from, to), ascending.
+func (fi faultIndex) overlapping(from, to int64) []int {
+	var ids []int
+	k := sort.Search(len(fi.fs), func(i int) bool { return fi.fs[i].StartT >= to }) - 1
+	for ; k >= 0 && fi.maxEnd[k] > from; k-- {
+		if fi.fs[k].EndT > from {
+			ids = append(ids, fi.fs[k].ID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// quiet is a stretch with no fault in effect, from a heal to the next fault or the end.
+type quiet struct{ from, to int64 }
+
+// quietFrom lists the stretches that begin when the last fault in effect healed, up to the
+// next fault's start or end (a fault that never healed ends none).
+func (fi faultIndex) quietFrom(end int64) []quiet {
+	var qs []quiet
+	seen := map[int64]bool{}
+	for _, f := range fi.fs {
+		if f.Open || f.EndT >= end || seen[f.EndT] {
+			continue
+		}
+		k := sort.Search(len(fi.fs), func(i int) bool { return fi.fs[i].StartT > f.EndT })
+		if k == 0 || fi.maxEnd[k-1] != f.EndT { // k == 0: a heal stamped before its start
+			continue // another fault is still in effect at this heal
+		}
+		seen[f.EndT] = true
+		to := end
+		if k < len(fi.fs) {
+			to = fi.fs[k].StartT
+		}
+		qs = append(qs, quiet{f.EndT, to})
+	}
+	slices.SortFunc(qs, func(a, b quiet) int { return cmp.Compare(a.from, b.from) })
+	return qs
 }
