@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 	"io"
+	"log"
 	"os"
 	"path/filepath"
 	"sort"
@@ -67,6 +68,9 @@ type run struct {
 	state   *LiveState
 	out     io.Writer // progress and summary; io.Discard when quiet
 	prog    *reports.Progress
+	// harnessLog keeps the run's own log lines (logs/harness.log), also when the progress
+	// output is quiet, as in `splitbrain matrix` without -v.
+	harnessLog *log.Logger
 
 	// root is the caller's context: when it ends the run heals and tears down.
 	root context.Context
@@ -120,6 +124,13 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 	if r.w, err = history.Create(filepath.Join(r.dir, HistoryFile)); err != nil {
 		return nil, err
 	}
+	logFile, err := os.Create(filepath.Join(r.dir, LogsDir, HarnessLog))
+	if err != nil {
+		r.w.Close()
+		return nil, err
+	}
+	defer logFile.Close()
+	r.harnessLog = log.New(logFile, "", log.Ltime|log.Lmicroseconds)
 	r.rec = NewRecorder(r.w, r.state)
 	r.rec.beforeEvent = r.beforeCandidateEvent
 	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindRunStart, Spec: r.summary()})
@@ -213,7 +224,11 @@ func (r *run) phase(name string) {
 }
 
 func (r *run) logf(format string, args ...any) {
-	r.prog.Event("log", "splitbrain: "+fmt.Sprintf(format, args...), nil)
+	msg := fmt.Sprintf(format, args...)
+	if r.harnessLog != nil {
+		r.harnessLog.Print(msg)
+	}
+	r.prog.Event("log", "splitbrain: "+msg, nil)
 }
 
 // summary is the run-start event's one-line description.

@@ -15,6 +15,7 @@ const (
 	ConfigFile  = "config.json"
 	ResultsFile = "results.json"
 	LogsDir     = "logs"
+	HarnessLog  = "harness.log" // in LogsDir: the run's own log lines, timestamped
 	LatestLink  = "latest"
 )
 
