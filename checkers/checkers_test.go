@@ -1,6 +1,9 @@
 package checkers
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/splitbrain-chaos/splitbrain/harness/history"
@@ -138,6 +141,14 @@ func TestStaleWriteRejectedVsAccepted(t *testing.T) {
 	}
 	if c["interleaving"] != 1 {
 		t.Fatalf("an older tenure's write after a newer one's is an interleaving: %+v", r.Reasons)
+	}
+	// The lease model: the resource saw c1 (token 1) after c2 (token 2) was granted.
+	if m := model(r, ModelElectionLease); m.Result != PorcIllegal {
+		t.Fatalf("election-lease on an accepted zombie write: %+v", m)
+	}
+	// Near miss: the fenced resource refused the zombie, so no observer saw an older leader.
+	if m := model(fenced, ModelElectionLease); m.Result != PorcOK {
+		t.Fatalf("election-lease with the zombie write rejected: %+v", m)
 	}
 }
 
@@ -320,6 +331,17 @@ func TestVisualizationsWritten(t *testing.T) {
 	for _, m := range r.Porcupine.Models {
 		if m.Visualization == "" {
 			t.Fatalf("%s: no visualization (%s)", m.Model, m.Note)
+		}
+		// The page must exist in the run directory and carry the fault window and both
+		// tenures as annotations.
+		page, err := os.ReadFile(filepath.Join(dir, filepath.Base(m.Visualization)))
+		if err != nil {
+			t.Fatalf("%s: %v", m.Model, err)
+		}
+		for _, want := range []string{`"faults"`, `"leader c1"`, `"leader c2"`, "token 2"} {
+			if !strings.Contains(string(page), want) {
+				t.Errorf("%s: %s lacks the annotation %s", m.Model, m.Visualization, want)
+			}
 		}
 	}
 	if err := r.WriteFile(dir); err != nil {

@@ -164,6 +164,7 @@ const (
 	elSeed elKind = iota
 	elCampaign
 	elResign
+	elObserve // the resource accepted a write with Token: it saw that leader
 )
 
 type elIn struct {
@@ -196,6 +197,11 @@ func electionStep(strict bool, st elState, in elIn) []any {
 	for _, p := range pre {
 		p.Init = false
 		switch in.Kind {
+		case elObserve:
+			// No observer may see an older leader: the write's token is the latest grant's.
+			if !st.Init && in.Token == p.Token {
+				out = append(out, p)
+			}
 		case elCampaign:
 			if p.Holder != "" {
 				continue
@@ -241,6 +247,8 @@ func electionModel(strict bool, parts func([]porcupine.Operation) [][]porcupine.
 				return "carried over: " + describeEl(i.Seed)
 			case elCampaign:
 				return fmt.Sprintf("%s elected, token %d", i.Node, i.Token)
+			case elObserve:
+				return fmt.Sprintf("resource accepts %s's write, token %d", i.Node, i.Token)
 			}
 			return fmt.Sprintf("%s ends tenure (token %d, %s)", i.Node, i.Token, i.Why)
 		},
@@ -324,6 +332,14 @@ func fencedOps(a *analysis) (ops []porcupine.Operation, unresolved int) {
 
 func electionOps(a *analysis) []porcupine.Operation {
 	var ops []porcupine.Operation
+	// Every accepted write is an observation of its leader, a point at the decision.
+	for _, i := range a.decisions {
+		d := &a.ev[i]
+		if d.Result == history.ResultAccepted {
+			ops = append(ops, porcupine.Operation{Input: elIn{Kind: elObserve, Node: d.Node, Token: d.Token},
+				Call: d.T, Return: d.T, Metadata: opMeta{node: "resource", token: d.Token}})
+		}
+	}
 	for _, tn := range a.tenures {
 		ops = append(ops, porcupine.Operation{Input: elIn{Kind: elCampaign, Node: tn.Node, Token: tn.Token},
 			Call: tn.CampaignT, Return: tn.StartT, Metadata: opMeta{node: tn.Node, token: tn.Token}})
@@ -498,14 +514,14 @@ func checkPorcupine(ctx context.Context, a *analysis, rl *reasonList) PorcupineR
 		case mr.Result == PorcIllegal && strict:
 			mr.Meaning = "mutual exclusion did not hold under this fault: a grant happened while another candidate still believed it led (expected for lease recipes under pauses)"
 		case mr.Result == PorcIllegal:
-			mr.Meaning = "grants cannot be ordered with strictly increasing tokens even allowing silent lease expiry"
+			mr.Meaning = "grants cannot be ordered with strictly increasing tokens, or the resource accepted a write from an older leader after a newer grant, even allowing silent lease expiry"
 		case mr.Result == PorcUnknown:
 			mr.Meaning = "the search timed out: inconclusive"
 			code = name + "-timeout"
 		case mr.Result == PorcOK && strict:
 			mr.Meaning = "mutual exclusion held: no grant while another candidate believed it led"
 		case mr.Result == PorcOK:
-			mr.Meaning = "grants are totally ordered with increasing tokens (allowing silent expiry)"
+			mr.Meaning = "grants are totally ordered with increasing tokens and every accepted write came from the latest leader (allowing silent expiry)"
 		}
 		if mr.Result != PorcOK {
 			rl.add(Reason{Checker: "porcupine", Code: code, Severity: SevFinding, T: mr.FailStartT, EndT: mr.FailEndT,
