@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness/history"
@@ -39,12 +40,11 @@ func applyKill(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, erro
 		n.killed[name] = true
 		n.mu.Unlock()
 		hit = append(hit, name)
-		if err := nd.Kill(ctx, "SIGKILL"); err != nil {
+		t, err := sigkill(ctx, nd)
+		if err != nil {
 			return err
 		}
-		// The kill is in effect now; waiting for Docker to report the exit takes 0.1-0.5 s,
-		// in which a fast recipe (PostgreSQL) already elects the next leader.
-		killedT = history.Now()
+		killedT = max(killedT, t)
 		n.forgetSidecar(ctx, name)
 		return waitUntil(ctx, 10*time.Second, func() (bool, error) {
 			st, err := nd.State(ctx)
@@ -64,6 +64,30 @@ func applyKill(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, erro
 		return nil, err
 	}
 	return &applied{targets: names, heal: heal, inEffectT: killedT}, err
+}
+
+// sigkill kills the node's PID 1 and returns when the kill took effect. Docker's kill call
+// returns only once the daemon has seen the exit (0.1-0.5 s later), long enough for
+// PostgreSQL to elect the next leader "before" the fault; a kill(2) of the host PID is in
+// effect when it returns. Without access to the host PID (a remote engine) it falls back
+// to Docker's kill, stamped when that returns: late for latency, safe for tenure ends.
+func sigkill(ctx context.Context, nd nodeKiller) (int64, error) {
+	if pid, err := nd.HostPID(ctx); err == nil && pid > 1 {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+			return history.Now(), nil
+		} else if errors.Is(err, syscall.ESRCH) {
+			return history.Now(), nil // it died on its own in between: dead all the same
+		}
+	}
+	if err := nd.Kill(ctx, "SIGKILL"); err != nil {
+		return 0, err
+	}
+	return history.Now(), nil
+}
+
+type nodeKiller interface {
+	HostPID(ctx context.Context) (int, error)
+	Kill(ctx context.Context, signal string) error
 }
 
 // restart starts a node this nemesis killed, if it is not running, and waits for it.
