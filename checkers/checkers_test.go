@@ -97,6 +97,27 @@ func TestTenureEndsAtDeathButNotAtPause(t *testing.T) {
 	if paused.Verdict == Invalid {
 		t.Fatal("strict mutex failing must not make the run invalid")
 	}
+	// The nemesis appends the kill's fault-start after the harness noticed the exit: the
+	// tenure still ends at the kill's time, so c2 (elected in between) overlaps nobody.
+	h := newHB()
+	h.campaign(5, "c1").elected(10, "c1", 1).writes(10, 300, "c1", 1)
+	h.elected(420, "c2", 2).writes(420, 900, "c2", 2)
+	h.add(history.Event{T: 520 * ms, Kind: history.KindProcessExit, Node: "c1"})
+	h.fault(400, 1, "kill", "c1").heal(600, 1).end(1000)
+	r := check(t, h, Params{Require: []string{RequireExclusive}})
+	wantVerdict(t, r, Valid)
+	if tn := r.Tenures.Tenures[0]; tn.EndReason != "kill-fault" || tn.EndT != 400*ms || r.Tenures.OverlapCount != 0 {
+		t.Fatalf("killed tenure %+v, overlaps %d", tn, r.Tenures.OverlapCount)
+	}
+	// Near miss: the same exit without a kill fault ends the tenure only when noticed.
+	h = newHB()
+	h.campaign(5, "c1").elected(10, "c1", 1).writes(10, 300, "c1", 1)
+	h.elected(420, "c2", 2).writes(420, 900, "c2", 2)
+	h.add(history.Event{T: 520 * ms, Kind: history.KindProcessExit, Node: "c1"}).end(1000)
+	if r := check(t, h, Params{}); r.Tenures.OverlapCount != 1 || r.Tenures.Overlaps[0].Duration != 100*ms {
+		t.Fatalf("overlaps %+v", r.Tenures.Overlaps)
+	}
+
 	// SIGKILL signal and process-exit end a tenure too.
 	for _, k := range []history.Kind{history.KindSignal, history.KindProcessExit} {
 		h := newHB()

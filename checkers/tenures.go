@@ -230,8 +230,18 @@ func analyse(ev []history.Event, p Params) *analysis {
 				StartT: e.T, EndT: -1, Error: e.Err, StartSeq: e.Seq})
 			if e.Fault == "kill" && e.Err == "" {
 				for _, n := range e.Targets {
-					if s := state[n]; s != nil {
+					s := state[n]
+					switch {
+					case s == nil:
+					case s.hasTenure:
 						end(s, e.T, e.Seq, "kill-fault")
+					case s.idx >= 0:
+						// The nemesis appends fault-start after Docker reported the exit, so the
+						// harness's process-exit (stamped on notice) may have ended the tenure
+						// first, later than the kill: the process was dead from the kill on.
+						if tn := &raw[s.idx]; tn.StartT <= e.T && e.T < tn.EndT {
+							tn.EndT, tn.EndSeq, tn.EndReason = e.T, e.Seq, "kill-fault"
+						}
 					}
 				}
 			}
