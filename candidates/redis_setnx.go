@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -91,6 +92,18 @@ func (r *redisLease) leaseFor() time.Duration {
 	return r.env.Timing.TTL - time.Duration(float64(r.env.Timing.TTL)*leaseDrift)
 }
 
+// retryWait is the poll period. The split-INCR control polls with jitter, as buggy code in
+// the wild does: with a fixed period the waiters keep the poll phases of their campaign
+// starts, which follow their ticket order, so the lowest ticket won every race and the
+// token inversion hid (a smoke run saw tokens 1, 2, 3, 4 in order).
+func (r *redisLease) retryWait() time.Duration {
+	retry := r.env.Timing.Retry
+	if !r.splitIncr || retry <= 0 {
+		return retry
+	}
+	return retry/2 + rand.N(retry)
+}
+
 func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 	t := r.env.Timing
 	r.terms++
@@ -123,7 +136,7 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 		select {
 		case <-ctx.Done():
 			return runtime.Term{}, ctx.Err()
-		case <-time.After(t.Retry):
+		case <-time.After(r.retryWait()):
 		}
 	}
 	dl := &deadline{}
