@@ -24,7 +24,10 @@ type indexRun struct {
 	Verdict     string
 	Store       string
 	Recipe      string
-	Fault       string
+	// Variant names what changes the meaning of a verdict beside recipe and fault (an
+	// unfenced resource, a non-steady workload, extra requirements); "" for the default.
+	Variant string
+	Fault   string
 	Seed        string
 	Median      string
 	medianNs    int64
@@ -154,6 +157,7 @@ func loadIndexRun(dir, test, name string) (*indexRun, error) {
 		r.Started = cfg.Started
 		r.Store, r.Recipe = cfg.Flags.Store, cfg.Flags.Recipe
 		r.Fault = firstNonEmpty(cfg.Flags.Nemesis, cfg.Schedule)
+		r.Variant = variantOf(cfg.Flags.ResourceMode, cfg.Flags.Workload, cfg.Flags.Require)
 		if cfg.Seed != 0 || cfg.Flags.Seed != 0 {
 			r.Seed = fmt.Sprint(firstNonZero(cfg.Seed, cfg.Flags.Seed))
 		}
@@ -236,7 +240,15 @@ func leaderboard(runs []*indexRun) ([]string, []leaderRow) {
 		}
 	}
 	runs = decided
-	label := func(r *indexRun) string { return r.Recipe + " (" + r.Store + ")" }
+	// An unfenced run's invalid says nothing about the recipe under the fenced resource, so
+	// variants get rows of their own instead of sharing (and overwriting) a cell.
+	label := func(r *indexRun) string {
+		l := r.Recipe + " (" + r.Store + ")"
+		if r.Variant != "" {
+			l += " · " + r.Variant
+		}
+		return l
+	}
 	for _, r := range runs {
 		rowKeys[label(r)] = true
 	}
@@ -279,4 +291,19 @@ func leaderboard(runs []*indexRun) ([]string, []leaderRow) {
 		}
 	}
 	return faults, out
+}
+
+// variantOf describes the non-default settings that change what a verdict means.
+func variantOf(resource, workload string, require []string) string {
+	var parts []string
+	if resource != "" && resource != "fenced" {
+		parts = append(parts, resource)
+	}
+	if workload != "" && workload != "steady" {
+		parts = append(parts, workload)
+	}
+	if len(require) > 0 {
+		parts = append(parts, "require "+strings.Join(require, ","))
+	}
+	return strings.Join(parts, ", ")
 }

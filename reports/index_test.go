@@ -71,11 +71,15 @@ func TestIndexAndLeaderboard(t *testing.T) {
 	if strings.Join(got, ",") != "no-results,invalid,valid,valid" {
 		t.Fatalf("runs in order %v, want the in-progress run, then invalid (newest), valid, valid", got)
 	}
-	// Leaderboard: the etcd × pause-leader cell shows the latest run (invalid), linked.
+	// Leaderboard: the unfenced run (invalid) has a row of its own; the fenced etcd ×
+	// pause-leader cell keeps its valid run instead of showing the newer unfenced one.
 	mustContain(t, page, `id="leaderboard-table"`, `data-row="etcd-election (etcd)"`, `data-row="redis-setnx (redis)"`,
-		`<th>none</th>`, `<th>pause-leader</th>`,
+		`data-row="etcd-election (etcd) · unfenced"`, `<th>none</th>`, `<th>pause-leader</th>`,
 		`href="etcd-etcd-election-pause-leader/20250103T000000.000Z/report.html" data-verdict="invalid"`,
-		`2 runs, 1 invalid`, "failover 2.")
+		`href="etcd-etcd-election-pause-leader/20250101T000000.000Z/report.html" data-verdict="valid"`, "failover 2.")
+	if strings.Contains(page, "2 runs, 1 invalid") {
+		t.Error("the fenced and the unfenced run share a leaderboard cell")
+	}
 	if strings.Index(page, "<th>none</th>") > strings.Index(page, "<th>pause-leader</th>") {
 		t.Error("the no-fault column should come first")
 	}
