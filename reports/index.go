@@ -26,13 +26,13 @@ type indexRun struct {
 	Recipe      string
 	// Variant names what changes the meaning of a verdict beside recipe and fault (an
 	// unfenced resource, a non-steady workload, extra requirements); "" for the default.
-	Variant string
-	Fault   string
-	Seed        string
-	Median      string
-	medianNs    int64
-	Reason      string
-	Duration    string
+	Variant  string
+	Fault    string
+	Seed     string
+	Median   string
+	medianNs int64
+	Reason   string
+	Duration string
 }
 
 type leaderCell struct {
