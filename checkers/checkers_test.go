@@ -397,3 +397,26 @@ func TestParams(t *testing.T) {
 		t.Fatal("negative TTL accepted")
 	}
 }
+
+func TestStrictModelIgnoresInFlightWriteOfDeadLeader(t *testing.T) {
+	// c1 is killed at 400 ms with a write in flight, c2 is elected at 420 ms, and the
+	// resource accepts c1's write at 430 ms (c2 has not written yet, so fencing allows it).
+	h := newHB()
+	h.campaign(5, "c1").campaign(5, "c2").elected(10, "c1", 1).writes(10, 300, "c1", 1)
+	h.fault(400, 1, "kill", "c1").heal(900, 1)
+	h.elected(420, "c2", 2)
+	id := h.decide(430*ms, "c1", 1, "inflight")
+	_ = id
+	h.writes(500, 1000, "c2", 2).end(1100)
+	r := check(t, h, Params{})
+	if r.Tenures.OverlapCount != 0 {
+		t.Fatalf("overlaps %+v", r.Tenures.Overlaps)
+	}
+	if m := model(r, ModelElectionStrict); m.Result != PorcOK {
+		t.Fatalf("strict mutex without any overlap: %+v", m)
+	}
+	// The lease form does see it: the resource observed token 1 after token 2 was granted.
+	if m := model(r, ModelElectionLease); m.Result != PorcIllegal {
+		t.Fatalf("lease form: %+v", m)
+	}
+}

@@ -295,11 +295,17 @@ func checkLatency(a *analysis, rl *reasonList) LatencyResult {
 				res.Unavailability = append(res.Unavailability, u)
 			}
 			// The cost of a fault while it lasts (a paused PostgreSQL leader keeps its lock) is
-			// reported, not judged: liveness is about coming back after the heal, below.
+			// reported, not judged: liveness is about coming back after the heal, below. A
+			// stall while no fault is in effect is judged: the part of the window before its
+			// first fault (all of it without one) must stay within the bound.
 			if u.ExceedsBound {
 				rl.add(Reason{Checker: "latency", Code: "unavailable-beyond-bound", Severity: SevFinding, T: from, EndT: to,
 					Message: fmt.Sprintf("no write accepted for %s from %s (bound %s, faults %v)",
 						fmtD(u.DurationNs), fmtT(from, a.startT), fmtD(bound), u.FaultIDs)})
+				if quietTo := applied.firstInEffect(from, to); quietTo-from > bound {
+					live("unavailable-without-fault", from, quietTo, fmt.Sprintf("no write accepted for %s from %s while no fault was in effect (bound %s)",
+						fmtD(quietTo-from), fmtT(from, a.startT), fmtD(bound)))
+				}
 			}
 		}
 		prev := accs[0].t
@@ -520,6 +526,18 @@ func (fi faultIndex) overlapping(from, to int64) []int {
 	return ids
 }
 
+// firstInEffect is the first moment in [from, to) at which a fault is in effect, or to.
+func (fi faultIndex) firstInEffect(from, to int64) int64 {
+	first := to
+	k := sort.Search(len(fi.fs), func(i int) bool { return fi.fs[i].StartT >= to }) - 1
+	for ; k >= 0 && fi.maxEnd[k] > from; k-- {
+		if fi.fs[k].EndT > from {
+			first = min(first, max(fi.fs[k].StartT, from))
+		}
+	}
+	return first
+}
+
 // quiet is a stretch with no fault in effect, from a heal to the next fault or the end.
 type quiet struct{ from, to int64 }
 
@@ -529,8 +547,8 @@ func (fi faultIndex) quietFrom(end int64) []quiet {
 	var qs []quiet
 	seen := map[int64]bool{}
 	for _, f := range fi.fs {
-		if f.Open || f.EndT >= end || seen[f.EndT] {
-			continue
+		if f.Open || f.HealErr != "" || f.EndT >= end || seen[f.EndT] {
+			continue // a failed heal is no heal: the verdict is unknown (heal-failed) instead
 		}
 		k := sort.Search(len(fi.fs), func(i int) bool { return fi.fs[i].StartT > f.EndT })
 		if k == 0 || fi.maxEnd[k-1] != f.EndT { // k == 0: a heal stamped before its start

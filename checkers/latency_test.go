@@ -172,3 +172,38 @@ func TestHealFailedIsUnknown(t *testing.T) {
 	// Near miss: the same run healed cleanly.
 	wantVerdict(t, check(t, build("", true), Params{}), Valid)
 }
+
+func TestStallWithoutFaultIsALivenessFailure(t *testing.T) {
+	// No fault at all: writes stop at 1000 ms and resume at 6000 ms (bound 4 s).
+	h := newHB()
+	h.campaign(5, "c1").elected(10, "c1", 1).writes(10, 1000, "c1", 1).writes(6000, 7000, "c1", 1)
+	r := check(t, h.end(7100), Params{LeaseTTL: Duration(2 * time.Second), Require: []string{RequireLiveness}})
+	wantVerdict(t, r, Invalid)
+	if codes(r.Reasons)["unavailable-without-fault"] != 1 {
+		t.Fatalf("reasons %+v", r.Reasons)
+	}
+	// Near miss: the same stall while a pause is in effect from 1100 ms on: only 100 ms of it
+	// fall in quiet time, the rest is the fault's cost (a finding).
+	h = newHB()
+	h.campaign(5, "c1").elected(10, "c1", 1).writes(10, 1000, "c1", 1)
+	h.fault(1100, 1, "pause", "c1").heal(5950, 1).writes(6000, 7000, "c1", 1)
+	r = check(t, h.end(7100), Params{LeaseTTL: Duration(2 * time.Second), Require: []string{RequireLiveness}})
+	wantVerdict(t, r, Valid)
+	if codes(r.Findings)["unavailable-beyond-bound"] != 1 {
+		t.Fatalf("findings %+v", r.Findings)
+	}
+}
+
+func TestFailedHealIsNoHealForLiveness(t *testing.T) {
+	// The partition's heal failed; nothing is written afterwards. That is heal-failed
+	// (unknown), not a liveness failure after a heal that did not happen.
+	h := newHB()
+	h.campaign(5, "c1").elected(10, "c1", 1).writes(10, 300, "c1", 1)
+	h.fault(300, 1, "partition", "c1")
+	h.add(history.Event{T: 900 * ms, Kind: history.KindFaultEnd, FaultID: 1, Err: "rules still listed"})
+	r := check(t, h.end(9000), Params{LeaseTTL: Duration(time.Second), Require: []string{RequireLiveness}})
+	wantVerdict(t, r, Unknown)
+	if c := codes(r.Reasons); c["heal-failed"] != 1 || c["no-leader-after-heal"] != 0 {
+		t.Fatalf("reasons %+v", r.Reasons)
+	}
+}

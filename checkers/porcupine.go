@@ -330,12 +330,12 @@ func fencedOps(a *analysis) (ops []porcupine.Operation, unresolved int) {
 	return ops, unresolved
 }
 
-func electionOps(a *analysis) []porcupine.Operation {
+func electionOps(a *analysis, observe bool) []porcupine.Operation {
 	var ops []porcupine.Operation
 	// Every accepted write is an observation of its leader, a point at the decision.
 	for _, i := range a.decisions {
 		d := &a.ev[i]
-		if d.Result == history.ResultAccepted {
+		if observe && d.Result == history.ResultAccepted {
 			ops = append(ops, porcupine.Operation{Input: elIn{Kind: elObserve, Node: d.Node, Token: d.Token},
 				Call: d.T, Return: d.T, Metadata: opMeta{node: "resource", token: d.Token}})
 		}
@@ -473,9 +473,6 @@ func checkPorcupine(ctx context.Context, a *analysis, rl *reasonList) PorcupineR
 	res.Models = append(res.Models, fr)
 
 	// Election, lease and strict forms.
-	eops := electionOps(a)
-	assignClients(eops)
-	seedClient = maxClient(eops) + 1
 	// The election state is known (free) at t when every tenure elected before t ended before t.
 	maxEnd := make([]int64, len(a.tenures))
 	for i, tn := range a.tenures {
@@ -492,21 +489,27 @@ func checkPorcupine(ctx context.Context, a *analysis, rl *reasonList) PorcupineR
 		i := sort.Search(len(a.tenures), func(i int) bool { return a.tenures[i].StartT >= t }) - 1
 		return i < 0 || maxEnd[i] < t
 	}
-	eseed := func(i int, _ int64) any {
-		var s elState
-		for _, op := range eops[:i] {
-			if in := op.Input.(elIn); in.Kind == elCampaign && in.Token >= s.Token {
-				s.Token, s.Last = in.Token, in.Node
-			}
-		}
-		return elIn{Kind: elSeed, Node: "seed", Seed: s}
-	}
-	eparts := cutQuiescent(eops, freeAt, eseed, seedClient)
 	for _, strict := range []bool{false, true} {
 		name := ModelElectionLease
 		if strict {
 			name = ModelElectionStrict
 		}
+		// Observations belong to the lease form only: strict mutual exclusion is about
+		// grants, and a dead leader's in-flight write landing after the next grant is no
+		// grant while held.
+		eops := electionOps(a, !strict)
+		assignClients(eops)
+		seedClient := maxClient(eops) + 1
+		eseed := func(i int, _ int64) any {
+			var s elState
+			for _, op := range eops[:i] {
+				if in := op.Input.(elIn); in.Kind == elCampaign && in.Token >= s.Token {
+					s.Token, s.Last = in.Token, in.Node
+				}
+			}
+			return elIn{Kind: elSeed, Node: "seed", Seed: s}
+		}
+		eparts := cutQuiescent(eops, freeAt, eseed, seedClient)
 		mr := runModel(ctx, a, name, electionModel(strict, func([]porcupine.Operation) [][]porcupine.Operation { return eparts }),
 			eops, eparts, timeout)
 		code := name + "-illegal"

@@ -378,6 +378,13 @@ func TestChaosRedisFaults(t *testing.T) {
 	t.Run("kill-restart", func(t *testing.T) {
 		e.resetEvents()
 		before, _ := e.cands[0].HostPID(ctx)
+		// The kill is stamped precisely only when it goes through kill(2) of this PID.
+		if !pidInContainer(before, e.cands[0].ID()) {
+			t.Errorf("host pid %d of c1 not recognised as the container's: the kill falls back to Docker's (late stamps)", before)
+		}
+		if pidInContainer(os.Getpid(), e.cands[0].ID()) {
+			t.Error("the test process counted as inside c1")
+		}
 		_, _, heal := applyNow(t, ctx, e, "kill:target=node:c1,at=0s,for=1m", 1)
 		if st, _ := e.cands[0].State(ctx); st.Running {
 			t.Fatalf("c1 still running after SIGKILL: %+v", st)

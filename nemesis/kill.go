@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -69,14 +71,14 @@ func applyKill(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, erro
 // sigkill kills the node's PID 1 and returns when the kill took effect. Docker's kill call
 // returns only once the daemon has seen the exit (0.1-0.5 s later), long enough for
 // PostgreSQL to elect the next leader "before" the fault; a kill(2) of the host PID is in
-// effect when it returns. Without access to the host PID (a remote engine) it falls back
-// to Docker's kill, stamped when that returns: late for latency, safe for tenure ends.
+// effect when it returns. The PID is used only when /proc shows it in the container's
+// cgroup (the harness shares the engine's PID namespace, and the PID was not reused);
+// otherwise (Docker Desktop, a remote engine, a race) Docker's kill is used, stamped when it
+// returns: late for failover times, safe for tenure ends.
 func sigkill(ctx context.Context, nd nodeKiller) (int64, error) {
-	if pid, err := nd.HostPID(ctx); err == nil && pid > 1 {
+	if pid, err := nd.HostPID(ctx); err == nil && pid > 1 && pidInContainer(pid, nd.ID()) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
 			return history.Now(), nil
-		} else if errors.Is(err, syscall.ESRCH) {
-			return history.Now(), nil // it died on its own in between: dead all the same
 		}
 	}
 	if err := nd.Kill(ctx, "SIGKILL"); err != nil {
@@ -85,7 +87,14 @@ func sigkill(ctx context.Context, nd nodeKiller) (int64, error) {
 	return history.Now(), nil
 }
 
+// pidInContainer reports whether host pid belongs to the container with the given id.
+func pidInContainer(pid int, id string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	return err == nil && len(id) >= 12 && strings.Contains(string(b), id)
+}
+
 type nodeKiller interface {
+	ID() string
 	HostPID(ctx context.Context) (int, error)
 	Kill(ctx context.Context, signal string) error
 }
