@@ -450,15 +450,25 @@ type leadIndex struct {
 func newLeadIndex(ts []Tenure) leadIndex {
 	li := leadIndex{ts: ts, byNode: map[string][]int{}, maxEnd: map[string][]int64{}}
 	for i := range ts {
-		n := ts[i].Node
-		m := ts[i].EndT
-		if k := len(li.maxEnd[n]); k > 0 {
-			m = max(m, li.maxEnd[n][k-1])
-		}
-		li.byNode[n] = append(li.byNode[n], i)
-		li.maxEnd[n] = append(li.maxEnd[n], m)
+		li.byNode[ts[i].Node] = append(li.byNode[ts[i].Node], i)
+	}
+	for n, idx := range li.byNode {
+		li.maxEnd[n] = runningMax(len(idx), func(j int) int64 { return ts[idx[j]].EndT })
 	}
 	return li
+}
+
+// runningMax returns m with m[i] = max(end(0), ..., end(i)): over intervals sorted by start,
+// every interval before i+1 has ended by t exactly when m[i] <= t.
+func runningMax(n int, end func(i int) int64) []int64 {
+	m := make([]int64, n)
+	for i := range m {
+		m[i] = end(i)
+		if i > 0 {
+			m[i] = max(m[i], m[i-1])
+		}
+	}
+	return m
 }
 
 // at reports whether node held a tenure at t (StartT <= t < EndT).
@@ -503,25 +513,24 @@ func newFaultIndex(all []FaultWindow) faultIndex {
 		}
 	}
 	sort.SliceStable(fi.fs, func(i, j int) bool { return fi.fs[i].StartT < fi.fs[j].StartT })
-	for i, f := range fi.fs {
-		m := f.EndT
-		if i > 0 {
-			m = max(m, fi.maxEnd[i-1])
-		}
-		fi.maxEnd = append(fi.maxEnd, m)
-	}
+	fi.maxEnd = runningMax(len(fi.fs), func(i int) int64 { return fi.fs[i].EndT })
 	return fi
+}
+
+// each calls fn for every fault in effect at some moment of (from, to).
+func (fi faultIndex) each(from, to int64, fn func(f *FaultWindow)) {
+	k := sort.Search(len(fi.fs), func(i int) bool { return fi.fs[i].StartT >= to }) - 1
+	for ; k >= 0 && fi.maxEnd[k] > from; k-- {
+		if fi.fs[k].EndT > from {
+			fn(&fi.fs[k])
+		}
+	}
 }
 
 // overlapping lists the ids of faults in effect at some moment of (from, to), ascending.
 func (fi faultIndex) overlapping(from, to int64) []int {
 	var ids []int
-	k := sort.Search(len(fi.fs), func(i int) bool { return fi.fs[i].StartT >= to }) - 1
-	for ; k >= 0 && fi.maxEnd[k] > from; k-- {
-		if fi.fs[k].EndT > from {
-			ids = append(ids, fi.fs[k].ID)
-		}
-	}
+	fi.each(from, to, func(f *FaultWindow) { ids = append(ids, f.ID) })
 	slices.Sort(ids)
 	return ids
 }
@@ -529,12 +538,7 @@ func (fi faultIndex) overlapping(from, to int64) []int {
 // firstInEffect is the first moment in [from, to) at which a fault is in effect, or to.
 func (fi faultIndex) firstInEffect(from, to int64) int64 {
 	first := to
-	k := sort.Search(len(fi.fs), func(i int) bool { return fi.fs[i].StartT >= to }) - 1
-	for ; k >= 0 && fi.maxEnd[k] > from; k-- {
-		if fi.fs[k].EndT > from {
-			first = min(first, max(fi.fs[k].StartT, from))
-		}
-	}
+	fi.each(from, to, func(f *FaultWindow) { first = min(first, max(f.StartT, from)) })
 	return first
 }
 

@@ -474,17 +474,12 @@ func checkPorcupine(ctx context.Context, a *analysis, rl *reasonList) PorcupineR
 
 	// Election, lease and strict forms.
 	// The election state is known (free) at t when every tenure elected before t ended before t.
-	maxEnd := make([]int64, len(a.tenures))
-	for i, tn := range a.tenures {
-		e := tn.EndT
-		if tn.Open {
-			e = math.MaxInt64
+	maxEnd := runningMax(len(a.tenures), func(i int) int64 {
+		if a.tenures[i].Open {
+			return math.MaxInt64
 		}
-		if i > 0 && maxEnd[i-1] > e {
-			e = maxEnd[i-1]
-		}
-		maxEnd[i] = e
-	}
+		return a.tenures[i].EndT
+	})
 	freeAt := func(t int64) bool {
 		i := sort.Search(len(a.tenures), func(i int) bool { return a.tenures[i].StartT >= t }) - 1
 		return i < 0 || maxEnd[i] < t
