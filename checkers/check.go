@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // SchemaVersion of results.json (docs/results.md).

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // handoff: c1 leads with token 1, steps down at 1000 ms; c2 is elected at c2Start with token 2.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // The knossos etcd mutex history (jepsen-io/knossos data/mutex/bad/etcd.edn, EPL-1.0) converted

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // Sample outcomes.

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // killLeader: c1 killed at 500 ms; c2 elected at 2500 ms; heal phase 3000, teardown 4000.

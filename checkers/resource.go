@@ -3,7 +3,7 @@ package checkers
 import (
 	"fmt"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // detailLimit caps the per-write lists in results.json; counts are always complete.

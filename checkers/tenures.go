@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // Tenure is one stretch of a candidate believing it leads: from its elected event to the

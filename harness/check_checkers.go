@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // runCheckers runs every checker and returns the verdict, its reasons as text and the

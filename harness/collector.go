@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // maxViolationLine bounds how much of an offending line a contract-violation event keeps.

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // BenchmarkCollectorWriteLine: one candidate write line parsed, validated, appended to

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 func newTestRecorder(t *testing.T) (*Recorder, *LiveState, *history.Writer, string) {

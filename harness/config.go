@@ -8,7 +8,6 @@ package harness
 import (
 	"errors"
 	"fmt"
-	"github.com/splitbrain-chaos/splitbrain/reports"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,8 +16,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/internal/progress"
+
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
-	"github.com/splitbrain-chaos/splitbrain/harness/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
 )
 
 // Defaults, used when the corresponding Config field is zero.
@@ -79,9 +80,9 @@ type Config struct {
 
 	Require []string // checker requirements: exclusive, liveness
 
-	Progress       io.Writer            // periodic progress lines and the summary; nil = silent
-	ProgressPeriod time.Duration        // 0 = DefaultProgressPeriod (plain lines; a terminal is redrawn live)
-	ProgressMode   reports.ProgressMode // auto (terminal line or plain lines), quiet or JSON
+	Progress       io.Writer             // periodic progress lines and the summary; nil = silent
+	ProgressPeriod time.Duration         // 0 = DefaultProgressPeriod (plain lines; a terminal is redrawn live)
+	ProgressMode   progress.ProgressMode // auto (terminal line or plain lines), quiet or JSON
 
 	Args []string // the command line, recorded in config.json for replay
 

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
-	"github.com/splitbrain-chaos/splitbrain/harness/images"
-	"github.com/splitbrain-chaos/splitbrain/harness/runconfig"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
 )
 
-// The config.json schema lives in harness/runconfig so that reports can read it without
+// The config.json schema lives in internal/runconfig so that reports can read it without
 // importing the harness.
 type (
 	RunConfig    = runconfig.Config

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/images"
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
-	"github.com/splitbrain-chaos/splitbrain/harness/stores"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
 // DefaultPoolMaxIdle bounds the idle clusters a pool keeps: idle servers still cost CPU

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
-	"github.com/splitbrain-chaos/splitbrain/harness/stores"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
 func TestPoolKey(t *testing.T) {

@@ -2,9 +2,10 @@ package harness
 
 import (
 	"fmt"
-	"github.com/splitbrain-chaos/splitbrain/reports"
 	"strings"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 )
 
 // startProgress feeds the progress display (a redrawn line on a terminal, plain periodic
@@ -35,7 +36,7 @@ func (r *run) startProgress() (stop func()) {
 }
 
 // status maps the live state onto the progress display's status.
-func (r *run) status() reports.Status {
+func (r *run) status() progress.Status {
 	s := r.state.Snapshot()
 	r.mu.Lock()
 	from := r.lifeStart
@@ -43,14 +44,14 @@ func (r *run) status() reports.Status {
 	if from.IsZero() {
 		from = r.started // still in setup
 	}
-	st := reports.Status{Phase: s.Phase, Elapsed: time.Since(from), Total: r.cfg.TotalTime(),
+	st := progress.Status{Phase: s.Phase, Elapsed: time.Since(from), Total: r.cfg.TotalTime(),
 		ActiveFaults: s.ActiveFaults, Elections: int64(s.Counts.Elections),
 		WritesAccepted: int64(s.Counts.WritesAccepted), WritesRejected: int64(s.Counts.WritesRejected)}
 	if st.Phase == "" {
 		st.Phase = "starting"
 	}
 	for _, l := range s.Leaders {
-		st.Leaders = append(st.Leaders, reports.Leader{Node: l.Node, Token: l.Token})
+		st.Leaders = append(st.Leaders, progress.Leader{Node: l.Node, Token: l.Token})
 	}
 	return st
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/splitbrain-chaos/splitbrain/reports"
 	"io"
 	"log"
 	"os"
@@ -14,10 +13,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
-	"github.com/splitbrain-chaos/splitbrain/harness/images"
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
-	"github.com/splitbrain-chaos/splitbrain/harness/stores"
+	"github.com/splitbrain-chaos/splitbrain/internal/progress"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 	"github.com/splitbrain-chaos/splitbrain/workloads"
 )
@@ -67,7 +68,7 @@ type run struct {
 	rec     *Recorder
 	state   *LiveState
 	out     io.Writer // progress and summary; io.Discard when quiet
-	prog    *reports.Progress
+	prog    *progress.Progress
 	// harnessLog keeps the run's own log lines (logs/harness.log), also when the progress
 	// output is quiet, as in `splitbrain matrix` without -v.
 	harnessLog *log.Logger
@@ -115,7 +116,7 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 	if r.out == nil {
 		r.out = io.Discard
 	}
-	r.prog = reports.NewProgress(r.out, cfg.ProgressMode)
+	r.prog = progress.NewProgress(r.out, cfg.ProgressMode)
 	r.prog.Period = cfg.ProgressPeriod
 	r.runID = platform.NewRunID()
 	if r.dir, err = CreateRunDir(cfg.StoreRoot, cfg.TestName, r.started); err != nil {

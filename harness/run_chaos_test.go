@@ -16,8 +16,8 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	recipes "github.com/splitbrain-chaos/splitbrain/candidates/runtime"
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
-	"github.com/splitbrain-chaos/splitbrain/harness/platform/platformtest"
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
 )
 
 // Bounds the chaos tests state (on top of the recipe's own HandoffBound/FailoverBound,

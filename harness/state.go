@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // LiveState is what the run knows right now, derived from the events as they are recorded:

@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
-	"github.com/splitbrain-chaos/splitbrain/harness/images"
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
-	"github.com/splitbrain-chaos/splitbrain/harness/platform/platformtest"
-	"github.com/splitbrain-chaos/splitbrain/harness/stores"
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
 // chaosEnv is a small real run: a store cluster, one candidate-image container (FROM

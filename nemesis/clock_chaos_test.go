@@ -16,9 +16,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
-	"github.com/splitbrain-chaos/splitbrain/harness/images"
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
-	"github.com/splitbrain-chaos/splitbrain/harness/stores"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
 // waitSkew polls skew() until it lies within tol of want or the deadline passes; it returns

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // kill: SIGKILL the node's PID 1 (a crash: no handler, no graceful resign), restart the same

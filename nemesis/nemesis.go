@@ -19,8 +19,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
 // Env is what the nemesis needs from a live run. The run lifecycle implements it.

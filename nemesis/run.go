@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
 // applyTimeout bounds one fault's apply or heal: a stuck Docker call must not stall the run.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
 // sidecar is a tools container sharing one target's network namespace

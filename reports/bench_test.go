@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // bigRun writes a ~1,000,000-event run: 10 candidates, 10,000 tenures of 49 writes each

@@ -16,8 +16,8 @@ import (
 	"sort"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
-	"github.com/splitbrain-chaos/splitbrain/harness/runconfig"
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
 )
 
 // Names of the files in a run directory (the harness writes the inputs, reports the outputs).
@@ -31,7 +31,7 @@ const (
 	LogsDir     = "logs"
 )
 
-// runConfig is config.json, as harness/runconfig defines it for both writer and readers.
+// runConfig is config.json, as internal/runconfig defines it for both writer and readers.
 type runConfig = runconfig.Config
 
 // readConfig reads config.json; a missing file is not an error (a run that crashed early, or

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 # Docker's default pool for networks we do not size ourselves; our own run networks take
-# explicit subnets from SPLITBRAIN_SUBNET_POOL (harness/platform), which must not overlap it.
+# explicit subnets from SPLITBRAIN_SUBNET_POOL (internal/platform), which must not overlap it.
 DAEMON_POOL=${SPLITBRAIN_DAEMON_POOL:-198.18.0.0/16}
 BRIDGE_IP=${SPLITBRAIN_BRIDGE_IP:-198.19.255.1/24}
 LOG=${SPLITBRAIN_DOCKERD_LOG:-/var/log/splitbrain-dockerd.log}

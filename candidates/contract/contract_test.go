@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 func lookupFrom(m map[string]string) func(string) (string, bool) {

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // MaxLineBytes is the longest event line a candidate may print.

@@ -5,7 +5,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // line is one event as the contract prints it (a subset of history.Event).

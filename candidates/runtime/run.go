@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // Bounds of the shutdown on SIGTERM: resign, then close; the process exits within their sum

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // writeRun writes a run directory whose history is built by fill; it returns the directory.

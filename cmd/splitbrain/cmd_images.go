@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
 )
 
 func init() {

@@ -10,7 +10,8 @@ import (
 	"strings"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
-	"github.com/splitbrain-chaos/splitbrain/harness/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 	"github.com/splitbrain-chaos/splitbrain/workloads"
 )
@@ -45,7 +46,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	require := fs.String("require", "", "extra requirements, comma-separated: exclusive (no belief overlap), liveness")
 	quiet := fs.Bool("quiet", false, "no progress lines; only the summary at the end")
 	asJSON := fs.Bool("json", false, "progress and summary as JSON objects, one per line (for tools)")
-	progress := fs.Duration("progress", harness.DefaultProgressPeriod, "period of the plain progress lines (a terminal gets one live line)")
+	progressPeriod := fs.Duration("progress", harness.DefaultProgressPeriod, "period of the plain progress lines (a terminal gets one live line)")
 	if err := parseFlags(fs, args, false); err != nil {
 		return exitUsage, err
 	}
@@ -57,11 +58,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 			}
 		}
 	}
-	mode, err := reports.ParseProgressMode(*quiet, *asJSON)
+	mode, err := progress.ParseProgressMode(*quiet, *asJSON)
 	if err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
-	c.ProgressPeriod, c.ProgressMode, c.Progress = *progress, mode, stdout
+	c.ProgressPeriod, c.ProgressMode, c.Progress = *progressPeriod, mode, stdout
 	c.Args = append([]string{"splitbrain", "run"}, args...)
 	if err := harness.CheckConfig(&c); err != nil {
 		return exitUsage, usageError{err.Error()}

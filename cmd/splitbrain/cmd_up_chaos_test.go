@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/platform/platformtest"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
 )
 
 // TestUpRedisFor runs `splitbrain up --store redis --for 2s` in-process: it must exit 0,

@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // Mode selects whether stale writes are refused.

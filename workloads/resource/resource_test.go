@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/history"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 type syncBuf struct {

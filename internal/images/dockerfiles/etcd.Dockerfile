@@ -1,4 +1,4 @@
-# etcd server built from etcd's Go module (harness/images/etcd-server), static, on the base
+# etcd server built from etcd's Go module (internal/images/etcd-server), static, on the base
 # so a shell and procps are there for exec-based checks.
 FROM {{PARENT}}
 COPY etcd /usr/local/bin/etcd

@@ -24,7 +24,7 @@ const (
 
 	modulePath     = "github.com/splitbrain-chaos/splitbrain"
 	mainPackage    = modulePath + "/cmd/splitbrain"
-	etcdModuleDir  = "harness/images/etcd-server"
+	etcdModuleDir  = "internal/images/etcd-server"
 	maxBinaryBytes = 512 << 20
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
 // candidatePruneGrace spares recently built candidate images from the prune after a build:

@@ -1,6 +1,6 @@
 // Package stores launches the store clusters leader-election recipes run against: etcd,
 // ZooKeeper, PostgreSQL, Redis and N independent Redis servers (for Redlock), each on the
-// run's network through harness/platform, ready only after a real client round trip.
+// run's network through internal/platform, ready only after a real client round trip.
 package stores
 
 import (
@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/images"
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
 // Kind names a store cluster type.

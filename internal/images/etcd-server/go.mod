@@ -1,4 +1,4 @@
-module github.com/splitbrain-chaos/splitbrain/harness/images/etcd-server
+module github.com/splitbrain-chaos/splitbrain/internal/images/etcd-server
 
 go 1.26.0
 

@@ -19,7 +19,7 @@ type Image struct {
 }
 
 // ProjectImages lists the local images labelled LabelProject=ProjectName (images built by
-// harness/images carry it).
+// internal/images carry it).
 func (e *Engine) ProjectImages(ctx context.Context) ([]Image, error) {
 	res, err := e.cli.ImageList(ctx, client.ImageListOptions{Filters: client.Filters{}.Add("label", LabelProject+"="+ProjectName)})
 	if err != nil {

@@ -55,7 +55,7 @@ const (
 )
 
 // EtcdVersion is the etcd server release built into the local etcd image (pinned in
-// harness/images/etcd-server/go.mod) and named by the official profile.
+// internal/images/etcd-server/go.mod) and named by the official profile.
 const EtcdVersion = "v3.6.16"
 
 // ParseProfile turns a flag value into a Profile with an error that names the valid ones.

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/harness/platform"
-	"github.com/splitbrain-chaos/splitbrain/harness/platform/platformtest"
-	"github.com/splitbrain-chaos/splitbrain/harness/stores"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
 // launch starts a cluster of kind on a fresh run network and registers teardown plus the
@@ -223,7 +223,7 @@ func TestRedisMulti(t *testing.T) {
 }
 
 // BenchmarkLaunch measures up-to-ready per store (images present):
-// go test -tags chaos -run '^$' -bench Launch -benchtime 3x ./harness/stores
+// go test -tags chaos -run '^$' -bench Launch -benchtime 3x ./internal/stores
 func BenchmarkLaunch(b *testing.B) {
 	for _, k := range []stores.Kind{stores.KindEtcd, stores.KindZooKeeper, stores.KindPostgres, stores.KindRedis} {
 		b.Run(string(k), func(b *testing.B) {

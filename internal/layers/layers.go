@@ -1,0 +1,38 @@
+// Package layers states the project's layer rule: packages are stacked along the data path,
+// and a package may import only packages of its own layer or below. TestImportsPointDown
+// checks every package of the module against this table; a new package gets a row here.
+package layers
+
+// Layers lists the module's packages bottom-up, relative to the module path.
+var Layers = [][]string{
+	// 0 kernel: the event schema every stage reads and writes.
+	{"history"},
+	// 1 platform: the Docker engine and the images.
+	{"internal/platform", "internal/images"},
+	// 2 stages that produce the history: store clusters, candidates, workloads, faults.
+	{"internal/stores", "internal/platform/platformtest",
+		"candidates/contract", "candidates/runtime", "candidates",
+		"workloads", "workloads/resource", "nemesis"},
+	// 3 checkers: pure functions of a history.
+	{"checkers"},
+	// 4 presentation: what a run's directory holds and how it is shown.
+	{"internal/runconfig", "internal/progress", "reports"},
+	// 5 the run lifecycle.
+	{"harness"},
+	// 6 the known-answer matrix.
+	{"suite"},
+	// 7 the command line.
+	{"cmd/splitbrain"},
+}
+
+// Layer returns the layer of a package path (relative to the module), or -1.
+func Layer(pkg string) int {
+	for i, layer := range Layers {
+		for _, p := range layer {
+			if p == pkg {
+				return i
+			}
+		}
+	}
+	return -1
+}

@@ -1,0 +1,70 @@
+package layers
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/splitbrain-chaos/splitbrain"
+
+// TestImportsPointDown runs `go list` over the module (with and without the chaos tag) and
+// fails on any import of a package in a higher layer, and on any package missing from Layers.
+func TestImportsPointDown(t *testing.T) {
+	for _, tags := range []string{"", "chaos"} {
+		cmd := exec.Command("go", "list", "-tags", tags, "-f", "{{.ImportPath}}:{{join .Imports \" \"}}", module+"/...")
+		cmd.Dir = "../.."
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list: %v\n%s", err, stderr.String())
+		}
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		for sc.Scan() {
+			pkg, imports, _ := strings.Cut(sc.Text(), ":")
+			from := rel(pkg)
+			if from == "internal/layers" {
+				continue
+			}
+			lf := Layer(from)
+			if lf < 0 {
+				t.Errorf("package %s has no layer: add it to layers.Layers (internal/layers/layers.go) and docs/architecture.md", from)
+				continue
+			}
+			for _, imp := range strings.Fields(imports) {
+				if !strings.HasPrefix(imp, module+"/") {
+					continue
+				}
+				to := rel(imp)
+				if lt := Layer(to); lt > lf {
+					t.Errorf("%s (layer %d) imports %s (layer %d): imports must point down the data path (docs/architecture.md)", from, lf, to, lt)
+				}
+			}
+		}
+	}
+}
+
+func TestEveryLayerPackageExists(t *testing.T) {
+	cmd := exec.Command("go", "list", "-tags", "chaos", module+"/...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		have[rel(p)] = true
+	}
+	for _, layer := range Layers {
+		for _, p := range layer {
+			if !have[p] {
+				t.Errorf("layers.Layers names %s, which is not a package of the module: remove it", p)
+			}
+		}
+	}
+}
+
+func rel(pkg string) string { return strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/") }
