@@ -14,4 +14,5 @@ var Registry = runtime.Registry{
 	redisSetNX,
 	redisSplitIncr,
 	naiveLease,
+	raftElection,
 }

@@ -27,7 +27,8 @@ const (
 	// Peer addresses (added in contract 1 without a version change: candidates that do not
 	// read them are unaffected). EnvPeers lists every candidate of the run, this one
 	// included, as host:port on the run network in node-id order; the host is that
-	// candidate's SPLITBRAIN_NODE_ID. EnvListenPort is the port this candidate listens on for
+	// candidate's SPLITBRAIN_NODE_ID. The form id=host:port names the id explicitly (tests
+	// that run candidates on one machine). EnvListenPort is the port this candidate listens on for
 	// its peers. Store-less runs (store "none") need both; the harness sets them in every run.
 	EnvPeers      = "SPLITBRAIN_PEERS"
 	EnvListenPort = "SPLITBRAIN_LISTEN_PORT"

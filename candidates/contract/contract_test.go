@@ -67,6 +67,7 @@ func TestParseEnvPeers(t *testing.T) {
 		{EnvPeers, "", EnvPeers + ": missing"},
 		{EnvPeers, "c1:7000,c3:7000", "does not list this candidate (c2)"},
 		{EnvPeers, "c1,c2:7000", `endpoint "c1" is not host:port`},
+		{EnvPeers, "=127.0.0.1:1,c2:7000", "empty id"},
 		{EnvListenPort, "", EnvListenPort + ": missing"},
 		{EnvListenPort, "70000", "is not a TCP port"},
 	} {
@@ -78,6 +79,10 @@ func TestParseEnvPeers(t *testing.T) {
 		if _, err := ParseEnv(lookupFrom(e)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s=%q: error %v, want %q", bad.key, bad.val, err, bad.want)
 		}
+	}
+	env[EnvPeers] = "c1=127.0.0.1:17001,c2=127.0.0.1:17002"
+	if c, err := ParseEnv(lookupFrom(env)); err != nil || c.PeerAddrs()["c2"] != "127.0.0.1:17002" || c.PeerIDs()[0] != "c1" {
+		t.Fatalf("id=host:port form: %+v %v", c, err)
 	}
 	// A store candidate needs no peers, and an old harness that sets none is still fine.
 	if c, err := ParseEnv(lookupFrom(goodEnv())); err != nil || len(c.Peers) != 0 {

@@ -129,16 +129,33 @@ func ParseEnv(lookup func(string) (string, bool)) (Config, error) {
 		}
 		return out
 	}
+	// peers: host:port (the host is the node id) or id=host:port (tests on one machine).
+	peers := func(list string) []string {
+		var out []string
+		for _, p := range strings.Split(list, ",") {
+			p = strings.TrimSpace(p)
+			id, addr, named := strings.Cut(p, "=")
+			if !named {
+				addr = p
+			}
+			if got := hostPorts(EnvPeers, addr); len(got) == 1 && (!named || id != "") {
+				out = append(out, p)
+			} else if named && id == "" {
+				bad(EnvPeers, "peer %q has an empty id before '='", p)
+			}
+		}
+		return out
+	}
 	if c.Store == StoreNone {
 		// Peers instead of a store: endpoints are ignored, peers and the listen port required.
 		if ps := required(EnvPeers, "c1:7000,c2:7000,c3:7000"); ps != "" {
-			c.Peers = hostPorts(EnvPeers, ps)
+			c.Peers = peers(ps)
 		}
 	} else if eps := required(EnvStoreEndpoints, "etcd1:2379,etcd2:2379"); eps != "" {
 		c.Endpoints = hostPorts(EnvStoreEndpoints, eps)
 	}
 	if c.Store != StoreNone && get(EnvPeers) != "" {
-		c.Peers = hostPorts(EnvPeers, get(EnvPeers))
+		c.Peers = peers(get(EnvPeers))
 	}
 	if v := get(EnvListenPort); v != "" {
 		p, err := strconv.ParseUint(v, 10, 16)
@@ -201,13 +218,32 @@ func ParseEnv(lookup func(string) (string, bool)) (Config, error) {
 	return c, nil
 }
 
-// PeerIDs are the node ids of Peers (each peer's host), in the same order.
+// PeerIDs are the node ids of Peers, in the same order.
 func (c Config) PeerIDs() []string {
 	out := make([]string, len(c.Peers))
 	for i, p := range c.Peers {
-		out[i], _, _ = strings.Cut(p, ":")
+		out[i], _ = splitPeer(p)
 	}
 	return out
+}
+
+// PeerAddrs maps each peer's node id to its host:port.
+func (c Config) PeerAddrs() map[string]string {
+	out := make(map[string]string, len(c.Peers))
+	for _, p := range c.Peers {
+		id, addr := splitPeer(p)
+		out[id] = addr
+	}
+	return out
+}
+
+// splitPeer splits "id=host:port" or "host:port" (id = host) into id and address.
+func splitPeer(p string) (id, addr string) {
+	if id, addr, ok := strings.Cut(p, "="); ok {
+		return id, addr
+	}
+	id, _, _ = strings.Cut(p, ":")
+	return id, p
 }
 
 func isStore(s string) bool {
