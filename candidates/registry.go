@@ -15,4 +15,6 @@ var Registry = runtime.Registry{
 	redisSplitIncr,
 	naiveLease,
 	raftElection,
+	bullyElection,
+	ringElection,
 }
