@@ -84,6 +84,9 @@ func RunCasePooled(ctx context.Context, c Case, storeRoot string, progress io.Wr
 	res.Observed = Observe(verdict, results)
 	res.Observed.ResultsError = errText
 	res.Diffs = Compare(c.Row.Expect, c.Row.Fault != "none", res.Observed)
+	if results != nil {
+		res.Diffs = append(res.Diffs, Recheck(ctx, out.RunDir, results)...)
+	}
 	if err != nil {
 		res.Diffs = append(res.Diffs, "harness error: "+err.Error())
 	}
