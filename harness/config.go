@@ -61,6 +61,16 @@ type Config struct {
 	TTL           time.Duration // lease/session length handed to candidates
 	WriteInterval time.Duration // leader write interval
 
+	// Candidate timing passed in the contract's environment (0 = not set: the candidate's
+	// default) and, for the checkers, the failover bound the candidate promises.
+	RenewInterval time.Duration // SPLITBRAIN_RENEW_INTERVAL
+	RetryInterval time.Duration // SPLITBRAIN_RETRY_INTERVAL
+	LeaderWork    time.Duration // SPLITBRAIN_LEADER_WORK, passed only when LeaderWorkSet
+	LeaderWorkSet bool          // LeaderWork was given (0 then means "no work gap")
+	// FailoverBound overrides the expected crash-failover bound (default: the recipe's; for
+	// an external candidate TTL + retry + 1 s).
+	FailoverBound time.Duration
+
 	Workload     string        // steady | handoff
 	HandoffEvery time.Duration // handoff: period between SIGTERMs of the leader (0 = workload default)
 	HandoffPause time.Duration // handoff: how long the resigned leader stays down (0 = default)
@@ -148,6 +158,12 @@ func (c *Config) Validate() error {
 		c.WriteInterval = DefaultWriteInterval
 	} else if c.WriteInterval < time.Millisecond {
 		bad("write interval %v: must be at least 1ms", c.WriteInterval)
+	}
+	if c.RenewInterval < 0 || c.RetryInterval < 0 || c.LeaderWork < 0 || c.FailoverBound < 0 {
+		bad("--renew-interval, --retry-interval, --leader-work and --failover-bound must not be negative")
+	}
+	if c.RenewInterval > 0 && c.TTL > 0 && c.RenewInterval >= c.TTL {
+		bad("--renew-interval %v: must be shorter than --ttl %v, or the lease expires between renewals", c.RenewInterval, c.TTL)
 	}
 	if c.Workload == "" {
 		c.Workload = DefaultWorkload

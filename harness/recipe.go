@@ -24,7 +24,8 @@ func lookupRecipe(name, store string, cfg *Config) (recipeInfo, error) {
 	if err != nil {
 		return recipeInfo{}, err
 	}
-	t := spec.Timing(contract.Config{Store: store, LeaseTTL: cfg.TTL, WriteInterval: cfg.WriteInterval})
+	t := spec.Timing(contract.Config{Store: store, LeaseTTL: cfg.TTL, WriteInterval: cfg.WriteInterval,
+		RenewInterval: cfg.RenewInterval, RetryInterval: cfg.RetryInterval})
 	return recipeInfo{Name: spec.Name, Store: spec.Store, ClockAware: spec.ClockAware, Negative: spec.Negative, Timing: t}, nil
 }
 

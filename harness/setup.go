@@ -211,12 +211,20 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 		ClockFile:     candidateClockFile,
 		ElectionName:  contract.DefaultElectionName,
 		Recipe:        r.cfg.Recipe,
+		RenewInterval: r.cfg.RenewInterval,
+		RetryInterval: r.cfg.RetryInterval,
 	}
 	env := map[string]string{}
 	for _, kv := range cc.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
+	if r.cfg.LeaderWorkSet {
+		env[contract.EnvLeaderWork] = r.cfg.LeaderWork.String() // "0s" turns the gap off
+	}
+	// Interpreters buffer a pipe; these ask them to flush every line (the contract requires it).
+	env["PYTHONUNBUFFERED"] = "1"
+
 	spec := platform.NodeSpec{
 		Name:     name,
 		Role:     "candidate",
