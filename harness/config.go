@@ -79,6 +79,9 @@ type Config struct {
 
 	CandidateCmd   string // host path of an executable that speaks the candidate contract
 	CandidateImage string // image whose entrypoint speaks the candidate contract
+	// CandidatePackages are Debian packages a --candidate-cmd script needs (python3, curl,
+	// ...): it then runs in the base image plus these, built once and cached.
+	CandidatePackages []string
 
 	Seed    int64  // drives the nemesis plan; 0 = derived from the clock (and recorded)
 	Nemesis string // fault spec or profile name; "" or "none" = no faults
@@ -134,6 +137,14 @@ func (c *Config) Validate() error {
 		}
 		if err := checkExecutable(c.CandidateCmd); err != nil {
 			bad("--candidate-cmd: %v", err)
+		}
+	}
+	if len(c.CandidatePackages) > 0 {
+		if c.CandidateCmd == "" {
+			bad("--candidate-packages needs --candidate-cmd: it installs the packages the command runs with (an image brings its own)")
+		}
+		if _, err := images.ParsePackages(strings.Join(c.CandidatePackages, ",")); err != nil {
+			bad("--candidate-packages: %v", err)
 		}
 	}
 	if c.FaultTime <= 0 {

@@ -43,7 +43,7 @@ func (r *run) flags() RunFlags {
 		WriteInterval: c.WriteInterval.String(), Workload: c.Workload, ResourceMode: c.ResourceMode,
 		Nemesis: c.Nemesis, Seed: c.Seed, Profile: string(c.Profile), Require: c.Require,
 		RenewInterval: durOrEmpty(c.RenewInterval), RetryInterval: durOrEmpty(c.RetryInterval),
-		FailoverBound: durOrEmpty(c.FailoverBound),
+		FailoverBound: durOrEmpty(c.FailoverBound), CandidatePackages: c.CandidatePackages,
 	}
 	if c.LeaderWorkSet {
 		f.LeaderWork = c.LeaderWork.String()
@@ -81,6 +81,9 @@ func (r *run) replayCommand() string {
 	switch {
 	case f.CandidateCmd != "":
 		cmd += " --candidate-cmd " + shellQuote(f.CandidateCmd)
+		if len(f.CandidatePackages) > 0 {
+			cmd += " --candidate-packages " + joinComma(f.CandidatePackages)
+		}
 	case f.CandidateImage != "":
 		cmd += " --candidate-image " + shellQuote(f.CandidateImage)
 	}

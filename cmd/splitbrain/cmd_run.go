@@ -39,6 +39,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	fs.StringVar(&c.ResourceMode, "resource", harness.DefaultResourceMode, "resource mode: fenced (rejects stale tokens) or unfenced (accepts all, records staleness)")
 	fs.StringVar(&c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract (docs/candidates.md), instead of --recipe")
 	fs.StringVar(&c.CandidateImage, "candidate-image", "", "image whose entrypoint speaks the candidate contract, instead of --recipe")
+	packages := fs.String("candidate-packages", "", "with --candidate-cmd: comma-separated Debian packages the script needs (e.g. python3,python3-redis); it runs in the base image plus these, built once and cached")
 	fs.DurationVar(&c.RenewInterval, "renew-interval", 0, "passed as SPLITBRAIN_RENEW_INTERVAL: a lease holder's renew period, < --ttl (0 = the candidate's default)")
 	fs.DurationVar(&c.RetryInterval, "retry-interval", 0, "passed as SPLITBRAIN_RETRY_INTERVAL: a waiting candidate's poll period (0 = the candidate's default); also part of the expected failover bound")
 	fs.Func("leader-work", "passed as SPLITBRAIN_LEADER_WORK: a leader's gap between its lease check and its write, e.g. 0s (default: not set, the write interval for Go recipes)", func(v string) error {
@@ -63,6 +64,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		return exitUsage, err
 	}
 	c.Profile = images.Profile(*profile)
+	if *packages != "" {
+		pk, err := images.ParsePackages(*packages)
+		if err != nil {
+			return exitUsage, usagef("--candidate-packages: %v", err)
+		}
+		c.CandidatePackages = pk
+	}
 	if *require != "" {
 		for _, r := range strings.Split(*require, ",") {
 			if r = strings.TrimSpace(r); r != "" {

@@ -66,6 +66,8 @@ type Flags struct {
 	RetryInterval string `json:"retry_interval,omitempty"`
 	LeaderWork    string `json:"leader_work,omitempty"`
 	FailoverBound string `json:"failover_bound,omitempty"`
+	// CandidatePackages are the Debian packages a --candidate-cmd ran with.
+	CandidatePackages []string `json:"candidate_packages,omitempty"`
 }
 
 // RecipeTiming is the Go recipe's effective timing for the run.
