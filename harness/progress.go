@@ -86,6 +86,9 @@ func FormatSummary(o *Outcome) string {
 	for _, reason := range o.Reasons {
 		fmt.Fprintf(&b, "  - %s\n", reason)
 	}
+	for _, x := range o.Explanations {
+		fmt.Fprintf(&b, "why %s\n", x)
+	}
 	fmt.Fprintf(&b, "run dir: %s (%v)\n", o.RunDir, o.Elapsed.Round(time.Millisecond))
 	return b.String()
 }

@@ -39,8 +39,10 @@ const (
 
 // Outcome is what a run produced.
 type Outcome struct {
-	Verdict      string        `json:"verdict"` // valid | invalid | unknown
-	Reasons      []string      `json:"reasons,omitempty"`
+	Verdict string   `json:"verdict"` // valid | invalid | unknown
+	Reasons []string `json:"reasons,omitempty"`
+	// Explanations tell how each reason code came about (first occurrence), "code: story".
+	Explanations []string      `json:"explanations,omitempty"`
 	RunDir       string        `json:"run_dir"`
 	RunID        string        `json:"run_id"`
 	Counts       Counts        `json:"counts"`
