@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
 // Verdicts.
@@ -88,7 +90,16 @@ func (r *run) conclude(ctx context.Context, runErr error) (*Outcome, error) {
 			demote(results, "heal-failed", msg)
 		}
 	}
-	if err := writeJSON(filepath.Join(r.dir, ResultsFile), results); err != nil {
+	// The explanations ride along in results.json for tools and the terminal summary.
+	explanations := reports.Explain(results)
+	for _, x := range explanations {
+		out.Explanations = append(out.Explanations, x.Code+": "+x.Text)
+	}
+	doc := struct {
+		*checkers.Results
+		Explanations []reports.Explanation `json:"explanations"`
+	}{results, explanations}
+	if err := writeJSON(filepath.Join(r.dir, ResultsFile), doc); err != nil {
 		return out, err
 	}
 	return out, nil

@@ -39,9 +39,11 @@ const (
 
 // Outcome is what a run produced.
 type Outcome struct {
-	Verdict      string        `json:"verdict"` // valid | invalid | unknown
-	Reasons      []string      `json:"reasons,omitempty"`
-	Findings     []string      `json:"findings,omitempty"` // verdict-neutral findings (overlaps, unavailability, ...)
+	Verdict  string   `json:"verdict"` // valid | invalid | unknown
+	Reasons  []string `json:"reasons,omitempty"`
+	Findings []string `json:"findings,omitempty"` // verdict-neutral findings (overlaps, unavailability, ...)
+	// Explanations tell how each reason code came about (first occurrence), "code: story".
+	Explanations []string `json:"explanations,omitempty"`
 	RunDir       string        `json:"run_dir"`
 	RunID        string        `json:"run_id"`
 	Counts       Counts        `json:"counts"`
