@@ -117,7 +117,9 @@ func (f fixture) events() []history.Event {
 		if tok3 == 0 {
 			tok3 = 3
 		}
-		add(14500, history.Event{Kind: history.KindElected, Node: c3, Token: tok3})
+		// c3's winning acquire was sent after c2's grant returned: a token lower than c2's is
+		// then a real inversion (grant-time order, docs/checkers.md).
+		add(14500, history.Event{Kind: history.KindElected, Node: c3, Token: tok3, CallT: base + 14400*ms})
 		for t := int64(14550); t < 20000; t += 50 {
 			write(t, c3, tok3)
 		}
