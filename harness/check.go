@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
 // Verdicts.
@@ -55,8 +58,20 @@ func (r *run) conclude(ctx context.Context) (*Outcome, error) {
 	}
 	out.Verdict = verdict
 	out.Reasons = append(out.Reasons, reasons...)
+	for _, f := range results.Findings {
+		out.Findings = append(out.Findings, f.Message)
+	}
 	out.Leaders = electedNodes(results.Tenures.Tenures)
-	if err := writeJSON(filepath.Join(r.dir, ResultsFile), results); err != nil {
+	// The explanations ride along in results.json for tools and the terminal summary.
+	explanations := reports.Explain(results)
+	for _, x := range explanations {
+		out.Explanations = append(out.Explanations, x.Code+": "+x.Text)
+	}
+	doc := struct {
+		*checkers.Results
+		Explanations []reports.Explanation `json:"explanations"`
+	}{results, explanations}
+	if err := writeJSON(filepath.Join(r.dir, ResultsFile), doc); err != nil {
 		return out, err
 	}
 	return out, nil
