@@ -42,6 +42,15 @@ type reasonView struct {
 	T        int64
 	Nodes    string
 	Tokens   string
+	WhyID    string // the explanation of this reason's code, when it is the first of it
+}
+
+// explainView is one explanation with its zoomed timeline.
+type explainView struct {
+	ID, Code, Severity string
+	FaultID            int
+	Steps              []ExplainStep
+	Zoom               *timeline
 }
 
 type statsView struct{ Count, Median, P99, Max string }
@@ -76,6 +85,7 @@ type porcView struct {
 type reportView struct {
 	Title, TestName, RunName string
 	Verdict, VerdictText     string
+	Explanations             []explainView
 	Reasons, Findings        []reasonView
 	Facts                    []fact
 	Replay                   string
@@ -162,10 +172,10 @@ func buildReport(runDir string, r *checkers.Results, cfg *runConfig, h *rawHisto
 	v.Findings = reasonViews(r.Findings, "f", t0)
 	v.LivenessFailures = reasonViews(r.Latency.LivenessFailures, "l", t0)
 
+	v.Explanations = explainViews(r, cfg, h, v.Reasons)
 	v.Facts = runFacts(r, cfg)
 	tl := buildTimeline(r, cfg, h)
-	sc := scale{t0, max(r.Run.EndT, t0+int64(time.Second)), 0}
-	sc.px = tl.Width / float64(sc.t1-sc.t0)
+	sc := fullView(r).scale()
 	tl.addMarks(v.Reasons, sc)
 	tl.addMarks(v.Findings, sc)
 	v.Timeline = tl
@@ -273,6 +283,39 @@ func buildReport(runDir string, r *checkers.Results, cfg *runConfig, h *rawHisto
 		v.Notes = append(v.Notes, "history.jsonl is missing: write ticks and process marks are not shown.")
 	}
 	return v
+}
+
+// zoomWidth is the width of an explanation's zoomed timeline.
+const zoomWidth = 900.0
+
+// explainViews explains the verdict's reasons (one per code) and lays out a zoomed
+// timeline of the involved nodes around each story; the reason list links to them.
+func explainViews(r *checkers.Results, cfg *runConfig, h *rawHistory, reasons []reasonView) []explainView {
+	var out []explainView
+	for i, x := range Explain(r) {
+		ev := explainView{ID: "why-" + safeID(x.Code), Code: x.Code, Severity: x.Severity, FaultID: x.FaultID, Steps: x.Steps}
+		if x.Reason < len(reasons) {
+			reasons[x.Reason].WhyID = ev.ID
+		}
+		only := map[string]bool{}
+		for _, n := range x.Nodes {
+			only[n] = true
+		}
+		view := timelineView{t0: x.FromT, t1: x.ToT, width: zoomWidth, only: only, idPrefix: fmt.Sprintf("why%d-", i+1), origin: r.Run.StartT}
+		ev.Zoom = layoutTimeline(r, cfg, h, view)
+		sc := view.scale()
+		n := 0
+		for _, st := range x.Steps {
+			if st.T == 0 {
+				continue
+			}
+			n++
+			ev.Zoom.Marks = append(ev.Zoom.Marks, vline{X: sc.x(st.T), Label: fmt.Sprint(n), Class: "mark step", Title: st.Text})
+		}
+		stagger(ev.Zoom.Marks, ev.Zoom.Height-24, 10)
+		out = append(out, ev)
+	}
+	return out
 }
 
 func (t *table) add(r row) {
