@@ -3,8 +3,8 @@
 package reports
 
 import (
-	"html"
 	"context"
+	"html"
 	"net"
 	"net/http"
 	"os"
