@@ -73,6 +73,9 @@ func (r *run) conclude(ctx context.Context, runErr error) (*Outcome, error) {
 	}
 	out.Verdict = verdict
 	out.Reasons = append(out.Reasons, reasons...)
+	for _, f := range results.Findings {
+		out.Findings = append(out.Findings, f.Message)
+	}
 	if out.Verdict == VerdictValid {
 		switch {
 		case runErr != nil:

@@ -62,6 +62,16 @@ type Config struct {
 	TTL           time.Duration // lease/session length handed to candidates
 	WriteInterval time.Duration // leader write interval
 
+	// Candidate timing passed in the contract's environment (0 = not set: the candidate's
+	// default) and, for the checkers, the failover bound the candidate promises.
+	RenewInterval time.Duration // SPLITBRAIN_RENEW_INTERVAL
+	RetryInterval time.Duration // SPLITBRAIN_RETRY_INTERVAL
+	LeaderWork    time.Duration // SPLITBRAIN_LEADER_WORK, passed only when LeaderWorkSet
+	LeaderWorkSet bool          // LeaderWork was given (0 then means "no work gap")
+	// FailoverBound overrides the expected crash-failover bound (default: the recipe's; for
+	// an external candidate TTL + retry + 1 s).
+	FailoverBound time.Duration
+
 	Workload     string        // steady | handoff
 	HandoffEvery time.Duration // handoff: period between SIGTERMs of the leader (0 = workload default)
 	HandoffPause time.Duration // handoff: how long the resigned leader stays down (0 = default)
@@ -70,6 +80,9 @@ type Config struct {
 
 	CandidateCmd   string // host path of an executable that speaks the candidate contract
 	CandidateImage string // image whose entrypoint speaks the candidate contract
+	// CandidatePackages are Debian packages a --candidate-cmd script needs (python3, curl,
+	// ...): it then runs in the base image plus these, built once and cached.
+	CandidatePackages []string
 
 	Seed    int64  // drives the nemesis plan; 0 = derived from the clock (and recorded)
 	Nemesis string // fault spec or profile name; "" or "none" = no faults
@@ -133,6 +146,14 @@ func (c *Config) Validate() error {
 			bad("--candidate-cmd: %v", err)
 		}
 	}
+	if len(c.CandidatePackages) > 0 {
+		if c.CandidateCmd == "" {
+			bad("--candidate-packages needs --candidate-cmd: it installs the packages the command runs with (an image brings its own)")
+		}
+		if _, err := images.ParsePackages(strings.Join(c.CandidatePackages, ",")); err != nil {
+			bad("--candidate-packages: %v", err)
+		}
+	}
 	if c.FaultTime <= 0 {
 		bad("--time %v: the faults phase needs a positive duration, e.g. --time 30s", c.FaultTime)
 	}
@@ -155,6 +176,12 @@ func (c *Config) Validate() error {
 		c.WriteInterval = DefaultWriteInterval
 	} else if c.WriteInterval < time.Millisecond {
 		bad("write interval %v: must be at least 1ms", c.WriteInterval)
+	}
+	if c.RenewInterval < 0 || c.RetryInterval < 0 || c.LeaderWork < 0 || c.FailoverBound < 0 {
+		bad("--renew-interval, --retry-interval, --leader-work and --failover-bound must not be negative")
+	}
+	if c.RenewInterval > 0 && c.TTL > 0 && c.RenewInterval >= c.TTL {
+		bad("--renew-interval %v: must be shorter than --ttl %v, or the lease expires between renewals", c.RenewInterval, c.TTL)
 	}
 	if c.Workload == "" {
 		c.Workload = DefaultWorkload

@@ -36,13 +36,19 @@ func Version() string {
 
 func (r *run) flags() RunFlags {
 	c := r.cfg
-	return RunFlags{
+	f := RunFlags{
 		Store: c.Store, StoreNodes: c.StoreNodes, Recipe: c.Recipe, CandidateCmd: c.CandidateCmd,
 		CandidateImage: c.CandidateImage, Nodes: c.Nodes, Time: c.FaultTime.String(),
 		Warmup: c.Warmup.String(), Recovery: c.Recovery.String(), TTL: c.TTL.String(),
 		WriteInterval: c.WriteInterval.String(), Workload: c.Workload, ResourceMode: c.ResourceMode,
 		Nemesis: c.Nemesis, Seed: c.Seed, Profile: string(c.Profile), Require: c.Require,
+		RenewInterval: durOrEmpty(c.RenewInterval), RetryInterval: durOrEmpty(c.RetryInterval),
+		FailoverBound: durOrEmpty(c.FailoverBound), CandidatePackages: c.CandidatePackages,
 	}
+	if c.LeaderWorkSet {
+		f.LeaderWork = c.LeaderWork.String()
+	}
+	return f
 }
 
 // checkParams are the checker parameters of this run.
@@ -59,6 +65,11 @@ func (r *run) checkParams() checkers.Params {
 		if t.FailoverBound > 0 {
 			p.ExpectedFailover = checkers.Duration(t.FailoverBound)
 		}
+	} else if c.RetryInterval > 0 {
+		p.RetryInterval = checkers.Duration(c.RetryInterval) // an external candidate's declared poll period
+	}
+	if c.FailoverBound > 0 {
+		p.ExpectedFailover = checkers.Duration(c.FailoverBound)
 	}
 	return p
 }
@@ -74,6 +85,9 @@ func (r *run) replayCommand() string {
 	switch {
 	case f.CandidateCmd != "":
 		cmd += " --candidate-cmd " + shellQuote(f.CandidateCmd)
+		if len(f.CandidatePackages) > 0 {
+			cmd += " --candidate-packages " + joinComma(f.CandidatePackages)
+		}
 	case f.CandidateImage != "":
 		cmd += " --candidate-image " + shellQuote(f.CandidateImage)
 	}
@@ -85,6 +99,12 @@ func (r *run) replayCommand() string {
 		" --nemesis " + shellQuote(f.Nemesis) + " --seed " + itoa64(f.Seed) + " --profile " + f.Profile
 	if len(f.Require) > 0 {
 		cmd += " --require " + joinComma(f.Require)
+	}
+	for _, o := range []struct{ flag, v string }{{"renew-interval", f.RenewInterval}, {"retry-interval", f.RetryInterval},
+		{"leader-work", f.LeaderWork}, {"failover-bound", f.FailoverBound}} {
+		if o.v != "" {
+			cmd += " --" + o.flag + " " + o.v
+		}
 	}
 	return cmd
 }

@@ -39,10 +39,11 @@ const (
 
 // Outcome is what a run produced.
 type Outcome struct {
-	Verdict string   `json:"verdict"` // valid | invalid | unknown
-	Reasons []string `json:"reasons,omitempty"`
+	Verdict  string   `json:"verdict"` // valid | invalid | unknown
+	Reasons  []string `json:"reasons,omitempty"`
+	Findings []string `json:"findings,omitempty"` // verdict-neutral findings (overlaps, unavailability, ...)
 	// Explanations tell how each reason code came about (first occurrence), "code: story".
-	Explanations []string      `json:"explanations,omitempty"`
+	Explanations []string `json:"explanations,omitempty"`
 	RunDir       string        `json:"run_dir"`
 	RunID        string        `json:"run_id"`
 	Counts       Counts        `json:"counts"`
@@ -410,14 +411,19 @@ func (r *run) teardown(ctx context.Context) {
 	}
 	t0 := time.Now()
 	var wg sync.WaitGroup
-	for _, p := range r.candidates() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.stopCandidate(ctx, p)
-		}()
+	// Followers first, then whoever leads: a leader that resigns while followers still run
+	// hands over, and that teardown election would count as one of the run's.
+	followers, leaders := r.candidatesByLeadership()
+	for _, group := range [][]*proc{followers, leaders} {
+		for _, p := range group {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.stopCandidate(ctx, p)
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	if r.stopProcs != nil {
 		r.stopProcs()
 		<-r.procsDone
@@ -493,6 +499,23 @@ func (r *run) candidates() []*proc {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*proc(nil), r.cands...)
+}
+
+// candidatesByLeadership splits the candidates into those not leading now and those leading
+// (by the live state: more than one leads during an overlap).
+func (r *run) candidatesByLeadership() (followers, leaders []*proc) {
+	leading := map[string]bool{}
+	for _, t := range r.state.Leaders() {
+		leading[t.Node] = true
+	}
+	for _, p := range r.candidates() {
+		if leading[p.name] {
+			leaders = append(leaders, p)
+		} else {
+			followers = append(followers, p)
+		}
+	}
+	return followers, leaders
 }
 
 // allCandidatesExited reads every candidate's state fresh.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
@@ -38,6 +39,18 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	fs.StringVar(&c.ResourceMode, "resource", harness.DefaultResourceMode, "resource mode: fenced (rejects stale tokens) or unfenced (accepts all, records staleness)")
 	fs.StringVar(&c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract (docs/candidates.md), instead of --recipe")
 	fs.StringVar(&c.CandidateImage, "candidate-image", "", "image whose entrypoint speaks the candidate contract, instead of --recipe")
+	packages := fs.String("candidate-packages", "", "with --candidate-cmd: comma-separated Debian packages the script needs (e.g. python3,python3-redis); it runs in the base image plus these, built once and cached")
+	fs.DurationVar(&c.RenewInterval, "renew-interval", 0, "passed as SPLITBRAIN_RENEW_INTERVAL: a lease holder's renew period, < --ttl (0 = the candidate's default)")
+	fs.DurationVar(&c.RetryInterval, "retry-interval", 0, "passed as SPLITBRAIN_RETRY_INTERVAL: a waiting candidate's poll period (0 = the candidate's default); also part of the expected failover bound")
+	fs.Func("leader-work", "passed as SPLITBRAIN_LEADER_WORK: a leader's gap between its lease check and its write, e.g. 0s (default: not set, the write interval for Go recipes)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a Go duration such as 50ms or 0s", v)
+		}
+		c.LeaderWork, c.LeaderWorkSet = d, true
+		return nil
+	})
+	fs.DurationVar(&c.FailoverBound, "failover-bound", 0, "crash-failover bound the candidate promises, judged by the latency checker (0 = the recipe's; external candidates: TTL + retry + 1s)")
 	fs.Int64Var(&c.Seed, "seed", 0, "seed of the fault plan (0 = from the clock; recorded in config.json)")
 	fs.StringVar(&c.Nemesis, "nemesis", "none", "fault spec or profile (splitbrain nemesis list), e.g. pause-leader or pause:target=leader,every=10s,for=6s")
 	fs.StringVar(&c.StoreRoot, "out", "", "root of run directories (default $"+harness.EnvStoreDir+" or ./store)")
@@ -51,6 +64,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		return exitUsage, err
 	}
 	c.Profile = images.Profile(*profile)
+	if *packages != "" {
+		pk, err := images.ParsePackages(*packages)
+		if err != nil {
+			return exitUsage, usagef("--candidate-packages: %v", err)
+		}
+		c.CandidatePackages = pk
+	}
 	if *require != "" {
 		for _, r := range strings.Split(*require, ",") {
 			if r = strings.TrimSpace(r); r != "" {

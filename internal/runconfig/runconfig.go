@@ -64,6 +64,13 @@ type Flags struct {
 	Seed           int64    `json:"seed"`
 	Profile        string   `json:"profile"`
 	Require        []string `json:"require,omitempty"`
+	// Candidate timing given on the command line ("" = not given).
+	RenewInterval string `json:"renew_interval,omitempty"`
+	RetryInterval string `json:"retry_interval,omitempty"`
+	LeaderWork    string `json:"leader_work,omitempty"`
+	FailoverBound string `json:"failover_bound,omitempty"`
+	// CandidatePackages are the Debian packages a --candidate-cmd ran with.
+	CandidatePackages []string `json:"candidate_packages,omitempty"`
 }
 
 // RecipeTiming is the Go recipe's effective timing for the run.
