@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 )
@@ -91,14 +90,10 @@ func (r *run) conclude(ctx context.Context, runErr error) (*Outcome, error) {
 		}
 	}
 	// The explanations ride along in results.json for tools and the terminal summary.
-	explanations := reports.Explain(results)
-	for _, x := range explanations {
+	doc := reports.NewResultsDocument(results)
+	for _, x := range doc.Explanations {
 		out.Explanations = append(out.Explanations, x.Code+": "+x.Text)
 	}
-	doc := struct {
-		*checkers.Results
-		Explanations []reports.Explanation `json:"explanations"`
-	}{results, explanations}
 	if err := writeJSON(filepath.Join(r.dir, ResultsFile), doc); err != nil {
 		return out, err
 	}

@@ -1,7 +1,9 @@
 package reports
 
 import (
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -441,4 +443,29 @@ func tokenAt(t []int64, i int) int64 {
 		return t[i]
 	}
 	return 0
+}
+
+// ResultsDocument is results.json as a run writes it: the checkers' results with the
+// explanations of the verdict alongside.
+type ResultsDocument struct {
+	*checkers.Results
+	Explanations []Explanation `json:"explanations"`
+}
+
+// NewResultsDocument explains r's verdict.
+func NewResultsDocument(r *checkers.Results) ResultsDocument {
+	xs := Explain(r)
+	if xs == nil {
+		xs = []Explanation{}
+	}
+	return ResultsDocument{Results: r, Explanations: xs}
+}
+
+// WriteResults (re)writes dir's results.json with the explanations, atomically.
+func WriteResults(dir string, r *checkers.Results) error {
+	b, err := json.MarshalIndent(NewResultsDocument(r), "", " ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, checkers.ResultsFile), append(b, '\n'))
 }

@@ -70,7 +70,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitHarness, fmt.Errorf("%s: %w", filepath.Join(dir, "config.json"), err)
 	}
-	if err := res.WriteFile(dir); err != nil {
+	if err := reports.WriteResults(dir, res); err != nil {
 		return exitHarness, err
 	}
 	if *asJSON {
