@@ -303,11 +303,12 @@ func explainOverlap(x *story) {
 	for i, n := range rs.Nodes {
 		x.elected(n, tokenAt(rs.Tokens, i))
 	}
+	nodes := slices.Compact(slices.Sorted(slices.Values(rs.Nodes)))
 	who := "all"
-	if len(rs.Nodes) == 2 {
+	if len(nodes) == 2 {
 		who = "both"
 	}
-	x.at(rs.T, "%s %s believed they led", strings.Join(rs.Nodes, " and "), who)
+	x.at(rs.T, "%s %s believed they led", strings.Join(nodes, " and "), who)
 	if rs.EndT > rs.T {
 		x.at(rs.EndT, "the overlap ended after %s", fmtDur(rs.EndT-rs.T))
 	}
