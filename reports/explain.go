@@ -183,7 +183,11 @@ func (x *story) leaseOut(node string) {
 	if f.EndT > 0 && f.EndT-f.StartT <= ttl {
 		return
 	}
-	x.at(f.StartT+ttl, "its lease (TTL %s) had run out", fmtDur(ttl))
+	// Renewed last before the fault, the lease ran out within one TTL of its start.
+	t := f.StartT + ttl
+	x.steps = append(x.steps, ExplainStep{T: t, Rel: relTo(t, x.zero),
+		Text: fmt.Sprintf("its lease (TTL %s) had run out by %s at the latest", fmtDur(ttl), relTo(t, x.zero))})
+	x.to = max(x.to, t)
 }
 
 // elected adds the election of node with token, if the tenure is known.
