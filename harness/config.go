@@ -20,6 +20,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
 // Defaults, used when the corresponding Config field is zero.
@@ -85,6 +86,12 @@ type Config struct {
 
 	Seed    int64  // drives the nemesis plan; 0 = derived from the clock (and recorded)
 	Nemesis string // fault spec or profile name; "" or "none" = no faults
+	// Plan, when set, is run as given instead of planning Nemesis with Seed: the concrete
+	// plan of an earlier run's config.json (replay) or a smaller one (shrink). Whatever the
+	// nemesis adds to its plans travels with it. Its topology must be this run's.
+	Plan *nemesis.Plan
+	// ReplayOf names the run directory this run replays (recorded in config.json).
+	ReplayOf string
 
 	Profile images.Profile // image profile; "" = SPLITBRAIN_IMAGE_PROFILE or local
 
@@ -190,6 +197,13 @@ func (c *Config) Validate() error {
 	}
 	if c.Nemesis == "" {
 		c.Nemesis = "none"
+	}
+	if c.Plan != nil {
+		for _, f := range c.Plan.Faults {
+			if end := time.Duration(f.At + f.For); end > c.FaultTime {
+				bad("the given fault plan's fault %d ends at %v, after the %v fault phase: lengthen --time", f.ID, end, c.FaultTime)
+			}
+		}
 	}
 	if c.Profile == "" {
 		p := os.Getenv("SPLITBRAIN_IMAGE_PROFILE")

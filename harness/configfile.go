@@ -76,6 +76,10 @@ func (r *run) checkParams() checkers.Params {
 
 // replayCommand is the command line that runs the same configuration with the same seed.
 func (r *run) replayCommand() string {
+	if r.cfg.Plan != nil {
+		// A given plan is not what --nemesis and --seed would plan: replay the directory.
+		return "splitbrain replay " + shellQuote(r.dir)
+	}
 	f := r.flags()
 	cmd := "splitbrain run --store " + f.Store
 	switch {
@@ -110,7 +114,7 @@ func (r *run) replayCommand() string {
 func (r *run) writeConfig() error {
 	rc := RunConfig{
 		Splitbrain: Version(), RunID: r.runID, Started: r.started.UTC(), Args: r.cfg.Args,
-		Replay: r.replayCommand(), Flags: r.flags(), Images: imageRefs(r.imgs), Seed: r.prep.seed,
+		Replay: r.replayCommand(), ReplayOf: r.cfg.ReplayOf, Flags: r.flags(), Images: imageRefs(r.imgs), Seed: r.prep.seed,
 		Schedule: r.prep.schedule.String(), Workload: r.prep.workload.Describe(), Check: r.checkParams(),
 	}
 	if r.eng != nil {

@@ -89,6 +89,9 @@ func FormatSummary(o *Outcome) string {
 	for _, reason := range o.Reasons {
 		fmt.Fprintf(&b, "  - %s\n", reason)
 	}
+	for _, x := range o.Explanations {
+		fmt.Fprintf(&b, "why %s\n", x)
+	}
 	if len(o.Findings) > 0 {
 		// Shown for every verdict: a valid run can still overlap or stall (docs/checkers.md).
 		fmt.Fprintf(&b, "findings (not part of the verdict): %d\n", len(o.Findings))

@@ -8,13 +8,16 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
@@ -39,9 +42,11 @@ const (
 
 // Outcome is what a run produced.
 type Outcome struct {
-	Verdict      string        `json:"verdict"` // valid | invalid | unknown
-	Reasons      []string      `json:"reasons,omitempty"`
-	Findings     []string      `json:"findings,omitempty"` // verdict-neutral findings (overlaps, unavailability, ...)
+	Verdict  string   `json:"verdict"` // valid | invalid | unknown
+	Reasons  []string `json:"reasons,omitempty"`
+	Findings []string `json:"findings,omitempty"` // verdict-neutral findings (overlaps, unavailability, ...)
+	// Explanations tell how each reason code came about (first occurrence), "code: story".
+	Explanations []string      `json:"explanations,omitempty"`
 	RunDir       string        `json:"run_dir"`
 	RunID        string        `json:"run_id"`
 	Counts       Counts        `json:"counts"`
@@ -160,7 +165,7 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 	}
 	r.finish(reason)
 	progressDone()
-	out, checkErr := r.conclude(ctx, runErr)
+	out, checkErr := r.conclude(ctx)
 	r.printSummary(out)
 	if runErr != nil {
 		return out, runErr
@@ -170,12 +175,24 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 
 // CheckConfig validates cfg (filling in defaults) and resolves the recipe, the nemesis
 // schedule and the workload, without starting anything: the errors of a bad command line.
+// Every problem is reported at once.
 func CheckConfig(cfg *Config) error {
-	if err := cfg.Validate(); err != nil {
-		return err
+	verr := cfg.Validate()
+	if verr != nil && !slices.Contains(storeKinds, cfg.Store) {
+		// Without a known store the recipe can only be looked up by name.
+		saved := cfg.Recipe
+		cfg.Recipe = ""
+		_, perr := prepare(cfg)
+		cfg.Recipe = saved
+		if saved != "" {
+			if _, err := candidates.Registry.Lookup(saved); err != nil {
+				perr = errors.Join(err, perr)
+			}
+		}
+		return errors.Join(verr, perr)
 	}
-	_, err := prepare(cfg)
-	return err
+	_, perr := prepare(cfg)
+	return errors.Join(verr, perr)
 }
 
 // prepared holds what setup needs from other registries, resolved before anything starts.
@@ -219,6 +236,12 @@ func (r *run) record(e history.Event) (history.Event, error) {
 		e.T = history.Now()
 	}
 	return r.rec.Record(e)
+}
+
+// harnessError records a failure of the harness's own work in the history, where the
+// checkers see it: the verdict depends on the run directory alone.
+func (r *run) harnessError(phase, msg string) {
+	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindHarnessError, Phase: phase, Reason: msg})
 }
 
 func (r *run) phase(name string) {
@@ -363,6 +386,7 @@ func (r *run) heal(ctx context.Context) error {
 	}
 	if err := r.nem.HealAll(ctx); err != nil {
 		r.healErr = errors.Join(r.healErr, err)
+		r.harnessError(history.PhaseHeal, "heal failed: "+err.Error())
 		fmt.Fprintf(r.out, "splitbrain: HEAL FAILED: %v\n", err)
 		if r.cfg.Progress == nil {
 			fmt.Fprintf(os.Stderr, "splitbrain: HEAL FAILED: %v\n", err)
@@ -388,6 +412,7 @@ func (r *run) finish(reason string) {
 		if r.nem != nil {
 			if err := r.nem.HealAll(ctx); err != nil {
 				r.healErr = errors.Join(r.healErr, err)
+				r.harnessError(history.PhaseHeal, "heal failed: "+err.Error())
 				fmt.Fprintf(os.Stderr, "splitbrain: HEAL FAILED: %v\n", err)
 			}
 		}
@@ -482,6 +507,7 @@ func (r *run) teardown(ctx context.Context) {
 	}
 	if left, err := r.eng.Leftovers(ctx, r.runID); err == nil && !left.Empty() {
 		r.leftover = left.String()
+		r.harnessError(history.PhaseTeardown, fmt.Sprintf("left Docker objects of run %s behind: %s", r.runID, left))
 		fmt.Fprintf(os.Stderr, "splitbrain: teardown left Docker objects of run %s behind: %s (remove with: splitbrain clean --run %s)\n", r.runID, left, r.runID)
 	}
 	if len(errs) > 0 && r.leftover == "" {
@@ -558,13 +584,11 @@ func tailFile(path string, n int) string {
 	return strings.Join(ls, "\n")
 }
 
-// electedNodes lists the candidates that were elected at least once, from the history.
-func electedNodes(evs []history.Event) []string {
+// electedNodes lists the candidates that were elected at least once.
+func electedNodes(ts []checkers.Tenure) []string {
 	seen := map[string]bool{}
-	for _, e := range evs {
-		if e.Kind == history.KindElected {
-			seen[e.Node] = true
-		}
+	for _, tn := range ts {
+		seen[tn.Node] = true
 	}
 	out := make([]string, 0, len(seen))
 	for n := range seen {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -306,14 +307,28 @@ func (r *run) planFaults() error {
 	}
 	topo := nemesis.Topology{Candidates: r.candidateNames(), StoreNodes: storeNodes, StoreKind: r.cfg.Store, TTL: r.cfg.TTL}
 	plan, err := r.prep.schedule.Plan(r.prep.seed, r.cfg.FaultTime, topo)
+	if r.cfg.Plan != nil {
+		plan, err = givenPlan(*r.cfg.Plan, topo)
+	}
 	if err != nil {
 		return fmt.Errorf("--nemesis %q: %w", r.cfg.Nemesis, err)
 	}
 	r.plan = plan
-	if !r.prep.schedule.Empty() {
+	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 {
 		r.nem = nemesis.New(nemesisEnv{r}, plan.Topology)
 	}
 	return nil
+}
+
+// givenPlan checks that a concrete plan (replay, shrink) names this run's nodes: its
+// targets were chosen for them.
+func givenPlan(p nemesis.Plan, topo nemesis.Topology) (nemesis.Plan, error) {
+	if !slices.Equal(p.Topology.Candidates, topo.Candidates) || !slices.Equal(p.Topology.StoreNodes, topo.StoreNodes) {
+		return nemesis.Plan{}, fmt.Errorf("the given fault plan was made for candidates %v and store nodes %v, but this run has %v and %v: use the same --nodes and --store-nodes",
+			p.Topology.Candidates, p.Topology.StoreNodes, topo.Candidates, topo.StoreNodes)
+	}
+	p.Faults = slices.Clone(p.Faults)
+	return p, nil
 }
 
 type faketimeSetup struct {

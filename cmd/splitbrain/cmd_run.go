@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -60,8 +61,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	quiet := fs.Bool("quiet", false, "no progress lines; only the summary at the end")
 	asJSON := fs.Bool("json", false, "progress and summary as JSON objects, one per line (for tools)")
 	progressPeriod := fs.Duration("progress", harness.DefaultProgressPeriod, "period of the plain progress lines (a terminal gets one live line)")
-	if err := parseFlags(fs, args, false); err != nil {
-		return exitUsage, err
+	// Every problem of the command line at once: flags, then the configuration.
+	problems := parseFlagsAll(fs, args)
+	if len(problems) == 1 && problems[0] == flag.ErrHelp.Error() {
+		fs.Usage()
+		return exitUsage, flag.ErrHelp
 	}
 	c.Profile = images.Profile(*profile)
 	if *packages != "" {
@@ -80,19 +84,29 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	}
 	mode, err := progress.ParseProgressMode(*quiet, *asJSON)
 	if err != nil {
-		return exitUsage, usageError{err.Error()}
+		problems = append(problems, err.Error())
 	}
 	c.ProgressPeriod, c.ProgressMode, c.Progress = *progressPeriod, mode, stdout
 	c.Args = append([]string{"splitbrain", "run"}, args...)
 	if err := harness.CheckConfig(&c); err != nil {
-		return exitUsage, usageError{err.Error()}
+		problems = append(problems, strings.Split(err.Error(), "\n")...)
+	}
+	if len(problems) > 0 {
+		return exitUsage, usageError{fmt.Sprintf("%d problem(s):\n  %s", len(problems), strings.Join(problems, "\n  "))}
 	}
 	if !*quiet && !*asJSON {
 		fmt.Fprintf(stdout, "splitbrain run: %s on %s, %d candidates, %v faults (%s), seed %d\n",
 			candidateDesc(&c), c.Store, c.Nodes, c.FaultTime, c.Nemesis, c.Seed)
 	}
 	out, err := harness.Run(ctx, c)
-	if out != nil && out.RunDir != "" && !*asJSON {
+	return runExit(ctx, out, err, *asJSON, stdout, stderr)
+}
+
+// runExit publishes the run's report and maps its outcome to the exit code: the verdict's
+// (0 valid, 1 invalid, 2 unknown), except that a harness failure gives 255 unless the
+// history recorded up to it already proves a violation (1: a proof stays a proof).
+func runExit(ctx context.Context, out *harness.Outcome, err error, asJSON bool, stdout, stderr io.Writer) (int, error) {
+	if out != nil && out.RunDir != "" && !asJSON {
 		publishRun(out.RunDir, stdout, stderr)
 	} else if out != nil && out.RunDir != "" {
 		publishRun(out.RunDir, io.Discard, stderr)
@@ -100,6 +114,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	if err != nil {
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 			err = fmt.Errorf("interrupted; healed and torn down (%w)", err)
+		}
+		if out != nil && out.Verdict == harness.VerdictInvalid {
+			fmt.Fprintf(stderr, "splitbrain run: %v\n", err)
+			fmt.Fprintln(stderr, "splitbrain run: the history recorded before the failure proves a violation: verdict invalid")
+			return exitInvalid, nil
 		}
 		return exitHarness, err
 	}

@@ -19,10 +19,11 @@ var Layers = [][]string{
 	{"internal/runconfig", "internal/progress", "reports"},
 	// 5 the run lifecycle.
 	{"harness"},
-	// 6 the known-answer matrix.
-	{"suite"},
-	// 7 the command line.
-	{"cmd/splitbrain"},
+	// 6 what drives many runs: the known-answer matrix, replay and shrink.
+	{"suite", "shrink"},
+	// 7 the command line, and the example candidates (programs that import nothing of the
+	// module: they show the contract from outside).
+	{"cmd/splitbrain", "examples/go"},
 }
 
 // Layer returns the layer of a package path (relative to the module), or -1.
