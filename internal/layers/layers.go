@@ -14,7 +14,7 @@ var Layers = [][]string{
 		"candidates/contract", "candidates/runtime", "candidates",
 		"workloads", "workloads/resource", "nemesis"},
 	// 3 checkers: pure functions of a history.
-	{"checkers"},
+	{"checkers", "checkers/lint"},
 	// 4 presentation: what a run's directory holds and how it is shown.
 	{"internal/runconfig", "internal/progress", "reports"},
 	// 5 the run lifecycle.
