@@ -83,7 +83,7 @@ func (l *linter) violations(res *checkers.Results) {
 		switch v.Kind {
 		case "malformed-output":
 			code, rule, fix := classifyMalformed(v.Detail)
-			l.add(code, rule, v.Node, "an event line was rejected: "+v.Detail, fix, v.Detail)
+			l.add(code, rule, v.Node, "an event line was rejected: "+strings.TrimPrefix(v.Detail, "contract violation: "), fix, "")
 		case "elected-without-token":
 			l.add("elected-without-token", "R8", v.Node, v.Detail,
 				`print "elected" with "token": an integer >= 1 taken from the store when the election was won`, "")
@@ -219,7 +219,7 @@ func (l *linter) events(evs []history.Event, opts Options) {
 				"install a SIGTERM handler (the candidate is PID 1: without one the signal is ignored), step down, resign and exit", "")
 		}
 		if !n.campaigned && !n.elected && len(evs) > 0 {
-			l.add("silent", "R9", name, name+" printed no event at all",
+			l.add("silent", "R9", name, name+" printed no valid event",
 				`print one JSON object per line on stdout, starting with {"kind":"campaigning"}; its log is logs/`+name+`.log`, "")
 		}
 	}
