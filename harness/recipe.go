@@ -19,7 +19,8 @@ func lookupRecipe(name, store string, cfg *Config) (recipeInfo, error) {
 	if err != nil {
 		return recipeInfo{}, err
 	}
-	t := def.TimingFor(contract.Config{Store: store, LeaseTTL: cfg.TTL, WriteInterval: cfg.WriteInterval})
+	t := def.TimingFor(contract.Config{Store: store, LeaseTTL: cfg.TTL, WriteInterval: cfg.WriteInterval,
+		RenewInterval: cfg.RenewInterval, RetryInterval: cfg.RetryInterval})
 	return recipeInfo{Info: def.Describe(), Timing: t}, nil
 }
 
