@@ -45,7 +45,7 @@ func checkStoreless(sched nemesis.Schedule) error {
 		shape, peer, among := f.Params["shape"], f.Params["peer"], f.Params["among"]
 		switch {
 		case shape == "leader-from-store":
-			bad("shape=leader-from-store cuts the leader from the store; cut it from its peers with shape=isolate (profile isolate-leader)")
+			bad("shape=leader-from-store cuts the leader from the store; cut it from its peers with partition:shape=isolate (target leader, peer all by default)")
 		case shape == "store-majority":
 			bad("shape=store-majority splits the store; split the candidates with shape=halves,among=candidates")
 		case peer == "store" || peer == nemesis.TargetStoreLeader:

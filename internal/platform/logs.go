@@ -32,6 +32,11 @@ type logStream struct {
 	lastTS   time.Time // newest timestamp delivered
 	atLastTS int       // lines delivered with timestamp == lastTS
 	skipAtTS int       // lines at lastTS still to skip in the current follower
+	// resumeTS is where the current follower resumed (zero for the first one): only lines
+	// at or before it can be replays. Stdout and stderr lines reach the daemon through two
+	// pipes, so across streams timestamps arrive slightly out of order; comparing every
+	// line with lastTS dropped a stdout event stamped just before a stderr line.
+	resumeTS time.Time
 	tailRing []string
 	partial  [2][]byte // incomplete line per stream (0 stdout, 1 stderr)
 }
@@ -74,7 +79,7 @@ func (ls *logStream) follow(containerID string) {
 		if !ls.lastTS.IsZero() {
 			since = fmt.Sprintf("%d.%09d", ls.lastTS.Unix(), ls.lastTS.Nanosecond())
 		}
-		ls.skipAtTS = ls.atLastTS
+		ls.skipAtTS, ls.resumeTS = ls.atLastTS, ls.lastTS
 		ls.mu.Unlock()
 		rc, err := ls.cli.ContainerLogs(ctx, containerID, client.ContainerLogsOptions{
 			ShowStdout: true, ShowStderr: true, Follow: true, Timestamps: true, Since: since,
@@ -125,17 +130,18 @@ func (ls *logStream) flushPartial() {
 func (ls *logStream) emitLocked(stream int, raw []byte) {
 	ts, line := splitTimestamp(raw)
 	if !ts.IsZero() {
-		if ts.Before(ls.lastTS) {
+		if !ls.resumeTS.IsZero() && ts.Before(ls.resumeTS) {
 			return // delivered by an earlier follower (Since is inclusive)
 		}
-		if ts.Equal(ls.lastTS) {
-			if ls.skipAtTS > 0 {
-				ls.skipAtTS--
-				return
-			}
+		if ts.Equal(ls.resumeTS) && ls.skipAtTS > 0 {
+			ls.skipAtTS--
+			return
+		}
+		switch {
+		case ts.After(ls.lastTS):
+			ls.lastTS, ls.atLastTS = ts, 1
+		case ts.Equal(ls.lastTS):
 			ls.atLastTS++
-		} else {
-			ls.lastTS, ls.atLastTS, ls.skipAtTS = ts, 1, 0
 		}
 	}
 	ls.writeLocked(line)

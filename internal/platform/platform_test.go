@@ -131,7 +131,7 @@ func TestNodeSpecValidate(t *testing.T) {
 func feed(ls *logStream, newGeneration bool, stream int, chunks ...string) {
 	if newGeneration {
 		ls.mu.Lock()
-		ls.skipAtTS = ls.atLastTS // what follow() does when a restarted container is followed
+		ls.skipAtTS, ls.resumeTS = ls.atLastTS, ls.lastTS // what follow() does when a restarted container is followed
 		ls.mu.Unlock()
 	}
 	for _, c := range chunks {
@@ -166,6 +166,14 @@ func TestLogStreamDedupAcrossRestarts(t *testing.T) {
 	feed(ls, true, 0, "2026-01-01T00:00:04Z tail-no-newline")
 	if got[len(got)-1] != "tail-no-newline" {
 		t.Fatalf("partial line lost: %q", got)
+	}
+	// Within one follower a stdout line stamped just before an already delivered stderr
+	// line is new output, not a replay (a raft candidate's elected event was lost so).
+	const t4, t5 = "2026-01-01T00:00:09.000000004Z ", "2026-01-01T00:00:09.000000005Z "
+	feed(ls, false, 1, t5+"raft: entering leader state\n")
+	feed(ls, false, 0, t4+"elected\n")
+	if got[len(got)-1] != "elected" {
+		t.Fatalf("stdout line stamped before a stderr line was dropped: %q", got)
 	}
 }
 
