@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	recipes "github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
 )
@@ -420,6 +422,28 @@ func TestRunCancelled(t *testing.T) {
 	}
 	if !strings.HasSuffix(phases(evs), "heal,teardown") {
 		t.Errorf("phases %s", phases(evs))
+	}
+	// The verdict is a function of the run directory: `splitbrain check` says what run said.
+	stored, err := checkers.ReadResults(filepath.Join(out.RunDir, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := checkers.LoadParams(out.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := checkers.CheckDir(context.Background(), out.RunDir, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := checkers.Disagreements(stored, again); len(d) > 0 || string(again.Verdict) != out.Verdict {
+		t.Errorf("check disagrees with run (run said %s): %v", out.Verdict, d)
+	}
+	if out.Verdict != VerdictUnknown && out.Verdict != VerdictInvalid {
+		t.Errorf("cancelled run verdict %s", out.Verdict)
+	}
+	if !slices.ContainsFunc(again.Reasons, func(r checkers.Reason) bool { return r.Code == "run-incomplete" }) {
+		t.Errorf("no run-incomplete reason: %+v", again.Reasons)
 	}
 }
 
