@@ -386,6 +386,7 @@ func TestRunCancelled(t *testing.T) {
 	// take minutes on a loaded machine, so the watcher waits long; promptness is measured
 	// from the cancel.
 	cancelled := make(chan time.Time, 1)
+	runDone := make(chan struct{})
 	go func() {
 		defer func() { cancelled <- time.Now(); cancel() }()
 		deadline := time.Now().Add(6 * time.Minute)
@@ -396,10 +397,15 @@ func TestRunCancelled(t *testing.T) {
 					return
 				}
 			}
-			time.Sleep(200 * time.Millisecond)
+			select {
+			case <-runDone:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 	}()
 	out, err := Run(ctx, cfg)
+	close(runDone)
 	if err == nil {
 		t.Fatal("cancelled run returned no error")
 	}
