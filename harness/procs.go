@@ -298,3 +298,9 @@ func (n nemesisEnv) Record(e history.Event) error {
 	_, err := n.r.record(e)
 	return err
 }
+
+// logGap records that node's output may be missing from the history, and says so.
+func (r *run) logGap(node, why string) {
+	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindLogGap, Node: node, Reason: why})
+	r.logf("WARNING: output of %s may be missing: %s", node, why)
+}

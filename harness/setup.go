@@ -179,6 +179,7 @@ func (r *run) startResource(ctx context.Context) error {
 		Wait:         wait.ForHTTP("/healthz").WithPort(resourcePort + "/tcp").WithStartupTimeout(30 * time.Second),
 		LogDir:       r.logDir(),
 		OnStdout:     func(line []byte) { r.rec.ResourceLine("resource", line) },
+		OnLogGap:     func(why string) { r.logGap("resource", why) },
 	}
 	n, err := r.eng.Start(ctx, r.runID, r.net, spec)
 	if err != nil {
@@ -224,6 +225,7 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 		Files:    []platform.File{{Path: candidateClockFile, Content: []byte("0"), Mode: 0o666}},
 		LogDir:   r.logDir(),
 		OnStdout: func(line []byte) { r.rec.CandidateLine(name, line) },
+		OnLogGap: func(why string) { r.logGap(name, why) },
 	}
 	switch {
 	case ext != nil:

@@ -45,6 +45,12 @@ const (
 	KindSignal            Kind = "signal" // the harness sent Signal to Node (SIGTERM handoff, SIGKILL crash)
 	KindContractViolation Kind = "contract-violation"
 	KindRunEnd            Kind = "run-end"
+	// A store node or the resource exited or disappeared outside teardown (engine events);
+	// T is the engine's time of it, Reason what happened. The checker decides whether a
+	// fault explains it.
+	KindNodeExit Kind = "node-exit"
+	// Output of Node may be missing from the history (its log stream broke); Reason says why.
+	KindLogGap Kind = "log-gap"
 
 	// nemesis
 	KindFaultStart Kind = "fault-start"
@@ -57,7 +63,7 @@ var kindSource = map[Kind]Source{
 	KindDecision: SourceResource, KindBadRequest: SourceResource,
 	KindRunStart: SourceHarness, KindPhase: SourceHarness, KindProcessStart: SourceHarness,
 	KindProcessExit: SourceHarness, KindSignal: SourceHarness, KindContractViolation: SourceHarness,
-	KindRunEnd:     SourceHarness,
+	KindRunEnd: SourceHarness, KindNodeExit: SourceHarness, KindLogGap: SourceHarness,
 	KindFaultStart: SourceNemesis, KindFaultEnd: SourceNemesis,
 }
 
@@ -140,7 +146,7 @@ func (e *Event) Validate() error {
 	}
 	switch e.Kind {
 	case KindCampaigning, KindElected, KindSteppedDown, KindWrite, KindError,
-		KindProcessStart, KindProcessExit, KindSignal, KindContractViolation:
+		KindProcessStart, KindProcessExit, KindSignal, KindContractViolation, KindNodeExit, KindLogGap:
 		if e.Node == "" {
 			return fmt.Errorf("kind %q needs a \"node\"", e.Kind)
 		}

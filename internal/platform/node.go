@@ -43,6 +43,9 @@ type NodeSpec struct {
 	User         string
 	LogDir       string            // stdout+stderr go to <LogDir>/<Name>.log when set
 	OnStdout     func(line []byte) // each complete stdout line, in order, without the newline
+	// OnLogGap is told when output may have been lost (a log stream broke and could not be
+	// reopened); the argument says why.
+	OnLogGap func(why string)
 }
 
 // Validate reports the first problem of a spec with a hint how to fix it.
@@ -106,7 +109,7 @@ func (e *Engine) Start(ctx context.Context, runID string, net *Network, spec Nod
 		return nil, fmt.Errorf("node %s: no network: pass the run's network or set NetworkMode", spec.Name)
 	}
 	n := &Node{eng: e, runID: runID, spec: spec, net: net}
-	ls, err := newLogStream(e.cli, spec.LogDir, spec.Name, spec.OnStdout)
+	ls, err := newLogStream(e.cli, spec.LogDir, spec.Name, spec.OnStdout, spec.OnLogGap)
 	if err != nil {
 		return nil, err
 	}
