@@ -97,6 +97,7 @@ type run struct {
 	finishReason string // why the run ended early ("" = it completed)
 	finished     bool   // finish ran (it must run exactly once, also when a panic follows it)
 	leftover     string
+	watch        watchState // the engine's container events
 }
 
 // Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
@@ -406,6 +407,7 @@ func (r *run) teardown(ctx context.Context) {
 	if r.eng == nil {
 		return
 	}
+	r.watch.live.Store(false) // teardown stops and removes everything on purpose
 	t0 := time.Now()
 	var wg sync.WaitGroup
 	for _, p := range r.candidates() {
@@ -484,6 +486,7 @@ func (r *run) teardown(ctx context.Context) {
 	r.logf("teardown in %v: candidates stopped %v, containers removed %v, store released %v, sweep %v",
 		time.Since(t0).Round(time.Millisecond), tStopped.Sub(t0).Round(time.Millisecond), tRemoved.Sub(tStopped).Round(time.Millisecond),
 		tStore.Sub(tRemoved).Round(time.Millisecond), time.Since(tStore).Round(time.Millisecond))
+	r.stopWatch()
 	r.eng.Close()
 }
 

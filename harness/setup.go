@@ -38,6 +38,10 @@ func (r *run) setup(ctx context.Context) error {
 	if r.eng, err = platform.Connect(ctx); err != nil {
 		return err
 	}
+	// Watch before anything starts, so no exit of the run's containers goes unseen.
+	if err := r.startWatch(ctx); err != nil {
+		return err
+	}
 	kind, err := stores.ParseKind(r.cfg.Store)
 	if err != nil {
 		return err
@@ -84,6 +88,11 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	if r.lease != nil {
+		r.watch.mu.Lock()
+		r.watch.poolRuns[r.lease.entry.id] = true
+		r.watch.mu.Unlock()
 	}
 	r.logf("run %s: network %s (%s); starting %s", r.runID, r.net.Name, r.net.Subnet, kind)
 	// The resource does not depend on the store: start both at once.
@@ -132,6 +141,7 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.logf("%d candidates started in %v", r.cfg.Nodes, time.Since(step).Round(time.Millisecond))
 	r.startProcMonitor()
+	r.watch.live.Store(true) // from here on, a container that exits or vanishes is news
 	return r.writeConfig()
 }
 
