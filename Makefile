@@ -50,9 +50,11 @@ MATRIX_PARALLEL ?= 1
 chaos: images
 	./$(BIN) matrix --tags default --parallel $(MATRIX_PARALLEL)
 
-# Every row of the matrix; store/junit.xml has one testcase per row.
+# Every row of the matrix; store/junit.xml has one testcase per row. SHARD=I/N runs one
+# balanced share (the nightly workflow fans out that way; docs/scale.md).
+SHARD ?=
 nightly: images
-	./$(BIN) matrix --tags nightly --parallel $(MATRIX_PARALLEL)
+	./$(BIN) matrix --tags nightly --parallel $(MATRIX_PARALLEL) $(if $(SHARD),--shard $(SHARD))
 
 clean-docker:
 	./$(BIN) clean

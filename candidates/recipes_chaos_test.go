@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 	if r := os.Getenv(envChildRecipe); r != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		defer stop()
-		if err := runtime.Run(ctx, runtime.Options{Recipe: r}); err != nil {
+		if err := runtime.Run(ctx, runtime.Options{Recipes: candidates.Registry, Recipe: r}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(64)
 		}
@@ -290,8 +290,9 @@ var rounds = flag.Int("rounds", 1, "graceful handoffs and crash failovers per re
 
 // exercise: no-fault election, then rounds of graceful handoff (SIGTERM) and crash failover
 // (SIGKILL), each followed by a restart of the stopped node so three candidates remain.
-func exercise(t *testing.T, g *group, spec runtime.Spec, strict bool) {
-	tm := spec.Timing(g.cfg)
+func exercise(t *testing.T, g *group, def runtime.Definition, strict bool) {
+	spec := def.Describe()
+	tm := def.TimingFor(g.cfg)
 	t.Logf("%s timing: %+v", spec.Name, tm)
 	for _, n := range []string{"c1", "c2", "c3"} {
 		g.start(n)
@@ -369,65 +370,85 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-func runRecipe(t *testing.T, name string, eps []string, strict bool) {
-	spec, err := candidates.Lookup(name)
+func runRecipe(t *testing.T, def runtime.Definition, eps []string, strict bool) {
+	spec := def.Describe()
+	g := newGroup(t, spec.Store, eps, "t-"+spec.Name, selfCommand(spec.Name))
+	exercise(t, g, def, strict)
+}
+
+// runControl runs a negative control without faults: it must elect and write; its verdicts
+// under faults are the checkers' and the matrix's.
+func runControl(t *testing.T, def runtime.Definition, eps []string) {
+	spec := def.Describe()
+	g := newGroup(t, spec.Store, eps, "t-"+spec.Name, selfCommand(spec.Name))
+	for _, n := range []string{"c1", "c2", "c3"} {
+		g.start(n)
+	}
+	e := g.waitElected(15*time.Second, "")
+	time.Sleep(time.Second)
+	if g.acceptedFrom(e.Node, e.Token) == 0 {
+		t.Errorf("%s: leader %s wrote nothing", spec.Name, e.Node)
+	}
+	g.stopAll()
+	g.mu.Lock()
+	t.Logf("%s: %d events, overlaps: %v", spec.Name, len(g.events), g.overlaps)
+	g.mu.Unlock()
+}
+
+// TestRecipes runs every recipe of candidates.Registry, grouped by store: one store cluster
+// per store kind, shared by that store's recipes. Safe recipes go through exercise (election,
+// SIGTERM handoffs and SIGKILL failovers within their bounds, no belief overlap); negative
+// controls must elect and write. A recipe added to the registry is tested here with no edit.
+func TestRecipes(t *testing.T) {
+	byStore := map[string][]runtime.Definition{}
+	var order []string
+	for _, d := range candidates.Registry {
+		st := d.Describe().Store
+		if byStore[st] == nil {
+			order = append(order, st)
+		}
+		byStore[st] = append(byStore[st], d)
+	}
+	for _, st := range order {
+		t.Run(st, func(t *testing.T) {
+			kind, err := stores.ParseKind(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eps := launchStore(t, kind, stores.DefaultNodes(kind))
+			for _, d := range byStore[st] {
+				t.Run(d.Describe().Name, func(t *testing.T) {
+					if d.Describe().Negative {
+						runControl(t, d, eps)
+					} else {
+						runRecipe(t, d, eps, true)
+					}
+				})
+			}
+			if st == contract.StoreEtcd {
+				t.Run("external-candidate", func(t *testing.T) { externalCandidate(t, eps) })
+			}
+		})
+	}
+}
+
+// externalCandidate runs the non-Go example candidate through the same exercise as
+// etcd-election, whose store mechanics and bounds it shares.
+func externalCandidate(t *testing.T, eps []string) {
+	bin := filepath.Join(t.TempDir(), "external-candidate")
+	build := exec.Command("go", "build", "-o", bin, "../testdata/external-candidate")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build external candidate: %v\n%s", err, out)
+	}
+	def, err := candidates.Registry.Lookup("etcd-election")
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := newGroup(t, spec.Store, eps, "t-"+name, selfCommand(name))
-	exercise(t, g, spec, strict)
-}
-
-func TestEtcdRecipes(t *testing.T) {
-	eps := launchStore(t, stores.KindEtcd, 3)
-	t.Run("etcd-election", func(t *testing.T) { runRecipe(t, "etcd-election", eps, true) })
-	t.Run("external-candidate", func(t *testing.T) {
-		bin := filepath.Join(t.TempDir(), "external-candidate")
-		build := exec.Command("go", "build", "-o", bin, "../testdata/external-candidate")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build external candidate: %v\n%s", err, out)
+	g := newGroup(t, contract.StoreEtcd, eps, "t-external", func() *exec.Cmd { return exec.Command(bin) })
+	exercise(t, g, def, true)
+	for _, e := range g.events {
+		if e.Kind == history.KindCampaigning && strings.Contains(e.Reason, "clock") {
+			t.Error("external candidate should not declare clock awareness")
 		}
-		spec, _ := candidates.Lookup("etcd-election") // same store mechanics, same bounds
-		g := newGroup(t, contract.StoreEtcd, eps, "t-external", func() *exec.Cmd { return exec.Command(bin) })
-		exercise(t, g, spec, true)
-		for _, e := range g.events {
-			if e.Kind == history.KindCampaigning && strings.Contains(e.Reason, "clock") {
-				t.Error("external candidate should not declare clock awareness")
-			}
-		}
-	})
-}
-
-func TestZooKeeperRecipe(t *testing.T) {
-	eps := launchStore(t, stores.KindZooKeeper, 3)
-	runRecipe(t, "zookeeper-seq", eps, true)
-}
-
-func TestPostgresRecipe(t *testing.T) {
-	eps := launchStore(t, stores.KindPostgres, 1)
-	runRecipe(t, "postgres-advisory", eps, true)
-}
-
-func TestRedisRecipes(t *testing.T) {
-	eps := launchStore(t, stores.KindRedis, 1)
-	t.Run("redis-setnx", func(t *testing.T) { runRecipe(t, "redis-setnx", eps, true) })
-	// Negative controls: they must run and produce histories; their verdicts are the checkers'.
-	for _, name := range []string{"redis-split-incr", "naive-lease"} {
-		t.Run(name, func(t *testing.T) {
-			spec, _ := candidates.Lookup(name)
-			g := newGroup(t, contract.StoreRedis, eps, "t-"+name, selfCommand(name))
-			for _, n := range []string{"c1", "c2", "c3"} {
-				g.start(n)
-			}
-			e := g.waitElected(15*time.Second, "")
-			time.Sleep(time.Second)
-			if g.acceptedFrom(e.Node, e.Token) == 0 {
-				t.Errorf("%s: leader %s wrote nothing", spec.Name, e.Node)
-			}
-			g.stopAll()
-			g.mu.Lock()
-			t.Logf("%s: %d events, overlaps: %v", name, len(g.events), g.overlaps)
-			g.mu.Unlock()
-		})
 	}
 }

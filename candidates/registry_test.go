@@ -9,13 +9,17 @@ import (
 )
 
 func TestRegistryCoversEveryStoreAndChecksFit(t *testing.T) {
+	if err := Registry.Check(); err != nil {
+		t.Fatal(err)
+	}
 	stores := map[string]int{}
-	for _, s := range Specs() {
+	for _, d := range Registry {
+		s := d.Describe()
 		stores[s.Store]++
-		if _, err := LookupFor(s.Name, s.Store); err != nil {
+		if _, err := Registry.LookupFor(s.Name, s.Store); err != nil {
 			t.Errorf("%s: %v", s.Name, err)
 		}
-		tm := s.Timing(contract.Config{LeaseTTL: 2 * time.Second})
+		tm := d.TimingFor(contract.Config{LeaseTTL: 2 * time.Second})
 		if tm.TTL <= 0 || tm.HandoffBound <= 0 || tm.FailoverBound < tm.HandoffBound {
 			t.Errorf("%s: implausible timing %+v", s.Name, tm)
 		}
@@ -25,10 +29,10 @@ func TestRegistryCoversEveryStoreAndChecksFit(t *testing.T) {
 			t.Errorf("no recipe for store %s", st)
 		}
 	}
-	if _, err := LookupFor("etcd-election", "redis"); err == nil || !strings.Contains(err.Error(), "recipes for redis: naive-lease, redis-setnx, redis-split-incr") {
+	if _, err := Registry.LookupFor("etcd-election", "redis"); err == nil || !strings.Contains(err.Error(), "recipes for redis: naive-lease, redis-setnx, redis-split-incr") {
 		t.Fatalf("mismatch error %v does not list the fitting recipes", err)
 	}
-	if _, err := Lookup("zk"); err == nil || !strings.Contains(err.Error(), "zookeeper-seq") {
+	if _, err := Registry.Lookup("zk"); err == nil || !strings.Contains(err.Error(), "zookeeper-seq") {
 		t.Fatalf("unknown recipe error %v does not list the known ones", err)
 	}
 }

@@ -53,48 +53,72 @@ type Results struct {
 	Porcupine PorcupineResult `json:"porcupine"`
 	Latency   LatencyResult   `json:"latency"`
 	Contract  ContractResult  `json:"contract"`
+	Validity  ValidityResult  `json:"validity"`
 	CheckNs   int64           `json:"check_duration_ns"`
 }
 
-// Check runs all six checkers over a run's events (in seq order, as history.Read returns
-// them) and folds their reasons into a verdict. It returns an error only for unusable Params.
+// checker is one property judged over the analysed history: it fills its section of the
+// results and adds its reasons. Adding a checker is one file with a value of this interface
+// plus one entry in the checkers list below.
+type checker interface {
+	Name() string
+	Check(ctx context.Context, a *analysis, r *Results, rl *reasonList)
+}
+
+// checkerFunc adapts a function to the checker interface.
+type checkerFunc struct {
+	name string
+	fn   func(ctx context.Context, a *analysis, r *Results, rl *reasonList)
+}
+
+func (c checkerFunc) Name() string { return c.name }
+func (c checkerFunc) Check(ctx context.Context, a *analysis, r *Results, rl *reasonList) {
+	c.fn(ctx, a, r, rl)
+}
+
+// checkers is every checker, in report order; Names, the report sections and JUnit follow it.
+var checkerList = []checker{
+	checkerFunc{"tenures", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Tenures = checkTenures(a, rl) }},
+	checkerFunc{"resource", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Resource = checkResource(a, rl) }},
+	checkerFunc{"tokens", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Tokens = checkTokens(a, rl) }},
+	checkerFunc{"porcupine", func(ctx context.Context, a *analysis, r *Results, rl *reasonList) {
+		r.Porcupine = checkPorcupine(ctx, a, rl)
+	}},
+	checkerFunc{"latency", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Latency = checkLatency(a, rl) }},
+	checkerFunc{"contract", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Contract = checkContract(a, rl) }},
+	checkerFunc{"validity", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Validity = checkValidity(a, rl) }},
+}
+
+// Names lists the checkers in report order: the report sections and JUnit test cases.
+func Names() []string {
+	out := make([]string, len(checkerList))
+	for i, c := range checkerList {
+		out[i] = c.Name()
+	}
+	return out
+}
+
+// Check runs every checker over a run's events (in seq order, as history.Read returns them)
+// and folds their reasons into a verdict. The verdict is a function of the events and p
+// alone: run and check agree. It returns an error only for unusable Params.
 func Check(ctx context.Context, events []history.Event, p Params) (*Results, error) {
+	return checkWith(ctx, checkerList, events, p)
+}
+
+func checkWith(ctx context.Context, list []checker, events []history.Event, p Params) (*Results, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
-	a := analyse(events, p)
 	var rl reasonList
-	r := &Results{Schema: SchemaVersion, Params: p, BoundNs: p.FailoverBound().Nanoseconds(), Faults: a.faults}
-	if r.Faults == nil {
-		r.Faults = []FaultWindow{}
-	}
-	r.Tenures = checkTenures(a, &rl)
-	r.Resource = checkResource(a, &rl)
-	r.Tokens = checkTokens(a, &rl)
-	r.Latency = checkLatency(a, &rl)
-	r.Contract = checkContract(a, &rl)
-	r.Porcupine = checkPorcupine(ctx, a, &rl)
-	r.Run = runInfo(a)
-	if len(events) > 0 && r.Resource.Accepted == 0 && len(a.writes) == 0 {
-		rl.add(Reason{Checker: "history", Code: "nothing-tested", Severity: SevUnknown,
-			Message: "no write reached the resource: fencing was never exercised, so safety cannot be judged"})
-	}
-	// A fault that was never healed, or whose heal failed, leaves recovery unproven: what
-	// followed ran on a damaged system. `splitbrain check` must agree with `run` here.
-	for _, f := range a.faults {
-		switch {
-		case f.Error != "":
-		case f.HealErr != "":
-			rl.add(Reason{Checker: "history", Code: "heal-failed", Severity: SevUnknown, T: f.EndT, Nodes: f.Targets,
-				Message: fmt.Sprintf("fault %d (%s on %v) could not be healed: %s", f.ID, f.Kind, f.Targets, f.HealErr)})
-		case f.Open && a.hasRunEnd:
-			rl.add(Reason{Checker: "history", Code: "heal-failed", Severity: SevUnknown, T: f.StartT, Nodes: f.Targets,
-				Message: fmt.Sprintf("fault %d (%s on %v) has no fault-end: it was never healed", f.ID, f.Kind, f.Targets)})
+	r := emptyResults(p)
+	a, ok := safeAnalyse(events, p, &rl)
+	if ok {
+		r.Faults = append(r.Faults, a.faults...)
+		for _, c := range list {
+			runSafe(ctx, c, a, r, &rl)
 		}
-	}
-	if len(events) == 0 {
-		rl.add(Reason{Checker: "history", Code: "empty-history", Severity: SevUnknown, Message: "the history is empty"})
+		r.Run = runInfo(a)
 	}
 	r.Reasons, r.Findings = []Reason{}, []Reason{}
 	for _, x := range rl.done() {
@@ -107,6 +131,44 @@ func Check(ctx context.Context, events []history.Event, p Params) (*Results, err
 	r.Verdict = verdictOf(r.Reasons)
 	r.CheckNs = time.Since(t0).Nanoseconds()
 	return r, nil
+}
+
+// emptyResults has every list non-nil, so a section whose checker failed still reads as JSON arrays.
+func emptyResults(p Params) *Results {
+	return &Results{Schema: SchemaVersion, Params: p, BoundNs: p.FailoverBound().Nanoseconds(), Faults: []FaultWindow{},
+		Tenures:   TenureResult{Tenures: []Tenure{}, Overlaps: []Overlap{}, LeadersByNode: []NodeSum{}},
+		Resource:  ResourceResult{Modes: []string{}, StaleAccepted: []WriteRef{}, StaleRejected: []WriteRef{}, Interleavings: []WriteRef{}, ResourceBugs: []WriteRef{}, Disagreements: []WriteRef{}},
+		Tokens:    TokenResult{Anomalies: []TokenAnomaly{}},
+		Porcupine: PorcupineResult{Models: []ModelResult{}},
+		Latency:   LatencyResult{Samples: []LatencySample{}, ByKind: []KindStats{}, Unavailability: []Unavailability{}, LivenessFailures: []Reason{}},
+		Contract:  ContractResult{Violations: []ContractViolation{}, ByKind: map[string]int{}},
+		Validity:  ValidityResult{},
+		Run:       RunInfo{ByKind: map[string]int{}, Candidates: []string{}, Phases: []PhaseMark{}},
+	}
+}
+
+// runSafe runs one checker; a panic becomes an unknown reason naming it (Jepsen's
+// check-safe) and the other checkers still run.
+func runSafe(ctx context.Context, c checker, a *analysis, r *Results, rl *reasonList) {
+	defer func() {
+		if v := recover(); v != nil {
+			rl.add(Reason{Checker: c.Name(), Code: "checker-panic", Severity: SevUnknown,
+				Message: fmt.Sprintf("checker %s crashed, so what it checks is not known: %v", c.Name(), v)})
+		}
+	}()
+	c.Check(ctx, a, r, rl)
+}
+
+// safeAnalyse indexes the history; a panic there leaves nothing to check.
+func safeAnalyse(events []history.Event, p Params, rl *reasonList) (a *analysis, ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			rl.add(Reason{Checker: "validity", Code: "checker-panic", Severity: SevUnknown,
+				Message: fmt.Sprintf("indexing the history crashed, so nothing was checked: %v", v)})
+			a, ok = nil, false
+		}
+	}()
+	return analyse(events, p), true
 }
 
 func runInfo(a *analysis) RunInfo {

@@ -31,7 +31,7 @@ func eventsFromBytes(b []byte) []history.Event {
 			t = 1
 		}
 		fl := b[i+4]
-		e := history.Event{V: history.Version, Seq: int64(len(out) + 1), T: t, Kind: k, Source: sourceOf[k], Node: node,
+		e := history.Event{V: history.Version, Seq: int64(len(out) + 1), T: t, Kind: k, Source: history.SourceOf(k), Node: node,
 			Token: tok, Stamped: fl&64 != 0}
 		switch k {
 		case history.KindWrite:

@@ -11,16 +11,6 @@ import (
 
 const ms = int64(time.Millisecond)
 
-var sourceOf = map[history.Kind]history.Source{
-	history.KindCampaigning: history.SourceCandidate, history.KindElected: history.SourceCandidate,
-	history.KindSteppedDown: history.SourceCandidate, history.KindWrite: history.SourceCandidate, history.KindError: history.SourceCandidate,
-	history.KindDecision: history.SourceResource, history.KindBadRequest: history.SourceResource,
-	history.KindRunStart: history.SourceHarness, history.KindPhase: history.SourceHarness, history.KindProcessStart: history.SourceHarness,
-	history.KindProcessExit: history.SourceHarness, history.KindSignal: history.SourceHarness,
-	history.KindContractViolation: history.SourceHarness, history.KindRunEnd: history.SourceHarness,
-	history.KindFaultStart: history.SourceNemesis, history.KindFaultEnd: history.SourceNemesis,
-}
-
 // hb builds a history by hand; times are in ms from an arbitrary base.
 type hb struct {
 	ev      []history.Event
@@ -39,7 +29,7 @@ func newHB() *hb {
 func (h *hb) add(e history.Event) *hb {
 	e.V = history.Version
 	e.Seq = int64(len(h.ev) + 1)
-	e.Source = sourceOf[e.Kind]
+	e.Source = history.SourceOf(e.Kind)
 	h.ev = append(h.ev, e)
 	return h
 }

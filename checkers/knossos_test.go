@@ -43,7 +43,7 @@ func convertKnossosMutex(path string) ([]history.Event, error) {
 	defer f.Close()
 	var out []history.Event
 	add := func(e history.Event) {
-		e.V, e.Seq, e.Source = history.Version, int64(len(out)+1), sourceOf[e.Kind]
+		e.V, e.Seq, e.Source = history.Version, int64(len(out)+1), history.SourceOf(e.Kind)
 		out = append(out, e)
 	}
 	holding := map[string]bool{}

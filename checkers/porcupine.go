@@ -342,7 +342,7 @@ func electionOps(a *analysis, observe bool) []porcupine.Operation {
 	}
 	for _, tn := range a.tenures {
 		ops = append(ops, porcupine.Operation{Input: elIn{Kind: elCampaign, Node: tn.Node, Token: tn.Token},
-			Call: tn.CampaignT, Return: tn.StartT, Metadata: opMeta{node: tn.Node, token: tn.Token}})
+			Call: tn.GrantCallT, Return: tn.StartT, Metadata: opMeta{node: tn.Node, token: tn.Token}})
 		if !tn.Open {
 			ops = append(ops, porcupine.Operation{Input: elIn{Kind: elResign, Node: tn.Node, Token: tn.Token, Why: tn.EndReason},
 				Call: tn.EndT, Return: tn.EndT, Metadata: opMeta{node: tn.Node, token: tn.Token}})
@@ -414,16 +414,6 @@ func cutQuiescent(ops []porcupine.Operation, canCut func(t int64) bool, seed fun
 		}
 	}
 	return append(parts, cur)
-}
-
-func isSeed(op porcupine.Operation) bool {
-	switch in := op.Input.(type) {
-	case fenceIn:
-		return in.Seed
-	case elIn:
-		return in.Kind == elSeed
-	}
-	return false
 }
 
 // checkPorcupine is checker 4.

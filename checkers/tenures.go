@@ -8,21 +8,24 @@ import (
 )
 
 // Tenure is one stretch of a candidate believing it leads: from its elected event to the
-// first of stepped-down, harness-observed death (process-exit, SIGKILL, kill fault, restart),
+// first of stepped-down, harness-observed death (process-exit, SIGKILL, restart),
 // a new elected event of the same node, or the end of the run. A pause does not end it.
 type Tenure struct {
 	ID        int    `json:"id"` // index in order of election (StartT, then seq)
 	Node      string `json:"node"`
 	Token     int64  `json:"token"`
 	CampaignT int64  `json:"campaign_t"` // the last campaigning event before it, or StartT
-	StartT    int64  `json:"start_t"`
-	EndT      int64  `json:"end_t"`
-	EndReason string `json:"end_reason"` // stepped-down[:reason] | process-exit | sigkill | kill-fault | restart | re-elected | run-end
-	Open      bool   `json:"open"`       // still believed when the run ended
-	StartSeq  int64  `json:"start_seq"`
-	EndSeq    int64  `json:"end_seq,omitempty"`
-	Accepted  int    `json:"writes_accepted"` // resource decisions for this tenure
-	Rejected  int    `json:"writes_rejected"`
+	// GrantCallT is when the winning acquire was sent: the elected event's call_t, else a
+	// conservative earlier bound (docs/checkers.md). The grant took effect in [GrantCallT, StartT].
+	GrantCallT int64  `json:"grant_call_t"`
+	StartT     int64  `json:"start_t"`
+	EndT       int64  `json:"end_t"`
+	EndReason  string `json:"end_reason"` // stepped-down[:reason] | process-exit | sigkill | restart | re-elected | run-end
+	Open       bool   `json:"open"`       // still believed when the run ended
+	StartSeq   int64  `json:"start_seq"`
+	EndSeq     int64  `json:"end_seq,omitempty"`
+	Accepted   int    `json:"writes_accepted"` // resource decisions for this tenure
+	Rejected   int    `json:"writes_rejected"`
 }
 
 // Overlap is a maximal window in which two or more candidates believe they lead.
@@ -80,182 +83,240 @@ type nodeToken struct {
 
 // analysis is the indexed history every checker reads; built in one pass.
 type analysis struct {
-	p          Params
-	ev         []history.Event
-	startT     int64 // run-start, else first event
-	endT       int64 // run-end, else last event
-	hasRunEnd  bool
-	healT      int64 // start of the heal phase, 0 if none
-	teardownT  int64 // start of the teardown phase, 0 if none
-	tenures    []Tenure
-	byNT       map[nodeToken][]int // tenure IDs per (node, token), in election order
-	faults     []FaultWindow
-	decisions  []int // indices into ev
-	writes     []int
-	signals    []int
-	contract   []ContractViolation
-	candidates []string
+	p             Params
+	ev            []history.Event
+	startT        int64 // run-start, else first event
+	endT          int64 // run-end, else last event
+	hasRunEnd     bool
+	runEndReason  string // run-end's reason: why the run stopped early ("" = it completed)
+	nodeExits     []int  // node-exit events (store nodes, resource), indices into ev
+	harnessErrors []int  // harness-error events, indices into ev
+	healT         int64  // start of the heal phase, 0 if none
+	teardownT     int64  // start of the teardown phase, 0 if none
+	tenures       []Tenure
+	byNT          map[nodeToken][]int // tenure IDs per (node, token), in election order
+	faults        []FaultWindow
+	decisions     []int // indices into ev
+	writes        []int
+	signals       []int
+	contract      []ContractViolation
+	candidates    []string
 }
 
 func analyse(ev []history.Event, p Params) *analysis {
-	a := &analysis{p: p, ev: ev, byNT: map[nodeToken][]int{}}
+	b := &builder{a: &analysis{p: p, ev: ev, byNT: map[nodeToken][]int{}}, state: map[string]*nodeState{},
+		faultIdx: map[int]int{}, seenNode: map[string]bool{}}
 	if len(ev) == 0 {
-		return a
+		return b.a
 	}
-	a.startT, a.endT = ev[0].T, ev[0].T
+	b.bounds()
 	for i := range ev {
-		if ev[i].T > a.endT {
-			a.endT = ev[i].T
+		b.event(i)
+	}
+	b.closeOpen()
+	b.orderTenures()
+	return b.a
+}
+
+// nodeState is what the one-pass analysis remembers about one candidate.
+type nodeState struct {
+	idx       int   // index into raw tenures of the latest tenure, -1 none
+	lastCamp  int64 // the latest campaigning event since the last tenure ended
+	lastEnd   int64 // when its latest tenure ended or its process (re)started
+	lastT     int64 // last candidate event time, for order checks
+	hasTenure bool
+}
+
+// builder turns the event stream into the analysis in one pass, one handler per kind family.
+type builder struct {
+	a        *analysis
+	state    map[string]*nodeState
+	raw      []Tenure
+	faultIdx map[int]int // fault id -> index into a.faults
+	seenNode map[string]bool
+}
+
+// bounds sets the observation window from the extreme timestamps; run-start/run-end refine it.
+func (b *builder) bounds() {
+	a := b.a
+	a.startT, a.endT = a.ev[0].T, a.ev[0].T
+	for i := range a.ev {
+		a.endT = max(a.endT, a.ev[i].T)
+		a.startT = min(a.startT, a.ev[i].T)
+	}
+}
+
+func (b *builder) node(n string) *nodeState {
+	s := b.state[n]
+	if s == nil {
+		s = &nodeState{idx: -1}
+		b.state[n] = s
+	}
+	return s
+}
+
+func (b *builder) violation(kind string, e *history.Event, format string, args ...any) {
+	b.a.contract = append(b.a.contract, ContractViolation{Kind: kind, T: e.T, Node: e.Node, Seq: e.Seq, Detail: fmt.Sprintf(format, args...)})
+}
+
+// end closes the node's open tenure at t.
+func (b *builder) end(s *nodeState, t int64, seq int64, reason string) {
+	s.lastEnd = max(s.lastEnd, t)
+	if !s.hasTenure {
+		return
+	}
+	tn := &b.raw[s.idx]
+	if t < tn.StartT {
+		b.a.contract = append(b.a.contract, ContractViolation{Kind: "out-of-order", T: t, Node: tn.Node, Seq: seq,
+			Detail: fmt.Sprintf("tenure end (%s) at t=%d precedes its elected event at t=%d", reason, t, tn.StartT)})
+		t = tn.StartT
+	}
+	tn.EndT, tn.EndSeq, tn.EndReason = t, seq, reason
+	s.hasTenure = false
+	s.lastCamp = 0
+}
+
+// event dispatches one event to the handler of its kind.
+func (b *builder) event(i int) {
+	a, e := b.a, &b.a.ev[i]
+	switch e.Kind {
+	case history.KindRunStart, history.KindRunEnd, history.KindPhase, history.KindHarnessError:
+		b.lifecycle(i, e)
+	case history.KindCampaigning, history.KindElected, history.KindSteppedDown, history.KindWrite, history.KindError:
+		b.candidate(i, e)
+	case history.KindProcessExit:
+		b.end(b.node(e.Node), e.T, e.Seq, "process-exit")
+	case history.KindProcessStart:
+		b.end(b.node(e.Node), e.T, e.Seq, "restart")
+	case history.KindSignal:
+		a.signals = append(a.signals, i)
+		if e.Signal == "SIGKILL" || e.Signal == "KILL" || e.Signal == "9" {
+			b.end(b.node(e.Node), e.T, e.Seq, "sigkill")
 		}
-		if ev[i].T < a.startT {
-			a.startT = ev[i].T
+	case history.KindNodeExit:
+		a.nodeExits = append(a.nodeExits, i)
+	case history.KindContractViolation:
+		b.violation("malformed-output", e, "%s", truncate(e.Reason+": "+e.Line, 300))
+	case history.KindDecision:
+		a.decisions = append(a.decisions, i)
+	case history.KindBadRequest:
+		b.violation("bad-request", e, "%s", truncate(e.Reason, 300))
+	case history.KindFaultStart, history.KindFaultEnd:
+		b.fault(e)
+	}
+}
+
+// lifecycle records the run's frame: start, end (and why), phases, harness errors.
+func (b *builder) lifecycle(i int, e *history.Event) {
+	a := b.a
+	switch e.Kind {
+	case history.KindRunStart:
+		a.startT = e.T
+	case history.KindRunEnd:
+		a.hasRunEnd, a.endT, a.runEndReason = true, e.T, e.Reason
+	case history.KindHarnessError:
+		a.harnessErrors = append(a.harnessErrors, i)
+	case history.KindPhase:
+		switch e.Phase {
+		case history.PhaseHeal:
+			a.healT = e.T
+		case history.PhaseTeardown:
+			a.teardownT = e.T
 		}
 	}
-	type open struct {
-		idx       int // index into raw tenures
-		lastCamp  int64
-		lastT     int64 // last candidate event time, for order checks
-		hasTenure bool
+}
+
+// candidate handles the contract's events: tenures open on elected and close on stepped-down.
+func (b *builder) candidate(i int, e *history.Event) {
+	a := b.a
+	if !b.seenNode[e.Node] {
+		b.seenNode[e.Node] = true
+		a.candidates = append(a.candidates, e.Node)
 	}
-	state := map[string]*open{}
-	get := func(n string) *open {
-		s := state[n]
-		if s == nil {
-			s = &open{idx: -1}
-			state[n] = s
+	s := b.node(e.Node)
+	if !e.Stamped && e.T < s.lastT {
+		b.violation("out-of-order", e, "%s at t=%d is earlier than the node's previous event at t=%d", e.Kind, e.T, s.lastT)
+	}
+	if !e.Stamped && e.T > s.lastT {
+		s.lastT = e.T
+	}
+	switch e.Kind {
+	case history.KindCampaigning:
+		if !s.hasTenure { // the latest attempt is the one an election results from
+			s.lastCamp = e.T
 		}
-		return s
-	}
-	var raw []Tenure
-	end := func(s *open, t int64, seq int64, reason string) {
+	case history.KindElected:
+		b.elected(s, e)
+	case history.KindSteppedDown:
 		if !s.hasTenure {
+			b.violation("out-of-order", e, "stepped-down without a preceding elected event")
 			return
 		}
-		tn := &raw[s.idx]
-		if t < tn.StartT {
-			a.contract = append(a.contract, ContractViolation{Kind: "out-of-order", T: t, Node: tn.Node, Seq: seq,
-				Detail: fmt.Sprintf("tenure end (%s) at t=%d precedes its elected event at t=%d", reason, t, tn.StartT)})
-			t = tn.StartT
+		r := "stepped-down"
+		if e.Reason != "" {
+			r += ":" + e.Reason
 		}
-		tn.EndT, tn.EndSeq, tn.EndReason = t, seq, reason
-		s.hasTenure = false
-		s.lastCamp = 0
+		b.end(s, e.T, e.Seq, r)
+	case history.KindWrite:
+		a.writes = append(a.writes, i)
 	}
-	faultIdx := map[int]int{}
-	seenNode := map[string]bool{}
-	for i := range ev {
-		e := &ev[i]
-		switch e.Kind {
-		case history.KindRunStart:
-			a.startT = e.T
-		case history.KindRunEnd:
-			a.hasRunEnd = true
-			a.endT = e.T
-		case history.KindPhase:
-			switch e.Phase {
-			case history.PhaseHeal:
-				a.healT = e.T
-			case history.PhaseTeardown:
-				a.teardownT = e.T
-			}
-		case history.KindCampaigning, history.KindElected, history.KindSteppedDown, history.KindWrite, history.KindError:
-			if !seenNode[e.Node] {
-				seenNode[e.Node] = true
-				a.candidates = append(a.candidates, e.Node)
-			}
-			s := get(e.Node)
-			if !e.Stamped && e.T < s.lastT {
-				a.contract = append(a.contract, ContractViolation{Kind: "out-of-order", T: e.T, Node: e.Node, Seq: e.Seq,
-					Detail: fmt.Sprintf("%s at t=%d is earlier than the node's previous event at t=%d", e.Kind, e.T, s.lastT)})
-			}
-			if !e.Stamped && e.T > s.lastT {
-				s.lastT = e.T
-			}
-			switch e.Kind {
-			case history.KindCampaigning:
-				// The latest attempt is the one an election results from.
-				if !s.hasTenure {
-					s.lastCamp = e.T
-				}
-			case history.KindElected:
-				if e.Token <= 0 {
-					a.contract = append(a.contract, ContractViolation{Kind: "elected-without-token", T: e.T, Node: e.Node, Seq: e.Seq,
-						Detail: fmt.Sprintf("elected event has token %d; tokens must be >= 1", e.Token)})
-				}
-				if s.hasTenure {
-					a.contract = append(a.contract, ContractViolation{Kind: "out-of-order", T: e.T, Node: e.Node, Seq: e.Seq,
-						Detail: fmt.Sprintf("elected again (token %d) without stepping down from token %d", e.Token, raw[s.idx].Token)})
-					end(s, e.T, e.Seq, "re-elected")
-				}
-				camp := s.lastCamp
-				if camp == 0 || camp > e.T {
-					camp = e.T
-				}
-				raw = append(raw, Tenure{Node: e.Node, Token: e.Token, CampaignT: camp, StartT: e.T, StartSeq: e.Seq})
-				s.idx, s.hasTenure = len(raw)-1, true
-			case history.KindSteppedDown:
-				if !s.hasTenure {
-					a.contract = append(a.contract, ContractViolation{Kind: "out-of-order", T: e.T, Node: e.Node, Seq: e.Seq,
-						Detail: "stepped-down without a preceding elected event"})
-					continue
-				}
-				r := "stepped-down"
-				if e.Reason != "" {
-					r += ":" + e.Reason
-				}
-				end(s, e.T, e.Seq, r)
-			case history.KindWrite:
-				a.writes = append(a.writes, i)
-			}
-		case history.KindProcessExit:
-			end(get(e.Node), e.T, e.Seq, "process-exit")
-		case history.KindProcessStart:
-			end(get(e.Node), e.T, e.Seq, "restart")
-		case history.KindSignal:
-			a.signals = append(a.signals, i)
-			if e.Signal == "SIGKILL" || e.Signal == "KILL" || e.Signal == "9" {
-				end(get(e.Node), e.T, e.Seq, "sigkill")
-			}
-		case history.KindContractViolation:
-			a.contract = append(a.contract, ContractViolation{Kind: "malformed-output", T: e.T, Node: e.Node, Seq: e.Seq,
-				Detail: truncate(e.Reason+": "+e.Line, 300)})
-		case history.KindDecision:
-			a.decisions = append(a.decisions, i)
-		case history.KindBadRequest:
-			a.contract = append(a.contract, ContractViolation{Kind: "bad-request", T: e.T, Node: e.Node, Seq: e.Seq,
-				Detail: truncate(e.Reason, 300)})
-		case history.KindFaultStart:
-			faultIdx[e.FaultID] = len(a.faults)
-			a.faults = append(a.faults, FaultWindow{ID: e.FaultID, Kind: e.Fault, Targets: e.Targets, Spec: e.Spec,
-				StartT: e.T, EndT: -1, Error: e.Err, StartSeq: e.Seq})
-			if e.Fault == "kill" && e.Err == "" {
-				for _, n := range e.Targets {
-					s := state[n]
-					switch {
-					case s == nil:
-					case s.hasTenure:
-						end(s, e.T, e.Seq, "kill-fault")
-					case s.idx >= 0:
-						// The nemesis appends fault-start after Docker reported the exit, so the
-						// harness's process-exit (stamped on notice) may have ended the tenure
-						// first, later than the kill: the process was dead from the kill on.
-						if tn := &raw[s.idx]; tn.StartT <= e.T && e.T < tn.EndT {
-							tn.EndT, tn.EndSeq, tn.EndReason = e.T, e.Seq, "kill-fault"
-						}
-					}
-				}
-			}
-		case history.KindFaultEnd:
-			if j, ok := faultIdx[e.FaultID]; ok && a.faults[j].EndT < 0 {
-				a.faults[j].EndT = e.T
-				a.faults[j].HealErr = e.Err
-			}
-		}
+}
+
+func (b *builder) elected(s *nodeState, e *history.Event) {
+	if e.Token <= 0 {
+		b.violation("elected-without-token", e, "elected event has token %d; tokens must be >= 1", e.Token)
 	}
-	for n, s := range state {
+	if s.hasTenure {
+		b.violation("out-of-order", e, "elected again (token %d) without stepping down from token %d", e.Token, b.raw[s.idx].Token)
+		b.end(s, e.T, e.Seq, "re-elected")
+	}
+	camp := s.lastCamp
+	if camp == 0 || camp > e.T {
+		camp = e.T
+	}
+	b.raw = append(b.raw, Tenure{Node: e.Node, Token: e.Token, CampaignT: camp, GrantCallT: b.grantCall(s, e),
+		StartT: e.T, StartSeq: e.Seq})
+	s.idx, s.hasTenure = len(b.raw)-1, true
+}
+
+// grantCall is the earliest the grant can have taken effect: the winning acquire's send time
+// (call_t) when the candidate reports it, else its latest campaigning, else the end of its
+// previous tenure or process start, else the run start. Earlier is conservative: it only
+// widens the grant interval [GrantCallT, StartT].
+func (b *builder) grantCall(s *nodeState, e *history.Event) int64 {
+	switch {
+	case e.CallT > 0 && e.CallT <= e.T:
+		return e.CallT
+	case s.lastCamp > 0 && s.lastCamp <= e.T:
+		return s.lastCamp
+	case s.lastEnd > 0 && s.lastEnd <= e.T:
+		return s.lastEnd
+	}
+	return min(b.a.startT, e.T)
+}
+
+// fault opens and closes fault windows. Tenures end only on what the process did (exit,
+// SIGKILL, restart), never on a fault kind's name.
+func (b *builder) fault(e *history.Event) {
+	a := b.a
+	if e.Kind == history.KindFaultStart {
+		b.faultIdx[e.FaultID] = len(a.faults)
+		a.faults = append(a.faults, FaultWindow{ID: e.FaultID, Kind: e.Fault, Targets: e.Targets, Spec: e.Spec,
+			StartT: e.T, EndT: -1, Error: e.Err, StartSeq: e.Seq})
+		return
+	}
+	if j, ok := b.faultIdx[e.FaultID]; ok && a.faults[j].EndT < 0 {
+		a.faults[j].EndT = e.T
+		a.faults[j].HealErr = e.Err
+	}
+}
+
+// closeOpen ends what the history left open at the end of the run.
+func (b *builder) closeOpen() {
+	a := b.a
+	for _, s := range b.state {
 		if s.hasTenure {
-			raw[s.idx].EndT, raw[s.idx].EndReason, raw[s.idx].Open = a.endT, "run-end", true
-			_ = n
+			b.raw[s.idx].EndT, b.raw[s.idx].EndReason, b.raw[s.idx].Open = a.endT, "run-end", true
 		}
 	}
 	for i := range a.faults {
@@ -263,7 +324,11 @@ func analyse(ev []history.Event, p Params) *analysis {
 			a.faults[i].EndT, a.faults[i].Open = a.endT, true
 		}
 	}
-	// Election order: by elected time, ties by seq.
+}
+
+// orderTenures numbers the tenures in election order (elected time, ties by seq).
+func (b *builder) orderTenures() {
+	a, raw := b.a, b.raw
 	sort.SliceStable(raw, func(i, j int) bool {
 		if raw[i].StartT != raw[j].StartT {
 			return raw[i].StartT < raw[j].StartT
@@ -276,11 +341,10 @@ func analyse(ev []history.Event, p Params) *analysis {
 		a.byNT[k] = append(a.byNT[k], i)
 	}
 	a.tenures = raw
-	if len(p.Nodes) > 0 {
-		a.candidates = append([]string(nil), p.Nodes...)
+	if len(a.p.Nodes) > 0 {
+		a.candidates = append([]string(nil), a.p.Nodes...)
 	}
 	sort.Strings(a.candidates)
-	return a
 }
 
 // tenureAt finds the tenure of (node, token) that contains t, else the latest one that

@@ -2,12 +2,12 @@ package harness
 
 import (
 	"context"
-
 	"fmt"
 	"path/filepath"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
 // Verdicts.
@@ -20,10 +20,10 @@ const (
 // checkTimeout bounds the analysis after the run (Porcupine has its own, shorter budget).
 const checkTimeout = 5 * time.Minute
 
-// conclude reads the history back, runs the checkers and writes results.json. A run that
-// failed or was interrupted is still analysed as far as it got, but its verdict can only
-// be "invalid" (a proven violation) or "unknown", never "valid".
-func (r *run) conclude(ctx context.Context, runErr error) (*Outcome, error) {
+// conclude computes the verdict from the run directory alone, exactly as `splitbrain check`
+// does: everything that can change it (interrupted, heal failure, harness error) was
+// recorded in the history as it happened, so nothing here adds or removes a reason.
+func (r *run) conclude(ctx context.Context) (*Outcome, error) {
 	out := &Outcome{
 		Verdict: VerdictUnknown, RunDir: r.dir, RunID: r.runID, Counts: r.state.Snapshot().Counts,
 		Elapsed: time.Since(r.started), Leftovers: r.leftover,
@@ -40,22 +40,6 @@ func (r *run) conclude(ctx context.Context, runErr error) (*Outcome, error) {
 	if r.healErr != nil {
 		out.HealError = r.healErr.Error()
 	}
-	evs, info, err := history.ReadFile(filepath.Join(r.dir, HistoryFile))
-	if err != nil {
-		return out, fmt.Errorf("read back the history: %w", err)
-	}
-	if info.TruncatedTail {
-		out.Reasons = append(out.Reasons, "history has a truncated last line")
-	}
-	out.Leaders = electedNodes(evs)
-	r.mu.Lock()
-	started := !r.lifeStart.IsZero()
-	r.mu.Unlock()
-	if !started {
-		// Setup failed: no candidate ran under observation, there is nothing to judge.
-		out.Reasons = append(out.Reasons, "the run never got past setup; nothing was checked")
-		return out, nil
-	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkTimeout)
 	defer cancel()
 	if ctx.Err() != nil {
@@ -64,28 +48,30 @@ func (r *run) conclude(ctx context.Context, runErr error) (*Outcome, error) {
 		cctx, c2 = context.WithTimeout(cctx, 10*time.Second)
 		defer c2()
 	}
-	verdict, reasons, results, err := runCheckers(cctx, evs, r.checkParams())
+	verdict, reasons, results, info, err := runCheckers(cctx, r.dir)
 	if err != nil {
 		out.Reasons = append(out.Reasons, "checkers failed: "+err.Error())
 		return out, fmt.Errorf("check: %w", err)
 	}
+	if info.TruncatedTail {
+		out.Reasons = append(out.Reasons, "history has a truncated last line")
+	}
 	out.Verdict = verdict
 	out.Reasons = append(out.Reasons, reasons...)
-	if out.Verdict == VerdictValid {
-		switch {
-		case runErr != nil:
-			msg := "the run did not complete: " + runErr.Error()
-			out.Verdict = VerdictUnknown
-			out.Reasons = append(out.Reasons, msg)
-			demote(results, "run-incomplete", msg)
-		case r.healErr != nil:
-			msg := "a fault could not be healed, so recovery is not evidence: " + r.healErr.Error()
-			out.Verdict = VerdictUnknown
-			out.Reasons = append(out.Reasons, msg)
-			demote(results, "heal-failed", msg)
-		}
+	for _, f := range results.Findings {
+		out.Findings = append(out.Findings, f.Message)
 	}
-	if err := writeJSON(filepath.Join(r.dir, ResultsFile), results); err != nil {
+	out.Leaders = electedNodes(results.Tenures.Tenures)
+	// The explanations ride along in results.json for tools and the terminal summary.
+	explanations := reports.Explain(results)
+	for _, x := range explanations {
+		out.Explanations = append(out.Explanations, x.Code+": "+x.Text)
+	}
+	doc := struct {
+		*checkers.Results
+		Explanations []reports.Explanation `json:"explanations"`
+	}{results, explanations}
+	if err := writeJSON(filepath.Join(r.dir, ResultsFile), doc); err != nil {
 		return out, err
 	}
 	return out, nil

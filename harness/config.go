@@ -20,6 +20,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
 // Defaults, used when the corresponding Config field is zero.
@@ -61,6 +62,16 @@ type Config struct {
 	TTL           time.Duration // lease/session length handed to candidates
 	WriteInterval time.Duration // leader write interval
 
+	// Candidate timing passed in the contract's environment (0 = not set: the candidate's
+	// default) and, for the checkers, the failover bound the candidate promises.
+	RenewInterval time.Duration // SPLITBRAIN_RENEW_INTERVAL
+	RetryInterval time.Duration // SPLITBRAIN_RETRY_INTERVAL
+	LeaderWork    time.Duration // SPLITBRAIN_LEADER_WORK, passed only when LeaderWorkSet
+	LeaderWorkSet bool          // LeaderWork was given (0 then means "no work gap")
+	// FailoverBound overrides the expected crash-failover bound (default: the recipe's; for
+	// an external candidate TTL + retry + 1 s).
+	FailoverBound time.Duration
+
 	Workload     string        // steady | handoff
 	HandoffEvery time.Duration // handoff: period between SIGTERMs of the leader (0 = workload default)
 	HandoffPause time.Duration // handoff: how long the resigned leader stays down (0 = default)
@@ -69,9 +80,18 @@ type Config struct {
 
 	CandidateCmd   string // host path of an executable that speaks the candidate contract
 	CandidateImage string // image whose entrypoint speaks the candidate contract
+	// CandidatePackages are Debian packages a --candidate-cmd script needs (python3, curl,
+	// ...): it then runs in the base image plus these, built once and cached.
+	CandidatePackages []string
 
 	Seed    int64  // drives the nemesis plan; 0 = derived from the clock (and recorded)
 	Nemesis string // fault spec or profile name; "" or "none" = no faults
+	// Plan, when set, is run as given instead of planning Nemesis with Seed: the concrete
+	// plan of an earlier run's config.json (replay) or a smaller one (shrink). Whatever the
+	// nemesis adds to its plans travels with it. Its topology must be this run's.
+	Plan *nemesis.Plan
+	// ReplayOf names the run directory this run replays (recorded in config.json).
+	ReplayOf string
 
 	Profile images.Profile // image profile; "" = SPLITBRAIN_IMAGE_PROFILE or local
 
@@ -126,6 +146,14 @@ func (c *Config) Validate() error {
 			bad("--candidate-cmd: %v", err)
 		}
 	}
+	if len(c.CandidatePackages) > 0 {
+		if c.CandidateCmd == "" {
+			bad("--candidate-packages needs --candidate-cmd: it installs the packages the command runs with (an image brings its own)")
+		}
+		if _, err := images.ParsePackages(strings.Join(c.CandidatePackages, ",")); err != nil {
+			bad("--candidate-packages: %v", err)
+		}
+	}
 	if c.FaultTime <= 0 {
 		bad("--time %v: the faults phase needs a positive duration, e.g. --time 30s", c.FaultTime)
 	}
@@ -149,6 +177,12 @@ func (c *Config) Validate() error {
 	} else if c.WriteInterval < time.Millisecond {
 		bad("write interval %v: must be at least 1ms", c.WriteInterval)
 	}
+	if c.RenewInterval < 0 || c.RetryInterval < 0 || c.LeaderWork < 0 || c.FailoverBound < 0 {
+		bad("--renew-interval, --retry-interval, --leader-work and --failover-bound must not be negative")
+	}
+	if c.RenewInterval > 0 && c.TTL > 0 && c.RenewInterval >= c.TTL {
+		bad("--renew-interval %v: must be shorter than --ttl %v, or the lease expires between renewals", c.RenewInterval, c.TTL)
+	}
 	if c.Workload == "" {
 		c.Workload = DefaultWorkload
 	}
@@ -163,6 +197,13 @@ func (c *Config) Validate() error {
 	}
 	if c.Nemesis == "" {
 		c.Nemesis = "none"
+	}
+	if c.Plan != nil {
+		for _, f := range c.Plan.Faults {
+			if end := time.Duration(f.At + f.For); end > c.FaultTime {
+				bad("the given fault plan's fault %d ends at %v, after the %v fault phase: lengthen --time", f.ID, end, c.FaultTime)
+			}
+		}
 	}
 	if c.Profile == "" {
 		p := os.Getenv("SPLITBRAIN_IMAGE_PROFILE")

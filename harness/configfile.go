@@ -36,13 +36,19 @@ func Version() string {
 
 func (r *run) flags() RunFlags {
 	c := r.cfg
-	return RunFlags{
+	f := RunFlags{
 		Store: c.Store, StoreNodes: c.StoreNodes, Recipe: c.Recipe, CandidateCmd: c.CandidateCmd,
 		CandidateImage: c.CandidateImage, Nodes: c.Nodes, Time: c.FaultTime.String(),
 		Warmup: c.Warmup.String(), Recovery: c.Recovery.String(), TTL: c.TTL.String(),
 		WriteInterval: c.WriteInterval.String(), Workload: c.Workload, ResourceMode: c.ResourceMode,
 		Nemesis: c.Nemesis, Seed: c.Seed, Profile: string(c.Profile), Require: c.Require,
+		RenewInterval: durOrEmpty(c.RenewInterval), RetryInterval: durOrEmpty(c.RetryInterval),
+		FailoverBound: durOrEmpty(c.FailoverBound), CandidatePackages: c.CandidatePackages,
 	}
+	if c.LeaderWorkSet {
+		f.LeaderWork = c.LeaderWork.String()
+	}
+	return f
 }
 
 // checkParams are the checker parameters of this run.
@@ -59,17 +65,29 @@ func (r *run) checkParams() checkers.Params {
 		if t.FailoverBound > 0 {
 			p.ExpectedFailover = checkers.Duration(t.FailoverBound)
 		}
+	} else if c.RetryInterval > 0 {
+		p.RetryInterval = checkers.Duration(c.RetryInterval) // an external candidate's declared poll period
+	}
+	if c.FailoverBound > 0 {
+		p.ExpectedFailover = checkers.Duration(c.FailoverBound)
 	}
 	return p
 }
 
 // replayCommand is the command line that runs the same configuration with the same seed.
 func (r *run) replayCommand() string {
+	if r.cfg.Plan != nil {
+		// A given plan is not what --nemesis and --seed would plan: replay the directory.
+		return "splitbrain replay " + shellQuote(r.dir)
+	}
 	f := r.flags()
 	cmd := "splitbrain run --store " + f.Store
 	switch {
 	case f.CandidateCmd != "":
 		cmd += " --candidate-cmd " + shellQuote(f.CandidateCmd)
+		if len(f.CandidatePackages) > 0 {
+			cmd += " --candidate-packages " + joinComma(f.CandidatePackages)
+		}
 	case f.CandidateImage != "":
 		cmd += " --candidate-image " + shellQuote(f.CandidateImage)
 	}
@@ -82,6 +100,12 @@ func (r *run) replayCommand() string {
 	if len(f.Require) > 0 {
 		cmd += " --require " + joinComma(f.Require)
 	}
+	for _, o := range []struct{ flag, v string }{{"renew-interval", f.RenewInterval}, {"retry-interval", f.RetryInterval},
+		{"leader-work", f.LeaderWork}, {"failover-bound", f.FailoverBound}} {
+		if o.v != "" {
+			cmd += " --" + o.flag + " " + o.v
+		}
+	}
 	return cmd
 }
 
@@ -90,7 +114,7 @@ func (r *run) replayCommand() string {
 func (r *run) writeConfig() error {
 	rc := RunConfig{
 		Splitbrain: Version(), RunID: r.runID, Started: r.started.UTC(), Args: r.cfg.Args,
-		Replay: r.replayCommand(), Flags: r.flags(), Images: imageRefs(r.imgs), Seed: r.prep.seed,
+		Replay: r.replayCommand(), ReplayOf: r.cfg.ReplayOf, Flags: r.flags(), Images: imageRefs(r.imgs), Seed: r.prep.seed,
 		Schedule: r.prep.schedule.String(), Workload: r.prep.workload.Describe(), Check: r.checkParams(),
 	}
 	if r.eng != nil {

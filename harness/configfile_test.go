@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
 func TestWriteConfigForReplay(t *testing.T) {
@@ -74,3 +76,58 @@ func TestCheckConfigRegistries(t *testing.T) {
 		t.Errorf("valid config: %v, seed %d", err, c.Seed)
 	}
 }
+
+// The timing flags reach the candidates' environment, the checkers and the replay line.
+func TestCandidateTimingFlags(t *testing.T) {
+	cfg := Config{Store: "redis", CandidateCmd: "/bin/true", FaultTime: 10 * time.Second, TTL: 3 * time.Second,
+		RenewInterval: time.Second, RetryInterval: 100 * time.Millisecond, LeaderWork: 0, LeaderWorkSet: true,
+		FailoverBound: 7 * time.Second, StoreRoot: t.TempDir()}
+	if err := CheckConfig(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	prep, err := prepare(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &run{cfg: cfg, prep: prep, dir: t.TempDir(), runID: "r1", started: time.Now(), cluster: fakeEndpoints{eps: []string{"redis:6379"}}}
+	env := r.candidateSpec("c1", &external{static: true}).Env
+	for k, want := range map[string]string{"SPLITBRAIN_RENEW_INTERVAL": "1s", "SPLITBRAIN_RETRY_INTERVAL": "100ms",
+		"SPLITBRAIN_LEADER_WORK": "0s", "SPLITBRAIN_LEASE_TTL": "3s", "PYTHONUNBUFFERED": "1"} {
+		if env[k] != want {
+			t.Errorf("%s = %q, want %q", k, env[k], want)
+		}
+	}
+	p := r.checkParams()
+	if p.ExpectedFailover.D() != 7*time.Second || p.RetryInterval.D() != 100*time.Millisecond {
+		t.Errorf("check params %+v", p)
+	}
+	for _, want := range []string{"--renew-interval 1s", "--retry-interval 100ms", "--leader-work 0s", "--failover-bound 7s"} {
+		if !strings.Contains(r.replayCommand(), want) {
+			t.Errorf("replay %q lacks %q", r.replayCommand(), want)
+		}
+	}
+	// Without the flags nothing is passed: the candidate's own defaults apply.
+	cfg2 := Config{Store: "redis", CandidateCmd: "/bin/true", FaultTime: 10 * time.Second}
+	if err := CheckConfig(&cfg2); err != nil {
+		t.Fatal(err)
+	}
+	r2 := &run{cfg: cfg2, cluster: fakeEndpoints{eps: []string{"redis:6379"}}}
+	env = r2.candidateSpec("c1", &external{static: true}).Env
+	for _, k := range []string{"SPLITBRAIN_RENEW_INTERVAL", "SPLITBRAIN_RETRY_INTERVAL", "SPLITBRAIN_LEADER_WORK"} {
+		if v, ok := env[k]; ok {
+			t.Errorf("%s = %q set without its flag", k, v)
+		}
+	}
+	bad := Config{Store: "redis", CandidateCmd: "/bin/true", FaultTime: time.Second, TTL: time.Second, RenewInterval: time.Second}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "--renew-interval") {
+		t.Errorf("renew >= ttl: %v", err)
+	}
+}
+
+// fakeEndpoints is a stores.Cluster that only knows its endpoints (the spec needs nothing else).
+type fakeEndpoints struct {
+	stores.Cluster
+	eps []string
+}
+
+func (f fakeEndpoints) Endpoints() []string { return f.eps }

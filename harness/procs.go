@@ -305,6 +305,6 @@ func (n nemesisEnv) Record(e history.Event) error {
 
 // logGap records that node's output may be missing from the history, and says so.
 func (r *run) logGap(node, why string) {
-	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindLogGap, Node: node, Reason: why})
+	r.harnessError("", fmt.Sprintf("output of %s may be missing from the history: %s", node, why))
 	r.logf("WARNING: output of %s may be missing: %s", node, why)
 }

@@ -61,8 +61,11 @@ func (r *run) printSummary(o *Outcome) {
 	if o == nil {
 		return
 	}
-	r.prog.Summary(FormatSummary(o), map[string]any{"verdict": o.Verdict, "run_dir": o.RunDir, "reasons": o.Reasons})
+	r.prog.Summary(FormatSummary(o), map[string]any{"verdict": o.Verdict, "run_dir": o.RunDir, "reasons": o.Reasons, "findings": o.Findings})
 }
+
+// maxSummaryFindings caps the findings listed in the terminal summary.
+const maxSummaryFindings = 10
 
 // FormatSummary renders the outcome as a short multi-line summary.
 func FormatSummary(o *Outcome) string {
@@ -85,6 +88,20 @@ func FormatSummary(o *Outcome) string {
 	fmt.Fprintf(&b, "verdict: %s\n", strings.ToUpper(o.Verdict))
 	for _, reason := range o.Reasons {
 		fmt.Fprintf(&b, "  - %s\n", reason)
+	}
+	for _, x := range o.Explanations {
+		fmt.Fprintf(&b, "why %s\n", x)
+	}
+	if len(o.Findings) > 0 {
+		// Shown for every verdict: a valid run can still overlap or stall (docs/checkers.md).
+		fmt.Fprintf(&b, "findings (not part of the verdict): %d\n", len(o.Findings))
+		for i, f := range o.Findings {
+			if i == maxSummaryFindings {
+				fmt.Fprintf(&b, "  ... %d more in results.json\n", len(o.Findings)-i)
+				break
+			}
+			fmt.Fprintf(&b, "  - %s\n", f)
+		}
 	}
 	fmt.Fprintf(&b, "run dir: %s (%v)\n", o.RunDir, o.Elapsed.Round(time.Millisecond))
 	return b.String()

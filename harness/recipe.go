@@ -1,32 +1,28 @@
 package harness
 
 import (
+	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
-
-	// The recipes register themselves with the runtime's registry.
-	_ "github.com/splitbrain-chaos/splitbrain/candidates"
 )
 
 // recipeInfo is what the run needs to know about a Go recipe.
 type recipeInfo struct {
-	Name       string
-	Store      string
-	ClockAware bool
-	Negative   bool
-	Timing     runtime.Timing
+	runtime.Info
+	Timing runtime.Timing
 }
 
-// lookupRecipe finds the recipe and checks it runs on the configured store; the error names
-// the recipes that do.
+// lookupRecipe finds the recipe in candidates.Registry and checks it runs on the configured
+// store; the error names the recipes that do.
 func lookupRecipe(name, store string, cfg *Config) (recipeInfo, error) {
-	spec, err := runtime.LookupFor(name, store)
+	def, err := candidates.Registry.LookupFor(name, store)
 	if err != nil {
 		return recipeInfo{}, err
 	}
-	t := spec.Timing(contract.Config{Store: store, LeaseTTL: cfg.TTL, WriteInterval: cfg.WriteInterval})
-	return recipeInfo{Name: spec.Name, Store: spec.Store, ClockAware: spec.ClockAware, Negative: spec.Negative, Timing: t}, nil
+	t := def.TimingFor(contract.Config{Store: store, LeaseTTL: cfg.TTL, WriteInterval: cfg.WriteInterval,
+		RenewInterval: cfg.RenewInterval, RetryInterval: cfg.RetryInterval})
+	return recipeInfo{Info: def.Describe(), Timing: t}, nil
 }
 
 // RecipeNames lists the Go recipes a run can use.
-func RecipeNames() []string { return runtime.Names() }
+func RecipeNames() []string { return candidates.Registry.Names() }

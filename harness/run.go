@@ -8,13 +8,16 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
@@ -39,8 +42,11 @@ const (
 
 // Outcome is what a run produced.
 type Outcome struct {
-	Verdict      string        `json:"verdict"` // valid | invalid | unknown
-	Reasons      []string      `json:"reasons,omitempty"`
+	Verdict  string   `json:"verdict"` // valid | invalid | unknown
+	Reasons  []string `json:"reasons,omitempty"`
+	Findings []string `json:"findings,omitempty"` // verdict-neutral findings (overlaps, unavailability, ...)
+	// Explanations tell how each reason code came about (first occurrence), "code: story".
+	Explanations []string      `json:"explanations,omitempty"`
 	RunDir       string        `json:"run_dir"`
 	RunID        string        `json:"run_id"`
 	Counts       Counts        `json:"counts"`
@@ -98,6 +104,7 @@ type run struct {
 	finished     bool   // finish ran (it must run exactly once, also when a panic follows it)
 	leftover     string
 	watch        watchState // the engine's container events
+	phaseNow     string     // the lifecycle phase in progress
 }
 
 // Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
@@ -160,7 +167,7 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 	}
 	r.finish(reason)
 	progressDone()
-	out, checkErr := r.conclude(ctx, runErr)
+	out, checkErr := r.conclude(ctx)
 	r.printSummary(out)
 	if runErr != nil {
 		return out, runErr
@@ -170,12 +177,24 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 
 // CheckConfig validates cfg (filling in defaults) and resolves the recipe, the nemesis
 // schedule and the workload, without starting anything: the errors of a bad command line.
+// Every problem is reported at once.
 func CheckConfig(cfg *Config) error {
-	if err := cfg.Validate(); err != nil {
-		return err
+	verr := cfg.Validate()
+	if verr != nil && !slices.Contains(storeKinds, cfg.Store) {
+		// Without a known store the recipe can only be looked up by name.
+		saved := cfg.Recipe
+		cfg.Recipe = ""
+		_, perr := prepare(cfg)
+		cfg.Recipe = saved
+		if saved != "" {
+			if _, err := candidates.Registry.Lookup(saved); err != nil {
+				perr = errors.Join(err, perr)
+			}
+		}
+		return errors.Join(verr, perr)
 	}
-	_, err := prepare(cfg)
-	return err
+	_, perr := prepare(cfg)
+	return errors.Join(verr, perr)
 }
 
 // prepared holds what setup needs from other registries, resolved before anything starts.
@@ -221,7 +240,22 @@ func (r *run) record(e history.Event) (history.Event, error) {
 	return r.rec.Record(e)
 }
 
+// harnessError records a failure of the harness's own work in the history, where the
+// checkers see it: the verdict depends on the run directory alone. phase "" = the phase
+// in progress.
+func (r *run) harnessError(phase, msg string) {
+	if phase == "" {
+		r.mu.Lock()
+		phase = r.phaseNow
+		r.mu.Unlock()
+	}
+	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindHarnessError, Phase: phase, Reason: msg})
+}
+
 func (r *run) phase(name string) {
+	r.mu.Lock()
+	r.phaseNow = name
+	r.mu.Unlock()
 	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindPhase, Phase: name})
 }
 
@@ -363,6 +397,7 @@ func (r *run) heal(ctx context.Context) error {
 	}
 	if err := r.nem.HealAll(ctx); err != nil {
 		r.healErr = errors.Join(r.healErr, err)
+		r.harnessError(history.PhaseHeal, "heal failed: "+err.Error())
 		fmt.Fprintf(r.out, "splitbrain: HEAL FAILED: %v\n", err)
 		if r.cfg.Progress == nil {
 			fmt.Fprintf(os.Stderr, "splitbrain: HEAL FAILED: %v\n", err)
@@ -388,6 +423,7 @@ func (r *run) finish(reason string) {
 		if r.nem != nil {
 			if err := r.nem.HealAll(ctx); err != nil {
 				r.healErr = errors.Join(r.healErr, err)
+				r.harnessError(history.PhaseHeal, "heal failed: "+err.Error())
 				fmt.Fprintf(os.Stderr, "splitbrain: HEAL FAILED: %v\n", err)
 			}
 		}
@@ -410,14 +446,19 @@ func (r *run) teardown(ctx context.Context) {
 	r.watch.live.Store(false) // teardown stops and removes everything on purpose
 	t0 := time.Now()
 	var wg sync.WaitGroup
-	for _, p := range r.candidates() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.stopCandidate(ctx, p)
-		}()
+	// Followers first, then whoever leads: a leader that resigns while followers still run
+	// hands over, and that teardown election would count as one of the run's.
+	followers, leaders := r.candidatesByLeadership()
+	for _, group := range [][]*proc{followers, leaders} {
+		for _, p := range group {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.stopCandidate(ctx, p)
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	if r.stopProcs != nil {
 		r.stopProcs()
 		<-r.procsDone
@@ -478,6 +519,7 @@ func (r *run) teardown(ctx context.Context) {
 	}
 	if left, err := r.eng.Leftovers(ctx, r.runID); err == nil && !left.Empty() {
 		r.leftover = left.String()
+		r.harnessError(history.PhaseTeardown, fmt.Sprintf("left Docker objects of run %s behind: %s", r.runID, left))
 		fmt.Fprintf(os.Stderr, "splitbrain: teardown left Docker objects of run %s behind: %s (remove with: splitbrain clean --run %s)\n", r.runID, left, r.runID)
 	}
 	if len(errs) > 0 && r.leftover == "" {
@@ -494,6 +536,23 @@ func (r *run) candidates() []*proc {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*proc(nil), r.cands...)
+}
+
+// candidatesByLeadership splits the candidates into those not leading now and those leading
+// (by the live state: more than one leads during an overlap).
+func (r *run) candidatesByLeadership() (followers, leaders []*proc) {
+	leading := map[string]bool{}
+	for _, t := range r.state.Leaders() {
+		leading[t.Node] = true
+	}
+	for _, p := range r.candidates() {
+		if leading[p.name] {
+			leaders = append(leaders, p)
+		} else {
+			followers = append(followers, p)
+		}
+	}
+	return followers, leaders
 }
 
 // allCandidatesExited reads every candidate's state fresh.
@@ -538,13 +597,11 @@ func tailFile(path string, n int) string {
 	return strings.Join(ls, "\n")
 }
 
-// electedNodes lists the candidates that were elected at least once, from the history.
-func electedNodes(evs []history.Event) []string {
+// electedNodes lists the candidates that were elected at least once.
+func electedNodes(ts []checkers.Tenure) []string {
 	seen := map[string]bool{}
-	for _, e := range evs {
-		if e.Kind == history.KindElected {
-			seen[e.Node] = true
-		}
+	for _, tn := range ts {
+		seen[tn.Node] = true
 	}
 	out := make([]string, 0, len(seen))
 	for n := range seen {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	recipes "github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/history"
@@ -157,7 +158,7 @@ func phases(evs []history.Event) string {
 // TestRunNoFaults: every recipe elects a leader whose writes the resource accepts, with no
 // interleaving in the resource's record, and the lifecycle goes through every phase.
 func TestRunNoFaults(t *testing.T) {
-	for _, spec := range recipes.Specs() {
+	for _, spec := range candidates.Registry.Infos() {
 		t.Run(spec.Name, func(t *testing.T) {
 			out, evs := runAndRead(t, runCtx(t), baseConfig(t, spec.Store, spec.Name))
 			if got := phases(evs); got != "setup,warmup,faults,heal,recovery,teardown" {
@@ -192,16 +193,17 @@ func TestRunNoFaults(t *testing.T) {
 // positiveRecipes are the recipes expected to be safe. Under -short (the CI smoke subset)
 // only one watch-based (etcd) and one poll-based (redis) recipe get the failover tests; the
 // candidates package tests every recipe's failover in-process.
-func positiveRecipes() []recipes.Spec {
-	var out []recipes.Spec
-	for _, s := range recipes.Specs() {
+func positiveRecipes() []recipes.Definition {
+	var out []recipes.Definition
+	for _, d := range candidates.Registry {
+		s := d.Describe()
 		if s.Negative {
 			continue
 		}
 		if testing.Short() && s.Name != "etcd-election" && s.Name != "redis-setnx" {
 			continue
 		}
-		out = append(out, s)
+		out = append(out, d)
 	}
 	return out
 }
@@ -209,7 +211,8 @@ func positiveRecipes() []recipes.Spec {
 // TestRunHandoff: SIGTERM of the leader (handoff workload) yields another leader within the
 // recipe's HandoffBound + harnessSlack.
 func TestRunHandoff(t *testing.T) {
-	for _, spec := range positiveRecipes() {
+	for _, def := range positiveRecipes() {
+		spec := def.Describe()
 		t.Run(spec.Name, func(t *testing.T) {
 			cfg := baseConfig(t, spec.Store, spec.Name)
 			cfg.Workload, cfg.HandoffEvery, cfg.HandoffPause = "handoff", 4*time.Second, time.Second
@@ -218,7 +221,7 @@ func TestRunHandoff(t *testing.T) {
 			if out.Verdict != VerdictValid {
 				t.Errorf("verdict %s: %v", out.Verdict, out.Reasons)
 			}
-			timing := spec.Timing(contract.Config{LeaseTTL: DefaultTTL, WriteInterval: DefaultWriteInterval})
+			timing := def.TimingFor(contract.Config{LeaseTTL: DefaultTTL, WriteInterval: DefaultWriteInterval})
 			bound := timing.HandoffBound + harnessSlack
 			var handoffs int
 			for _, e := range evs {
@@ -250,13 +253,14 @@ func TestRunHandoff(t *testing.T) {
 // TestRunKillLeader: SIGKILL of the leader (nemesis kill, platform Kill) yields another
 // leader within the recipe's FailoverBound (TTL + its detection) + harnessSlack.
 func TestRunKillLeader(t *testing.T) {
-	for _, spec := range positiveRecipes() {
+	for _, def := range positiveRecipes() {
+		spec := def.Describe()
 		t.Run(spec.Name, func(t *testing.T) {
 			cfg := baseConfig(t, spec.Store, spec.Name)
 			cfg.Nemesis = "kill:target=leader,at=1s,for=3s,count=1"
 			cfg.FaultTime = 10 * time.Second
 			out, evs := runAndRead(t, runCtx(t), cfg)
-			timing := spec.Timing(contract.Config{LeaseTTL: DefaultTTL, WriteInterval: DefaultWriteInterval})
+			timing := def.TimingFor(contract.Config{LeaseTTL: DefaultTTL, WriteInterval: DefaultWriteInterval})
 			bound := timing.FailoverBound + harnessSlack
 			var kills int
 			for _, e := range evs {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -56,7 +57,7 @@ func (r *run) setup(ctx context.Context) error {
 		}
 	}
 	roles := []images.Role{images.RoleCandidate, images.RoleTools, stores.ImageRole(kind)}
-	if ext != nil && !ext.static {
+	if ext != nil && !ext.static && len(r.cfg.CandidatePackages) == 0 {
 		roles = append(roles, images.RoleBase)
 	}
 	imgLog, err := os.Create(filepath.Join(r.logDir(), "images.log"))
@@ -70,6 +71,14 @@ func (r *run) setup(ctx context.Context) error {
 		r.imgs, cached, err = pool.ensureImages(ctx, r.cfg.Profile, imgLog, roles...)
 	} else {
 		r.imgs, _, err = images.EnsureWith(ctx, r.cfg.Profile, images.EnsureOptions{Log: imgLog}, roles...)
+	}
+	if err == nil && ext != nil && len(r.cfg.CandidatePackages) > 0 {
+		var res images.Result
+		res, err = images.EnsurePackages(ctx, images.EnsureOptions{Log: imgLog}, r.cfg.CandidatePackages)
+		ext.image = res.Ref
+		if res.Action == "built" {
+			r.logf("candidate image with %s built in %v: %s", strings.Join(r.cfg.CandidatePackages, ","), res.Duration.Round(time.Second), res.Ref)
+		}
 	}
 	imgLog.Close()
 	if err != nil {
@@ -150,7 +159,8 @@ func (r *run) logDir() string { return filepath.Join(r.dir, LogsDir) }
 // external describes a --candidate-cmd executable.
 type external struct {
 	content []byte
-	static  bool // a static ELF runs in the FROM-scratch candidate image; others need the Debian base
+	static  bool   // a static ELF runs in the FROM-scratch candidate image; others need the Debian base
+	image   string // the base plus --candidate-packages, when given
 }
 
 func (r *run) externalCandidate() (*external, error) {
@@ -222,12 +232,20 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 		ClockFile:     candidateClockFile,
 		ElectionName:  contract.DefaultElectionName,
 		Recipe:        r.cfg.Recipe,
+		RenewInterval: r.cfg.RenewInterval,
+		RetryInterval: r.cfg.RetryInterval,
 	}
 	env := map[string]string{}
 	for _, kv := range cc.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
+	if r.cfg.LeaderWorkSet {
+		env[contract.EnvLeaderWork] = r.cfg.LeaderWork.String() // "0s" turns the gap off
+	}
+	// Interpreters buffer a pipe; these ask them to flush every line (the contract requires it).
+	env["PYTHONUNBUFFERED"] = "1"
+
 	spec := platform.NodeSpec{
 		Name:     name,
 		Role:     "candidate",
@@ -240,7 +258,10 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 	switch {
 	case ext != nil:
 		spec.Image = r.imgs[images.RoleCandidate]
-		if !ext.static {
+		switch {
+		case ext.image != "":
+			spec.Image = ext.image
+		case !ext.static:
 			spec.Image = r.imgs[images.RoleBase]
 		}
 		spec.Files = append(spec.Files, platform.File{Path: externalPath, Content: ext.content, Mode: 0o755})
@@ -298,14 +319,28 @@ func (r *run) planFaults() error {
 	}
 	topo := nemesis.Topology{Candidates: r.candidateNames(), StoreNodes: storeNodes, StoreKind: r.cfg.Store, TTL: r.cfg.TTL}
 	plan, err := r.prep.schedule.Plan(r.prep.seed, r.cfg.FaultTime, topo)
+	if r.cfg.Plan != nil {
+		plan, err = givenPlan(*r.cfg.Plan, topo)
+	}
 	if err != nil {
 		return fmt.Errorf("--nemesis %q: %w", r.cfg.Nemesis, err)
 	}
 	r.plan = plan
-	if !r.prep.schedule.Empty() {
+	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 {
 		r.nem = nemesis.New(nemesisEnv{r}, plan.Topology)
 	}
 	return nil
+}
+
+// givenPlan checks that a concrete plan (replay, shrink) names this run's nodes: its
+// targets were chosen for them.
+func givenPlan(p nemesis.Plan, topo nemesis.Topology) (nemesis.Plan, error) {
+	if !slices.Equal(p.Topology.Candidates, topo.Candidates) || !slices.Equal(p.Topology.StoreNodes, topo.StoreNodes) {
+		return nemesis.Plan{}, fmt.Errorf("the given fault plan was made for candidates %v and store nodes %v, but this run has %v and %v: use the same --nodes and --store-nodes",
+			p.Topology.Candidates, p.Topology.StoreNodes, topo.Candidates, topo.StoreNodes)
+	}
+	p.Faults = slices.Clone(p.Faults)
+	return p, nil
 }
 
 type faketimeSetup struct {

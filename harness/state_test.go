@@ -70,6 +70,15 @@ func TestFormatSummary(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
 		}
 	}
+	// A valid run's findings show too, capped.
+	o = &Outcome{Verdict: "valid", RunDir: "/x", Findings: make([]string, maxSummaryFindings+3)}
+	o.Findings[0] = "belief overlap of 4.5s: c1, c2"
+	got = FormatSummary(o)
+	for _, want := range []string{"verdict: VALID", "findings (not part of the verdict): 13", "- belief overlap of 4.5s: c1, c2", "3 more in results.json"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
 }
 
 func TestIsStaticELF(t *testing.T) {

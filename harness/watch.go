@@ -58,8 +58,7 @@ func (r *run) onContainerEvent(ev platform.ContainerEvent) {
 	if ev.Action == platform.ActionWatchBroken {
 		r.watch.broken.Store(true)
 		if r.watch.live.Load() {
-			r.record(history.Event{Source: history.SourceHarness, Kind: history.KindLogGap, Node: "engine",
-				Reason: fmt.Sprintf("Docker event stream broke (%v); reopened from its last event, process exits meanwhile come from a %v poll", ev.Err, procSafetyPoll)})
+			r.harnessError("", fmt.Sprintf("Docker event stream broke (%v); reopened from its last event, process exits meanwhile come from a %v poll", ev.Err, procPollInterval))
 			r.logf("WARNING: Docker event stream broke (%v); reopening", ev.Err)
 		}
 		return

@@ -45,12 +45,13 @@ const (
 	KindSignal            Kind = "signal" // the harness sent Signal to Node (SIGTERM handoff, SIGKILL crash)
 	KindContractViolation Kind = "contract-violation"
 	KindRunEnd            Kind = "run-end"
-	// A store node or the resource exited or disappeared outside teardown (engine events);
-	// T is the engine's time of it, Reason what happened. The checker decides whether a
-	// fault explains it.
+	// KindNodeExit: a store node's, the resource's (or a removed candidate's) container
+	// exited or disappeared outside teardown (Node, Reason); T is the engine's die/destroy
+	// time (docker events timeNano, converted by FromWall).
 	KindNodeExit Kind = "node-exit"
-	// Output of Node may be missing from the history (its log stream broke); Reason says why.
-	KindLogGap Kind = "log-gap"
+	// KindHarnessError: something the harness did failed and may cost the run its evidence
+	// (a heal outside a fault window, teardown leftovers); Phase says when, Reason what.
+	KindHarnessError Kind = "harness-error"
 
 	// nemesis
 	KindFaultStart Kind = "fault-start"
@@ -63,7 +64,7 @@ var kindSource = map[Kind]Source{
 	KindDecision: SourceResource, KindBadRequest: SourceResource,
 	KindRunStart: SourceHarness, KindPhase: SourceHarness, KindProcessStart: SourceHarness,
 	KindProcessExit: SourceHarness, KindSignal: SourceHarness, KindContractViolation: SourceHarness,
-	KindRunEnd: SourceHarness, KindNodeExit: SourceHarness, KindLogGap: SourceHarness,
+	KindRunEnd: SourceHarness, KindNodeExit: SourceHarness, KindHarnessError: SourceHarness,
 	KindFaultStart: SourceNemesis, KindFaultEnd: SourceNemesis,
 }
 
@@ -110,14 +111,14 @@ type Event struct {
 
 	Token   int64  `json:"token,omitempty"`    // elected, write, decision: fencing token (>= 1)
 	WriteID string `json:"write_id,omitempty"` // write, decision: unique per write
-	CallT   int64  `json:"call_t,omitempty"`   // write: when the candidate sent it
+	CallT   int64  `json:"call_t,omitempty"`   // write: when the candidate sent it; elected: when the winning acquire was sent (optional)
 	Result  string `json:"result,omitempty"`   // write: accepted|rejected|unknown; decision: accepted|rejected
 	Max     int64  `json:"max,omitempty"`      // decision: highest accepted token before this decision
 	Stale   bool   `json:"stale,omitempty"`    // decision: token < max (accepted only in unfenced mode)
 	Mode    string `json:"mode,omitempty"`     // decision: fenced|unfenced
 
-	Reason string `json:"reason,omitempty"` // stepped-down, contract-violation, bad-request, error
-	Phase  string `json:"phase,omitempty"`  // phase
+	Reason string `json:"reason,omitempty"` // stepped-down, contract-violation, bad-request, error, run-end, node-exit, harness-error
+	Phase  string `json:"phase,omitempty"`  // phase; harness-error: the phase it happened in
 	Signal string `json:"signal,omitempty"` // signal: SIGTERM, SIGKILL, ...
 	Exit   *int   `json:"exit,omitempty"`   // process-exit: exit code when known
 	Line   string `json:"line,omitempty"`   // contract-violation: the offending output, truncated
@@ -146,7 +147,7 @@ func (e *Event) Validate() error {
 	}
 	switch e.Kind {
 	case KindCampaigning, KindElected, KindSteppedDown, KindWrite, KindError,
-		KindProcessStart, KindProcessExit, KindSignal, KindContractViolation, KindNodeExit, KindLogGap:
+		KindProcessStart, KindProcessExit, KindSignal, KindContractViolation, KindNodeExit:
 		if e.Node == "" {
 			return fmt.Errorf("kind %q needs a \"node\"", e.Kind)
 		}
@@ -161,6 +162,14 @@ func (e *Event) Validate() error {
 		}
 		if e.CallT <= 0 || e.CallT > e.T {
 			return fmt.Errorf("write call_t %d must be > 0 and <= t %d", e.CallT, e.T)
+		}
+	case KindElected:
+		if e.CallT < 0 || e.CallT > e.T {
+			return fmt.Errorf("elected call_t %d must be >= 0 and <= t %d (when the winning acquire was sent)", e.CallT, e.T)
+		}
+	case KindHarnessError:
+		if e.Reason == "" {
+			return fmt.Errorf("harness-error needs a \"reason\"")
 		}
 	case KindDecision:
 		if e.Result != ResultAccepted && e.Result != ResultRejected {
@@ -177,3 +186,6 @@ func (e *Event) Validate() error {
 	}
 	return nil
 }
+
+// SourceOf is the source every event of kind k must carry ("" for an unknown kind).
+func SourceOf(k Kind) Source { return kindSource[k] }

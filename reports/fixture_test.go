@@ -36,6 +36,9 @@ type fixture struct {
 	store      string
 	started    time.Time
 	extraLine  string // a contract-violation line
+	// thirdToken is c3's token (default 3); 2 or 1 makes a token anomaly.
+	thirdToken int64
+	noThird    bool // c3 is never elected: no leader after the kill
 }
 
 func defaultFixture() fixture {
@@ -109,9 +112,17 @@ func (f fixture) events() []history.Event {
 	if f.extraLine != "" {
 		add(13000, history.Event{Kind: history.KindContractViolation, Node: c3, Line: f.extraLine, Reason: "malformed output: " + f.extraLine})
 	}
-	add(14500, history.Event{Kind: history.KindElected, Node: c3, Token: 3})
-	for t := int64(14550); t < 20000; t += 50 {
-		write(t, c3, 3)
+	if !f.noThird {
+		tok3 := f.thirdToken
+		if tok3 == 0 {
+			tok3 = 3
+		}
+		// c3's winning acquire was sent after c2's grant returned: a token lower than c2's is
+		// then a real inversion (grant-time order, docs/checkers.md).
+		add(14500, history.Event{Kind: history.KindElected, Node: c3, Token: tok3, CallT: base + 14400*ms})
+		for t := int64(14550); t < 20000; t += 50 {
+			write(t, c3, tok3)
+		}
 	}
 	add(16000, history.Event{Kind: history.KindPhase, Phase: history.PhaseHeal})
 	add(16100, history.Event{Kind: history.KindPhase, Phase: history.PhaseRecovery})

@@ -18,14 +18,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 	"github.com/splitbrain-chaos/splitbrain/workloads"
-
-	// Registers the recipes so the loader can check row recipes against the registry.
-	_ "github.com/splitbrain-chaos/splitbrain/candidates"
 )
 
 // Tiers select rows: smoke (CI, `go test -short`), default (`make chaos`), nightly (every row).
@@ -211,9 +208,9 @@ func (r *Row) check(d Defaults) []error {
 	}
 	if r.Recipe == "" {
 		bad("no recipe: want one of %s", strings.Join(harness.RecipeNames(), ", "))
-	} else if spec, err := runtime.Lookup(r.Recipe); err != nil {
+	} else if def, err := candidates.Registry.Lookup(r.Recipe); err != nil {
 		bad("unknown recipe %q: want one of %s", r.Recipe, strings.Join(harness.RecipeNames(), ", "))
-	} else if storeOK && spec.Store != r.Store {
+	} else if spec := def.Describe(); storeOK && spec.Store != r.Store {
 		bad("recipe %q runs on %s, not %s: use store: %s or one of the %s recipes (%s)", r.Recipe, spec.Store, r.Store,
 			spec.Store, r.Store, strings.Join(recipesFor(r.Store), ", "))
 	}
@@ -291,13 +288,7 @@ func StoreNames() []string {
 }
 
 func recipesFor(store string) []string {
-	var out []string
-	for _, s := range runtime.Specs() {
-		if s.Store == store {
-			out = append(out, s.Name)
-		}
-	}
-	return out
+	return candidates.Registry.NamesFor(store)
 }
 
 // derivedName is store/recipe/fault plus the resource mode and workload when not the defaults.

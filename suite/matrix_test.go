@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
@@ -289,7 +289,7 @@ func TestMatrixFile(t *testing.T) {
 	smoke, _ := m.Select(TierSmoke, "")
 	def, _ := m.Select(TierDefault, "")
 	has := func(cs []Case, match func(Case) bool) bool { return slices.ContainsFunc(cs, match) }
-	for _, spec := range runtime.Specs() {
+	for _, spec := range candidates.Registry.Infos() {
 		// Every recipe, the wrong ones too, is valid without faults and handoffs.
 		if !has(all, func(c Case) bool {
 			return c.Row.Recipe == spec.Name && c.Row.Fault == "none" && c.Row.Workload != "handoff" && c.Row.Expect.Verdict == "valid"
@@ -329,7 +329,7 @@ func TestMatrixFile(t *testing.T) {
 		}
 	}
 	// make chaos writes an index whose leaderboard shows every recipe and fault kind.
-	for _, spec := range runtime.Specs() {
+	for _, spec := range candidates.Registry.Infos() {
 		if !has(def, func(c Case) bool { return c.Row.Recipe == spec.Name }) {
 			t.Errorf("default misses recipe %s", spec.Name)
 		}
@@ -359,7 +359,10 @@ func TestMatrixFile(t *testing.T) {
 	if !has(def, zombie("fenced", "valid")) || !has(def, zombie("unfenced", "invalid")) {
 		t.Error("default lacks the zombie leader fenced and unfenced")
 	}
-	if !has(def, func(c Case) bool { r, _ := runtime.Lookup(c.Row.Recipe); return r.Negative }) {
+	if !has(def, func(c Case) bool {
+		d, err := candidates.Registry.Lookup(c.Row.Recipe)
+		return err == nil && d.Describe().Negative
+	}) {
 		t.Error("default lacks a negative control")
 	}
 	if !has(all, func(c Case) bool {

@@ -5,11 +5,13 @@ package suite
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
 // EnvTier picks the tier of `go test -tags chaos ./suite/...` when neither -short nor CI=true
@@ -61,24 +63,42 @@ func TestMatrix(t *testing.T) {
 			t.Errorf("store pool: %v", err)
 		}
 	})
+	// The tier runs as two shards into stores of their own, merged into the store root at the
+	// end: the same path as a fanned-out nightly (docs/scale.md), on real runs, at no extra time.
+	shards := Partition(cases, 2)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var done []Result
+	var shardRoots []string
+	var shardDone [][]Result
 	start := time.Now()
-	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
-			r := RunCasePooled(ctx, c, root, logWriter{t}, pool)
-			done = append(done, r)
-			if r.Outcome != nil {
-				t.Logf("run dir %s: verdict %s, reasons %v, findings %v, failovers %v, wall %v (overhead %v)",
-					r.Outcome.RunDir, r.Observed.Verdict, r.Observed.Reasons, r.Observed.Findings, r.Observed.Failovers,
-					r.Wall.Round(time.Second), r.Overhead().Round(time.Second))
-			}
-			if r.Err != nil {
-				t.Fatalf("harness error: %v", r.Err)
-			}
-			for _, d := range r.Diffs {
-				t.Errorf("%s: %s (note: %s)", c.Name, d, c.Row.Note)
-			}
-		})
+	for s, sh := range shards {
+		shardRoot, err := os.MkdirTemp(root, ".shard-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(shardRoot) })
+		shardRoots = append(shardRoots, shardRoot)
+		shardDone = append(shardDone, nil)
+		for _, c := range sh {
+			t.Run(c.Name, func(t *testing.T) {
+				r := RunCasePooled(ctx, c, shardRoot, logWriter{t}, pool)
+				done = append(done, r)
+				shardDone[s] = append(shardDone[s], r)
+				if r.Outcome != nil {
+					t.Logf("shard %d/2, run dir %s: verdict %s, reasons %v, findings %v, failovers %v, wall %v (overhead %v)",
+						s+1, r.Outcome.RunDir, r.Observed.Verdict, r.Observed.Reasons, r.Observed.Findings, r.Observed.Failovers,
+						r.Wall.Round(time.Second), r.Overhead().Round(time.Second))
+				}
+				if r.Err != nil {
+					t.Fatalf("harness error: %v", r.Err)
+				}
+				for _, d := range r.Diffs {
+					t.Errorf("%s: %s (note: %s)", c.Name, d, c.Row.Note)
+				}
+			})
+		}
 	}
 	if len(done) == 0 {
 		return
@@ -86,10 +106,43 @@ func TestMatrix(t *testing.T) {
 	var b strings.Builder
 	WriteTable(&b, done)
 	t.Logf("tier %s, %d rows in %v:\n%s", testTier(), len(done), time.Since(start).Round(time.Second), b.String())
-	junit, err := Publish(root, done)
-	t.Logf("junit: %s", junit)
-	if err != nil {
-		// Report rendering is the reports package's; its failure does not change verdicts.
-		t.Logf("publishing reports: %v", err)
+	for s := range shardRoots {
+		if len(shardDone[s]) == 0 {
+			continue
+		}
+		if _, err := Publish(shardRoots[s], shardDone[s]); err != nil {
+			// Report rendering is the reports package's; its failure does not change verdicts.
+			t.Logf("publishing shard %d: %v", s+1, err)
+		}
 	}
+	var nonEmpty []string
+	var want []string
+	for s, sr := range shardRoots {
+		if len(shardDone[s]) == 0 {
+			continue
+		}
+		nonEmpty = append(nonEmpty, sr)
+		runs, _ := reports.ScanStore(sr)
+		for _, r := range runs {
+			want = append(want, r.Link+" "+r.Verdict)
+		}
+	}
+	sum, err := reports.MergeStores(root, nonEmpty)
+	if err != nil {
+		t.Fatalf("merge of the shard stores: %v", err)
+	}
+	if sum.Testcase != len(done) {
+		t.Errorf("merged junit has %d rows, want %d", sum.Testcase, len(done))
+	}
+	merged, _ := reports.ScanStore(root)
+	have := map[string]bool{}
+	for _, r := range merged {
+		have[r.Link+" "+r.Verdict] = true
+	}
+	for _, w := range want {
+		if !have[w] {
+			t.Errorf("merged index lacks shard run %s", w)
+		}
+	}
+	t.Logf("merged %d runs of %d shards into %s (junit %s, index %s)", sum.Runs, sum.Shards, root, sum.JUnit, filepath.Join(root, IndexFile))
 }

@@ -1,14 +1,15 @@
 // Package runtime implements the candidate contract (docs/candidates.md) for Go recipes:
 // environment, event output, the skewable clock, the leader write loop and SIGTERM handling.
-// A recipe supplies only its election logic through the Recipe interface and one Spec.
+// A recipe supplies only its election logic through the Recipe interface and one Definition
+// (usually a Spec) listed in candidates.Registry.
 package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
@@ -59,8 +60,8 @@ type Env struct {
 	Logf func(format string, args ...any)
 }
 
-// Spec describes a recipe; one registry line in package candidates adds it.
-type Spec struct {
+// Info describes a recipe: what listings, the harness and the matrix need to know.
+type Info struct {
 	Name    string
 	Store   string // contract.Store*: the only store the recipe runs on
 	Summary string
@@ -69,76 +70,105 @@ type Spec struct {
 	ClockAware bool
 	// Negative marks deliberately broken recipes (negative controls).
 	Negative bool
-	Timing   func(c contract.Config) Timing
-	New      func(ctx context.Context, env Env) (Recipe, error)
 }
 
-var (
-	regMu    sync.Mutex
-	registry = map[string]Spec{}
-)
+// Definition is one entry of the recipe registry (candidates.Registry). Spec is the usual
+// way to write one; a recipe may also be its own type implementing these three methods.
+type Definition interface {
+	Describe() Info
+	// TimingFor is the recipe's effective timing for a configuration.
+	TimingFor(c contract.Config) Timing
+	// NewRecipe connects one candidate; Run calls it once per process.
+	NewRecipe(ctx context.Context, env Env) (Recipe, error)
+}
 
-// Register adds a recipe; a duplicate or incomplete spec is a programming error.
-func Register(s Spec) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if s.Name == "" || s.Store == "" || s.New == nil || s.Timing == nil {
-		panic(fmt.Sprintf("runtime.Register: incomplete spec %+v", s))
+// Spec is a Definition written as a struct literal in the recipe's file.
+type Spec struct {
+	Name       string
+	Store      string
+	Summary    string
+	ClockAware bool
+	Negative   bool
+	Timing     func(c contract.Config) Timing
+	New        func(ctx context.Context, env Env) (Recipe, error)
+}
+
+func (s Spec) Describe() Info {
+	return Info{Name: s.Name, Store: s.Store, Summary: s.Summary, ClockAware: s.ClockAware, Negative: s.Negative}
+}
+func (s Spec) TimingFor(c contract.Config) Timing { return s.Timing(c) }
+func (s Spec) NewRecipe(ctx context.Context, env Env) (Recipe, error) {
+	return s.New(ctx, env)
+}
+
+// Registry is an explicit list of recipes; candidates.Registry is the project's one list.
+type Registry []Definition
+
+// Check reports incomplete entries and duplicate names (TestRegistry runs it).
+func (r Registry) Check() error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, d := range r {
+		in := d.Describe()
+		if in.Name == "" || in.Store == "" {
+			errs = append(errs, fmt.Errorf("registry entry %d (%T) has no name or store: %+v", i, d, in))
+		}
+		if s, ok := d.(Spec); ok && (s.New == nil || s.Timing == nil) {
+			errs = append(errs, fmt.Errorf("recipe %s: Spec needs both New and Timing", in.Name))
+		}
+		if seen[in.Name] {
+			errs = append(errs, fmt.Errorf("recipe %s is listed twice", in.Name))
+		}
+		seen[in.Name] = true
 	}
-	if _, dup := registry[s.Name]; dup {
-		panic("runtime.Register: recipe " + s.Name + " registered twice")
-	}
-	registry[s.Name] = s
+	return errors.Join(errs...)
 }
 
 // Lookup returns the recipe called name.
-func Lookup(name string) (Spec, error) {
-	regMu.Lock()
-	s, ok := registry[name]
-	regMu.Unlock()
-	if !ok {
-		return Spec{}, fmt.Errorf("unknown recipe %q (known: %s)", name, strings.Join(Names(), ", "))
-	}
-	return s, nil
-}
-
-// LookupFor returns recipe name and checks that it runs on store.
-func LookupFor(name, store string) (Spec, error) {
-	s, err := Lookup(name)
-	if err != nil {
-		return s, err
-	}
-	if s.Store != store {
-		var fit []string
-		for _, o := range Specs() {
-			if o.Store == store {
-				fit = append(fit, o.Name)
-			}
+func (r Registry) Lookup(name string) (Definition, error) {
+	for _, d := range r {
+		if d.Describe().Name == name {
+			return d, nil
 		}
-		return s, fmt.Errorf("recipe %q runs on store %q, not %q (recipes for %s: %s)",
-			name, s.Store, store, store, strings.Join(fit, ", "))
 	}
-	return s, nil
+	return nil, fmt.Errorf("unknown recipe %q (known: %s)", name, strings.Join(r.Names(), ", "))
 }
 
-// Names lists the registered recipes, sorted.
-func Names() []string {
-	regMu.Lock()
-	defer regMu.Unlock()
-	out := make([]string, 0, len(registry))
-	for n := range registry {
-		out = append(out, n)
+// LookupFor returns recipe name and checks that it runs on store; the error names the
+// recipes that do.
+func (r Registry) LookupFor(name, store string) (Definition, error) {
+	d, err := r.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if got := d.Describe().Store; got != store {
+		return nil, fmt.Errorf("recipe %q runs on store %q, not %q (recipes for %s: %s)",
+			name, got, store, store, strings.Join(r.NamesFor(store), ", "))
+	}
+	return d, nil
+}
+
+// Names lists the recipes, sorted.
+func (r Registry) Names() []string { return r.NamesFor("") }
+
+// NamesFor lists the recipes that run on store ("" = all), sorted.
+func (r Registry) NamesFor(store string) []string {
+	var out []string
+	for _, d := range r {
+		if in := d.Describe(); store == "" || in.Store == store {
+			out = append(out, in.Name)
+		}
 	}
 	sort.Strings(out)
 	return out
 }
 
-// Specs lists the registered recipes sorted by name.
-func Specs() []Spec {
-	var out []Spec
-	for _, n := range Names() {
-		s, _ := Lookup(n)
-		out = append(out, s)
+// Infos describes every recipe, sorted by name.
+func (r Registry) Infos() []Info {
+	out := make([]Info, 0, len(r))
+	for _, d := range r {
+		out = append(out, d.Describe())
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }

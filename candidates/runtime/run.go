@@ -29,13 +29,14 @@ var errSIGTERM = errors.New(contract.ReasonSIGTERM)
 
 // Options configure Run; zero values use the process's environment and stdio.
 type Options struct {
-	Recipe string                           // overrides SPLITBRAIN_RECIPE when set
-	Lookup func(string) (string, bool)      // default os.LookupEnv
-	Stdout io.Writer                        // events
-	Stderr io.Writer                        // log
-	Client *http.Client                     // default: derived from the write interval
-	OnTerm func(token int64)                // test hook: called after each elected event
-	OnStep func(token int64, reason string) // test hook: called after each stepped-down event
+	Recipes Registry                         // required: the recipes to choose from (candidates.Registry)
+	Recipe  string                           // overrides SPLITBRAIN_RECIPE when set
+	Lookup  func(string) (string, bool)      // default os.LookupEnv
+	Stdout  io.Writer                        // events
+	Stderr  io.Writer                        // log
+	Client  *http.Client                     // default: derived from the write interval
+	OnTerm  func(token int64)                // test hook: called after each elected event
+	OnStep  func(token int64, reason string) // test hook: called after each stepped-down event
 }
 
 // ConfigError is a configuration Run cannot work with (environment, recipe, store mismatch).
@@ -64,17 +65,18 @@ func Run(ctx context.Context, o Options) error {
 		cfg.Recipe = o.Recipe
 	}
 	if cfg.Recipe == "" {
-		return &ConfigError{fmt.Errorf("no recipe: set %s or --recipe (known: %v)", contract.EnvRecipe, Names())}
+		return &ConfigError{fmt.Errorf("no recipe: set %s or --recipe (known: %v)", contract.EnvRecipe, o.Recipes.Names())}
 	}
-	spec, err := LookupFor(cfg.Recipe, cfg.Store)
+	def, err := o.Recipes.LookupFor(cfg.Recipe, cfg.Store)
 	if err != nil {
 		return &ConfigError{err}
 	}
+	spec := def.Describe()
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(o.Stderr, "%s %s: %s\n", time.Now().Format("15:04:05.000"), cfg.NodeID, fmt.Sprintf(format, args...))
 	}
 	em := NewEmitter(o.Stdout)
-	env := Env{Config: cfg, Timing: spec.Timing(cfg), Logf: logf,
+	env := Env{Config: cfg, Timing: def.TimingFor(cfg), Logf: logf,
 		Clock: NewClock(cfg.ClockFile, func(err error) { em.Error(err.Error()) })}
 	r := &runner{spec: spec, env: env, em: em, o: o, client: o.Client,
 		idPrefix: cfg.NodeID + "-" + strconv.FormatInt(history.Now(), 36) + "-"}
@@ -84,7 +86,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	logf("recipe %s on %s %v, timing %+v", spec.Name, cfg.Store, cfg.Endpoints, env.Timing)
 
-	rec, err := spec.New(ctx, env)
+	rec, err := def.NewRecipe(ctx, env)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -104,7 +106,7 @@ func WriteTimeout(interval time.Duration) time.Duration {
 }
 
 type runner struct {
-	spec     Spec
+	spec     Info
 	env      Env
 	em       *Emitter
 	o        Options

@@ -142,13 +142,11 @@ func (m *memRecipe) Resign(ctx context.Context) error {
 }
 func (m *memRecipe) Close() error { m.mu.Lock(); defer m.mu.Unlock(); m.closed = true; return nil }
 
-func registerMem(t *testing.T, name string, m *memRecipe) {
-	regMu.Lock()
-	registry[name] = Spec{Name: name, Store: contract.StoreRedis, ClockAware: true,
+// memRegistry is a registry of one in-memory recipe called "mem".
+func memRegistry(m *memRecipe) Registry {
+	return Registry{Spec{Name: "mem", Store: contract.StoreRedis, ClockAware: true,
 		Timing: func(c contract.Config) Timing { return Timing{TTL: c.LeaseTTL, Retry: 10 * time.Millisecond} },
-		New:    func(context.Context, Env) (Recipe, error) { return m, nil }}
-	regMu.Unlock()
-	t.Cleanup(func() { regMu.Lock(); delete(registry, name); regMu.Unlock() })
+		New:    func(context.Context, Env) (Recipe, error) { return m, nil }}}
 }
 
 func env(url string) func(string) (string, bool) {
@@ -162,14 +160,13 @@ func TestRunLeadsWritesStepsDownAndResignsOnSIGTERM(t *testing.T) {
 	srv := httptest.NewServer(res.Handler())
 	defer srv.Close()
 	m := &memRecipe{campaign: make(chan struct{}, 1)}
-	registerMem(t, "mem", m)
 
 	var out, logs syncBuf
 	ctx, cancel := context.WithCancel(context.Background())
 	elected := make(chan int64, 10)
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{Recipe: "mem", Lookup: env(srv.URL), Stdout: &out, Stderr: &logs,
+		done <- Run(ctx, Options{Recipes: memRegistry(m), Recipe: "mem", Lookup: env(srv.URL), Stdout: &out, Stderr: &logs,
 			OnTerm: func(tok int64) { elected <- tok }})
 	}()
 	<-elected
@@ -232,13 +229,12 @@ func TestRunStepsDownWhenFencedOrInvalid(t *testing.T) {
 	// Someone else already wrote with token 100: our token 1 is fenced out.
 	res.Decide(resource.WriteRequest{Node: "other", Token: 100, WriteID: "o-1"})
 	m := &memRecipe{campaign: make(chan struct{}, 1)}
-	registerMem(t, "mem", m)
 	var out syncBuf
 	ctx, cancel := context.WithCancel(context.Background())
 	steps := make(chan string, 10)
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{Recipe: "mem", Lookup: env(srv.URL), Stdout: &out, Stderr: &syncBuf{},
+		done <- Run(ctx, Options{Recipes: memRegistry(m), Recipe: "mem", Lookup: env(srv.URL), Stdout: &out, Stderr: &syncBuf{},
 			OnStep: func(_ int64, reason string) {
 				select { // never block the runner once the test stopped listening
 				case steps <- reason:
@@ -267,20 +263,19 @@ func TestRunStepsDownWhenFencedOrInvalid(t *testing.T) {
 }
 
 func TestRunRejectsBadConfig(t *testing.T) {
-	err := Run(context.Background(), Options{Recipe: "nope", Lookup: env("http://x:1"), Stdout: &syncBuf{}, Stderr: &syncBuf{}})
+	err := Run(context.Background(), Options{Recipes: memRegistry(&memRecipe{}), Recipe: "nope", Lookup: env("http://x:1"), Stdout: &syncBuf{}, Stderr: &syncBuf{}})
 	var ce *ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `unknown recipe "nope"`) {
 		t.Fatalf("got %v", err)
 	}
 	m := &memRecipe{}
-	registerMem(t, "mem", m)
 	lookup := func(k string) (string, bool) {
 		if k == contract.EnvStore {
 			return "etcd", true
 		}
 		return env("http://x:1")(k)
 	}
-	err = Run(context.Background(), Options{Recipe: "mem", Lookup: lookup, Stdout: &syncBuf{}, Stderr: &syncBuf{}})
+	err = Run(context.Background(), Options{Recipes: memRegistry(m), Recipe: "mem", Lookup: lookup, Stdout: &syncBuf{}, Stderr: &syncBuf{}})
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `runs on store "redis", not "etcd"`) {
 		t.Fatalf("store mismatch: got %v", err)
 	}

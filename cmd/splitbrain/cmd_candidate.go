@@ -29,12 +29,12 @@ func runCandidate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return exitUsage, err
 	}
 	if *list {
-		for _, s := range candidates.Specs() {
+		for _, s := range candidates.Registry.Infos() {
 			fmt.Fprintf(stdout, "%-18s %-10s %s\n", s.Name, s.Store, s.Summary)
 		}
 		return exitValid, nil
 	}
-	err := runtime.Run(ctx, runtime.Options{Recipe: *recipe, Stdout: stdout, Stderr: stderr})
+	err := runtime.Run(ctx, runtime.Options{Recipes: candidates.Registry, Recipe: *recipe, Stdout: stdout, Stderr: stderr})
 	if err != nil {
 		var ce *runtime.ConfigError
 		if errors.As(err, &ce) {

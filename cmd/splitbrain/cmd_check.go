@@ -3,16 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
-	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
@@ -24,11 +23,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	fs := newFlags("check", stderr)
 	require := fs.String("require", "", "extra requirements, comma-separated: exclusive (any leadership overlap is invalid), liveness (liveness failures are invalid); default: those stored in config.json")
 	ptimeout := fs.Duration("porcupine-timeout", 0, "time limit per Porcupine model (0 = stored value or 60s; negative skips Porcupine); a timeout gives unknown")
-	asJSON := fs.Bool("json", false, "print results.json to stdout instead of the summary")
+	asJSON := fs.Bool("json", false, "print the results document to stdout instead of the summary")
+	write := fs.Bool("write", false, "replace RUN_DIR/results.json, the Porcupine visualizations and report.html with this check's (default: write nothing)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: splitbrain check RUN_DIR [--require exclusive,liveness] [--porcupine-timeout D] [--json]")
-		fmt.Fprintln(stderr, "Re-checks RUN_DIR/history.jsonl with the parameters in RUN_DIR/config.json (key \"check\"),")
-		fmt.Fprintln(stderr, "rewrites RUN_DIR/results.json and the Porcupine visualizations, and exits 0 valid, 1 invalid, 2 unknown.")
+		fmt.Fprintln(stderr, "Usage: splitbrain check RUN_DIR [--require exclusive,liveness] [--porcupine-timeout D] [--json] [--write]")
+		fmt.Fprintln(stderr, "Re-checks RUN_DIR/history.jsonl with the parameters in RUN_DIR/config.json (key \"check\"): with the")
+		fmt.Fprintln(stderr, "stored parameters it reproduces the verdict and reasons of 'splitbrain run' exactly. It changes no file")
+		fmt.Fprintln(stderr, "unless --write is given, and exits 0 valid, 1 invalid, 2 unknown.")
 		fs.PrintDefaults()
 	}
 	dir, err := parseRunDirArgs(fs, args)
@@ -41,7 +42,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err := requireDir(dir); err != nil {
 		return exitUsage, err
 	}
-	p, err := loadCheckParams(filepath.Join(dir, "config.json"))
+	p, err := checkers.LoadParams(dir)
 	if err != nil {
 		return exitHarness, err
 	}
@@ -57,21 +58,21 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if set["porcupine-timeout"] {
 		p.PorcupineTimeout = checkers.Duration(*ptimeout)
 	}
-	p.OutputDir = dir
-	histPath := filepath.Join(dir, "history.jsonl")
-	events, info, err := history.ReadFile(histPath)
+	p.OutputDir = ""
+	if *write {
+		p.OutputDir = dir
+	}
+	res, info, err := checkers.CheckDir(ctx, dir, p)
 	if err != nil {
 		return exitHarness, err
 	}
 	if info.TruncatedTail {
-		fmt.Fprintf(stderr, "note: %s ends in a partial line (the writer was cut off); it was ignored\n", histPath)
+		fmt.Fprintf(stderr, "note: %s ends in a partial line (the writer was cut off); it was ignored\n", filepath.Join(dir, checkers.HistoryFile))
 	}
-	res, err := checkers.Check(ctx, events, p)
-	if err != nil {
-		return exitHarness, fmt.Errorf("%s: %w", filepath.Join(dir, "config.json"), err)
-	}
-	if err := res.WriteFile(dir); err != nil {
-		return exitHarness, err
+	if *write {
+		if err := res.WriteFile(dir); err != nil {
+			return exitHarness, err
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -81,11 +82,22 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		}
 	} else {
 		res.Summary(stdout)
-		fmt.Fprintf(stdout, "results: %s (checked in %v)\n", filepath.Join(dir, checkers.ResultsFile), time.Duration(res.CheckNs).Round(time.Millisecond))
+		where := "not written (--write replaces " + filepath.Join(dir, checkers.ResultsFile) + ")"
+		if *write {
+			where = filepath.Join(dir, checkers.ResultsFile)
+		}
+		fmt.Fprintf(stdout, "results: %s (checked in %v)\n", where, time.Duration(res.CheckNs).Round(time.Millisecond))
+		if stored, err := checkers.ReadResults(filepath.Join(dir, checkers.ResultsFile)); err == nil && !*write {
+			if d := checkers.Disagreements(stored, res); len(d) > 0 {
+				fmt.Fprintf(stdout, "differs from the stored results.json: %s\n", strings.Join(d, "; "))
+			}
+		}
 	}
-	// The report must show the new verdict, not the one it was first rendered with.
-	if err := reports.RenderRun(dir); err != nil {
-		fmt.Fprintf(stderr, "splitbrain check: report not rendered: %v\n", err)
+	if *write {
+		// The report must show the new verdict, not the one it was first rendered with.
+		if err := reports.RenderRun(dir); err != nil {
+			fmt.Fprintf(stderr, "splitbrain check: report not rendered: %v\n", err)
+		}
 	}
 	return res.Verdict.ExitCode(), nil
 }
@@ -119,33 +131,4 @@ func requireDir(dir string) error {
 		return usagef("RUN_DIR %q is not a directory", dir)
 	}
 	return nil
-}
-
-// loadCheckParams reads the "check" key of a run's config.json; a missing file or key
-// gives default parameters.
-func loadCheckParams(path string) (checkers.Params, error) {
-	var p checkers.Params
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return p, nil
-	}
-	if err != nil {
-		return p, fmt.Errorf("read run config: %w", err)
-	}
-	var cfg struct {
-		Check *json.RawMessage `json:"check"`
-	}
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		return p, fmt.Errorf("%s: not valid JSON: %w", path, err)
-	}
-	if cfg.Check == nil {
-		return p, nil
-	}
-	if err := json.Unmarshal(*cfg.Check, &p); err != nil {
-		return p, fmt.Errorf("%s: key \"check\": %w (see docs/checkers.md for the fields)", path, err)
-	}
-	if err := p.Validate(); err != nil {
-		return p, fmt.Errorf("%s: %w", path, err)
-	}
-	return p, nil
 }

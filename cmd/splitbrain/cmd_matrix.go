@@ -26,6 +26,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	store := fs.String("store", "", "store directory for run directories, index and junit.xml (default $SPLITBRAIN_STORE_DIR or ./store)")
 	list := fs.Bool("list", false, "list the selected rows and their planned time; run nothing")
 	verbose := fs.Bool("v", false, "print each run's progress lines (best with --parallel 1)")
+	shardFlag := fs.String("shard", "", "run only share I of N of the selected rows, e.g. 2/4 (balanced by planned time; merge the shards' stores with `splitbrain report --merge`)")
 	fresh := fs.Bool("fresh-stores", false, "start a fresh store cluster for every row (default: reuse a row's cluster, checked and wiped, for the next row of the same store)")
 	if err := parseFlags(fs, args, false); err != nil {
 		return exitUsage, err
@@ -51,6 +52,21 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if len(cases) == 0 {
 		return exitUsage, usagef("no row of tier %s matches --filter %q (try --list --tags nightly)", *tier, *filter)
 	}
+	shardNote := ""
+	if *shardFlag != "" {
+		sh, err := suite.ParseShard(*shardFlag)
+		if err != nil {
+			return exitUsage, usageError{err.Error()}
+		}
+		all := len(cases)
+		cases = sh.Select(cases)
+		shardNote = fmt.Sprintf(", shard %s: %d of %d rows", sh, len(cases), all)
+		if len(cases) == 0 {
+			// More shards than rows: an empty shard is a success with nothing to publish.
+			fmt.Fprintf(stdout, "splitbrain matrix: shard %s of tier %s has no rows (%d rows in all)\n", sh, *tier, all)
+			return exitValid, nil
+		}
+	}
 	var planned time.Duration
 	for _, c := range cases {
 		planned += c.Planned()
@@ -59,11 +75,11 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		for _, c := range cases {
 			fmt.Fprintf(stdout, "%-55s expect %-7s  %v\n", c.Name, c.Row.Expect.Verdict, c.Planned())
 		}
-		fmt.Fprintf(stdout, "%d rows, %v of planned phases (plus setup/teardown per row)\n", len(cases), planned)
+		fmt.Fprintf(stdout, "%d rows%s, %v of planned phases (plus setup/teardown per row)\n", len(cases), shardNote, planned)
 		return exitValid, nil
 	}
-	fmt.Fprintf(stdout, "splitbrain matrix: %d rows of %s (tier %s), %v of planned phases, %d at a time\n",
-		len(cases), path, *tier, planned, *parallel)
+	fmt.Fprintf(stdout, "splitbrain matrix: %d rows of %s (tier %s%s), %v of planned phases, %d at a time\n",
+		len(cases), path, *tier, shardNote, planned, *parallel)
 	opts := suite.Options{StoreRoot: *store, Parallel: *parallel, Progress: stdout, NoReuse: *fresh}
 	if *verbose {
 		opts.RunProgress = stdout

@@ -43,3 +43,24 @@ func TestServeCommandUsage(t *testing.T) {
 		t.Fatalf("missing store: exit %d %q", code, errb.String())
 	}
 }
+
+func TestReportMergeUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"report", "--merge", filepath.Join(dir, "out")},                          // no shards
+		{"report", "--merge", dir, filepath.Join(dir, "a")},                       // OUT exists
+		{"report", "--merge", filepath.Join(dir, "out"), filepath.Join(dir, "a")}, // shard missing
+	} {
+		errb.Reset()
+		if code := runMain(args, &out, &errb); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (%q)", args, code, exitUsage, errb.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+		t.Error("a refused merge created OUT")
+	}
+	if code := runMain([]string{"matrix", "--shard", "3/2", "--list"}, &out, &errb); code != exitUsage {
+		t.Errorf("--shard 3/2: exit %d", code)
+	}
+}

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
@@ -38,6 +40,18 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	fs.StringVar(&c.ResourceMode, "resource", harness.DefaultResourceMode, "resource mode: fenced (rejects stale tokens) or unfenced (accepts all, records staleness)")
 	fs.StringVar(&c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract (docs/candidates.md), instead of --recipe")
 	fs.StringVar(&c.CandidateImage, "candidate-image", "", "image whose entrypoint speaks the candidate contract, instead of --recipe")
+	packages := fs.String("candidate-packages", "", "with --candidate-cmd: comma-separated Debian packages the script needs (e.g. python3,python3-redis); it runs in the base image plus these, built once and cached")
+	fs.DurationVar(&c.RenewInterval, "renew-interval", 0, "passed as SPLITBRAIN_RENEW_INTERVAL: a lease holder's renew period, < --ttl (0 = the candidate's default)")
+	fs.DurationVar(&c.RetryInterval, "retry-interval", 0, "passed as SPLITBRAIN_RETRY_INTERVAL: a waiting candidate's poll period (0 = the candidate's default); also part of the expected failover bound")
+	fs.Func("leader-work", "passed as SPLITBRAIN_LEADER_WORK: a leader's gap between its lease check and its write, e.g. 0s (default: not set, the write interval for Go recipes)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a Go duration such as 50ms or 0s", v)
+		}
+		c.LeaderWork, c.LeaderWorkSet = d, true
+		return nil
+	})
+	fs.DurationVar(&c.FailoverBound, "failover-bound", 0, "crash-failover bound the candidate promises, judged by the latency checker (0 = the recipe's; external candidates: TTL + retry + 1s)")
 	fs.Int64Var(&c.Seed, "seed", 0, "seed of the fault plan (0 = from the clock; recorded in config.json)")
 	fs.StringVar(&c.Nemesis, "nemesis", "none", "fault spec or profile (splitbrain nemesis list), e.g. pause-leader or pause:target=leader,every=10s,for=6s")
 	fs.StringVar(&c.StoreRoot, "out", "", "root of run directories (default $"+harness.EnvStoreDir+" or ./store)")
@@ -47,10 +61,20 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	quiet := fs.Bool("quiet", false, "no progress lines; only the summary at the end")
 	asJSON := fs.Bool("json", false, "progress and summary as JSON objects, one per line (for tools)")
 	progressPeriod := fs.Duration("progress", harness.DefaultProgressPeriod, "period of the plain progress lines (a terminal gets one live line)")
-	if err := parseFlags(fs, args, false); err != nil {
-		return exitUsage, err
+	// Every problem of the command line at once: flags, then the configuration.
+	problems := parseFlagsAll(fs, args)
+	if len(problems) == 1 && problems[0] == flag.ErrHelp.Error() {
+		fs.Usage()
+		return exitUsage, flag.ErrHelp
 	}
 	c.Profile = images.Profile(*profile)
+	if *packages != "" {
+		pk, err := images.ParsePackages(*packages)
+		if err != nil {
+			return exitUsage, usagef("--candidate-packages: %v", err)
+		}
+		c.CandidatePackages = pk
+	}
 	if *require != "" {
 		for _, r := range strings.Split(*require, ",") {
 			if r = strings.TrimSpace(r); r != "" {
@@ -60,19 +84,29 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	}
 	mode, err := progress.ParseProgressMode(*quiet, *asJSON)
 	if err != nil {
-		return exitUsage, usageError{err.Error()}
+		problems = append(problems, err.Error())
 	}
 	c.ProgressPeriod, c.ProgressMode, c.Progress = *progressPeriod, mode, stdout
 	c.Args = append([]string{"splitbrain", "run"}, args...)
 	if err := harness.CheckConfig(&c); err != nil {
-		return exitUsage, usageError{err.Error()}
+		problems = append(problems, strings.Split(err.Error(), "\n")...)
+	}
+	if len(problems) > 0 {
+		return exitUsage, usageError{fmt.Sprintf("%d problem(s):\n  %s", len(problems), strings.Join(problems, "\n  "))}
 	}
 	if !*quiet && !*asJSON {
 		fmt.Fprintf(stdout, "splitbrain run: %s on %s, %d candidates, %v faults (%s), seed %d\n",
 			candidateDesc(&c), c.Store, c.Nodes, c.FaultTime, c.Nemesis, c.Seed)
 	}
 	out, err := harness.Run(ctx, c)
-	if out != nil && out.RunDir != "" && !*asJSON {
+	return runExit(ctx, out, err, *asJSON, stdout, stderr)
+}
+
+// runExit publishes the run's report and maps its outcome to the exit code: the verdict's
+// (0 valid, 1 invalid, 2 unknown), except that a harness failure gives 255 unless the
+// history recorded up to it already proves a violation (1: a proof stays a proof).
+func runExit(ctx context.Context, out *harness.Outcome, err error, asJSON bool, stdout, stderr io.Writer) (int, error) {
+	if out != nil && out.RunDir != "" && !asJSON {
 		publishRun(out.RunDir, stdout, stderr)
 	} else if out != nil && out.RunDir != "" {
 		publishRun(out.RunDir, io.Discard, stderr)
@@ -80,6 +114,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	if err != nil {
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 			err = fmt.Errorf("interrupted; healed and torn down (%w)", err)
+		}
+		if out != nil && out.Verdict == harness.VerdictInvalid {
+			fmt.Fprintf(stderr, "splitbrain run: %v\n", err)
+			fmt.Fprintln(stderr, "splitbrain run: the history recorded before the failure proves a violation: verdict invalid")
+			return exitInvalid, nil
 		}
 		return exitHarness, err
 	}

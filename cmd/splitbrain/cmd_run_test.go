@@ -34,3 +34,17 @@ func TestRunUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// A command line with several problems gets all of them in one answer.
+func TestRunListsEveryProblem(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := runMain([]string{"run", "--bogus", "--store", "mysql", "--nodes", "x", "--recipe", "nope", "--nemesis", "teleport:target=leader", "--require", "speed", "extra"}, &out, &errOut)
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d", code, exitUsage)
+	}
+	for _, want := range []string{"-bogus", `unknown store "mysql"`, `invalid value "x" for flag -nodes`, `unknown recipe "nope"`, "--nemesis", `--require "speed"`, `unexpected argument "extra"`, "--time"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+		}
+	}
+}

@@ -118,6 +118,31 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// parseFlagsAll parses args like parseFlags but does not stop at the first bad flag: it
+// skips it, goes on, and returns every problem at once (flag errors, then stray arguments).
+func parseFlagsAll(fs *flag.FlagSet, args []string) []string {
+	var problems []string
+	usage, output := fs.Usage, fs.Output()
+	fs.Usage = func() {} // one list and one usage hint at the end, not a line per bad flag
+	fs.SetOutput(io.Discard)
+	defer func() { fs.Usage = usage; fs.SetOutput(output) }()
+	for {
+		err := fs.Parse(args)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, flag.ErrHelp) {
+			return []string{flag.ErrHelp.Error()}
+		}
+		problems = append(problems, err.Error())
+		args = fs.Args() // what follows the bad flag
+	}
+	for _, a := range fs.Args() {
+		problems = append(problems, fmt.Sprintf("unexpected argument %q", a))
+	}
+	return problems
+}
+
 // parseFlags parses args and rejects leftover positional arguments unless allowed.
 func parseFlags(fs *flag.FlagSet, args []string, allowArgs bool) error {
 	if err := fs.Parse(args); err != nil {

@@ -14,15 +14,15 @@ func TestMirrorFromDeb822(t *testing.T) {
 		wantErr          bool
 	}{
 		{name: "debian 12 default with commented snapshot above", text: `Types: deb
-# http://snapshot.debian.org/archive/debian/20250520T000000Z
-URIs: http://deb.debian.org/debian
+# http://snapshot.mirror.example/archive/debian/20250520T000000Z
+URIs: http://mirror.example/debian
 Suites: bookworm bookworm-updates
 Components: main
 
 Types: deb
-URIs: http://deb.debian.org/debian-security
+URIs: http://mirror.example/debian-security
 Suites: bookworm-security
-`, want: "http://deb.debian.org/debian"},
+`, want: "http://mirror.example/debian"},
 		{name: "commented URIs line is skipped", text: "# URIs: http://old.example/debian\nTypes: deb\nURIs: http://mirror.example/debian http://second.example/debian\n", want: "http://mirror.example/debian"},
 		{name: "first stanza wins", text: "Types: deb\nURIs: http://a.example/debian\n\nTypes: deb\nURIs: http://b.example/debian\n", want: "http://a.example/debian"},
 		{name: "key case and spacing", text: "  uris :   http://c.example/debian  \n", want: "http://c.example/debian"},
@@ -48,7 +48,7 @@ Suites: bookworm-security
 
 func TestMirrorFromSourcesList(t *testing.T) {
 	cases := []struct{ text, want string }{
-		{"deb http://deb.debian.org/debian bookworm main\n", "http://deb.debian.org/debian"},
+		{"deb http://mirror.example/debian bookworm main\n", "http://mirror.example/debian"},
 		{"# deb http://commented.example/debian bookworm main\ndeb-src http://src.example/debian bookworm main\ndeb http://real.example/debian bookworm main\n", "http://real.example/debian"},
 		{"deb [arch=amd64 signed-by=/k.gpg] http://opt.example/debian bookworm main\n", "http://opt.example/debian"},
 		{"deb [trusted=yes] http://one.example/debian bookworm main\n", "http://one.example/debian"},

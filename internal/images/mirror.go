@@ -86,6 +86,6 @@ func findMirror(deb822Path, listPath string) (string, error) {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("no Debian mirror configured: neither %s (a \"URIs:\" line) nor %s (a \"deb URI suite\" line) names one; add e.g. \"URIs: http://deb.debian.org/debian\" to %s",
+	return "", fmt.Errorf("no Debian mirror configured: neither %s (a \"URIs:\" line) nor %s (a \"deb URI suite\" line) names one; add a \"URIs: http://<your Debian mirror>/debian\" line to %s",
 		deb822Path, listPath, deb822Path)
 }

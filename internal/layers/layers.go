@@ -19,8 +19,8 @@ var Layers = [][]string{
 	{"internal/runconfig", "internal/progress", "reports"},
 	// 5 the run lifecycle.
 	{"harness"},
-	// 6 the known-answer matrix.
-	{"suite"},
+	// 6 what drives many runs: the known-answer matrix, replay and shrink.
+	{"suite", "shrink"},
 	// 7 the command line.
 	{"cmd/splitbrain"},
 }

@@ -18,11 +18,14 @@ const FileName = "config.json"
 
 // Config is config.json: everything needed to understand and replay a run.
 type Config struct {
-	Splitbrain   string            `json:"splitbrain"` // version of the splitbrain that ran it
-	RunID        string            `json:"run_id"`
-	Started      time.Time         `json:"started"` // wall clock
-	Args         []string          `json:"args,omitempty"`
-	Replay       string            `json:"replay"` // the command line that replays the run
+	Splitbrain string    `json:"splitbrain"` // version of the splitbrain that ran it
+	RunID      string    `json:"run_id"`
+	Started    time.Time `json:"started"` // wall clock
+	Args       []string  `json:"args,omitempty"`
+	Replay     string    `json:"replay"` // the command line that replays the run
+	// ReplayOf is the run directory this run replays (splitbrain replay / shrink); its Plan
+	// is that run's plan, or a smaller one.
+	ReplayOf     string            `json:"replay_of,omitempty"`
 	Flags        Flags             `json:"flags"`
 	Images       map[string]string `json:"images,omitempty"` // role -> image reference
 	StoreVersion string            `json:"store_version,omitempty"`
@@ -61,6 +64,13 @@ type Flags struct {
 	Seed           int64    `json:"seed"`
 	Profile        string   `json:"profile"`
 	Require        []string `json:"require,omitempty"`
+	// Candidate timing given on the command line ("" = not given).
+	RenewInterval string `json:"renew_interval,omitempty"`
+	RetryInterval string `json:"retry_interval,omitempty"`
+	LeaderWork    string `json:"leader_work,omitempty"`
+	FailoverBound string `json:"failover_bound,omitempty"`
+	// CandidatePackages are the Debian packages a --candidate-cmd ran with.
+	CandidatePackages []string `json:"candidate_packages,omitempty"`
 }
 
 // RecipeTiming is the Go recipe's effective timing for the run.

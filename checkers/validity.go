@@ -1,0 +1,195 @@
+package checkers
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
+)
+
+// nodeExitGrace: a fault-start is stamped once the fault is in effect, so a node killed by it
+// can have died shortly before that stamp.
+const nodeExitGrace = int64(1e9)
+
+// ValidityResult is the validity checker's section: did the run test anything at all?
+type ValidityResult struct {
+	RunEndReason     string `json:"run_end_reason,omitempty"` // why the run stopped early
+	FaultsPlanned    int    `json:"faults_started"`           // fault-start events
+	FaultsApplied    int    `json:"faults_applied"`           // fault-start events without an error
+	Decisions        int    `json:"decisions"`                // writes the resource decided
+	AcceptedBefore   int    `json:"accepted_before_first_fault"`
+	AcceptedAfter    int    `json:"accepted_after_final_heal"`
+	FirstFaultT      int64  `json:"first_fault_t,omitempty"`
+	FinalHealT       int64  `json:"final_heal_t,omitempty"`
+	NodesLost        int    `json:"nodes_lost"`
+	HarnessErrors    int    `json:"harness_errors"`
+	TeardownProblems int    `json:"teardown_problems"`
+}
+
+// checkValidity holds the guards that make a run that proved nothing unknown: it never
+// turns an invalid verdict into anything else (an invalid reason always wins, verdictOf).
+func checkValidity(a *analysis, rl *reasonList) ValidityResult {
+	res := ValidityResult{RunEndReason: a.runEndReason, Decisions: len(a.decisions)}
+	unknown := func(code string, t, endT int64, nodes []string, msg string) {
+		rl.add(Reason{Checker: "validity", Code: code, Severity: SevUnknown, T: t, EndT: endT, Nodes: nodes, Message: msg})
+	}
+	if len(a.ev) == 0 {
+		unknown("empty-history", 0, 0, nil, "the history is empty")
+		return res
+	}
+	switch {
+	case !a.hasRunEnd:
+		unknown("no-run-end", a.endT, 0, nil, "the history has no run-end event: the run was cut off, so only what was recorded was checked")
+	case a.runEndReason != "":
+		unknown("run-incomplete", a.endT, 0, nil, "the run did not complete: "+a.runEndReason)
+	}
+	guardHeals(a, unknown)
+	guardHarness(a, &res, unknown, rl)
+	guardFaults(a, &res, unknown, rl)
+	guardActivity(a, &res, unknown)
+	guardNodeExits(a, &res, unknown)
+	return res
+}
+
+type unknownFn func(code string, t, endT int64, nodes []string, msg string)
+
+// guardHeals: a fault whose undo failed (also one that applied only partly) or that never
+// healed leaves recovery unproven: what followed ran on a damaged system.
+func guardHeals(a *analysis, unknown unknownFn) {
+	for _, f := range a.faults {
+		switch {
+		case f.HealErr != "":
+			what := "could not be healed"
+			if f.Error != "" {
+				what = "applied only partly (" + f.Error + ") and could not be undone"
+			}
+			unknown("heal-failed", f.EndT, 0, f.Targets, fmt.Sprintf("fault %d (%s on %v) %s: %s", f.ID, f.Kind, f.Targets, what, f.HealErr))
+		case f.Open && a.hasRunEnd:
+			unknown("heal-failed", f.StartT, 0, f.Targets, fmt.Sprintf("fault %d (%s on %v) has no fault-end: it was never healed", f.ID, f.Kind, f.Targets))
+		}
+	}
+}
+
+// guardHarness: the harness's own failures, recorded as they happened. A heal failure is
+// heal-failed; a teardown problem (leftover Docker objects) comes after observation and is a
+// finding; anything else is harness-error.
+func guardHarness(a *analysis, res *ValidityResult, unknown unknownFn, rl *reasonList) {
+	for _, i := range a.harnessErrors {
+		e := &a.ev[i]
+		switch e.Phase {
+		case history.PhaseTeardown:
+			res.TeardownProblems++
+			rl.add(Reason{Checker: "validity", Code: "teardown-problem", Severity: SevFinding, T: e.T, Seqs: []int64{e.Seq},
+				Message: "teardown: " + e.Reason})
+		case history.PhaseHeal:
+			res.HarnessErrors++
+			unknown("heal-failed", e.T, 0, nil, "a fault could not be healed, so recovery is not evidence: "+e.Reason)
+		default:
+			res.HarnessErrors++
+			unknown("harness-error", e.T, 0, nil, fmt.Sprintf("the harness failed during %s: %s", nonEmptyPhase(e.Phase), e.Reason))
+		}
+	}
+}
+
+func nonEmptyPhase(p string) string {
+	if p == "" {
+		return "the run"
+	}
+	return "the " + p + " phase"
+}
+
+// guardFaults: a fault phase in which no fault took effect tested nothing; one failed fault
+// among applied ones is only worth knowing.
+func guardFaults(a *analysis, res *ValidityResult, unknown unknownFn, rl *reasonList) {
+	res.FaultsPlanned = len(a.faults)
+	for _, f := range a.faults {
+		if f.Error == "" {
+			res.FaultsApplied++
+		}
+	}
+	if res.FaultsPlanned > 0 && res.FaultsApplied == 0 {
+		unknown("nothing-faulted", a.faults[0].StartT, 0, nil,
+			fmt.Sprintf("none of the %d faults took effect (first: %s): the run tested the recipe without faults", res.FaultsPlanned, a.faults[0].Error))
+		return
+	}
+	for _, f := range a.faults {
+		if f.Error != "" {
+			rl.add(Reason{Checker: "validity", Code: "fault-not-applied", Severity: SevFinding, T: f.StartT, Nodes: f.Targets, Seqs: []int64{f.StartSeq},
+				Message: fmt.Sprintf("fault %d (%s on %v) did not take effect: %s", f.ID, f.Kind, f.Targets, f.Error)})
+		}
+	}
+}
+
+// guardActivity: nothing decided by the resource means fencing was never exercised; with
+// faults, accepted writes must exist before the first and after the final heal (etcd
+// robustness's minimal-traffic guard), or the faults hit an idle system.
+func guardActivity(a *analysis, res *ValidityResult, unknown unknownFn) {
+	if len(a.decisions) == 0 {
+		unknown("nothing-tested", a.startT, a.endT, nil, "the resource decided no write: fencing was never exercised, so safety cannot be judged")
+		return
+	}
+	var first, last int64 = -1, -1
+	for _, f := range a.faults {
+		if f.Error != "" {
+			continue
+		}
+		if first < 0 || f.StartT < first {
+			first = f.StartT
+		}
+		last = max(last, f.EndT)
+	}
+	if first < 0 {
+		return
+	}
+	res.FirstFaultT, res.FinalHealT = first, last
+	obsEnd := a.endT
+	if a.teardownT > 0 {
+		obsEnd = a.teardownT
+	}
+	for _, i := range a.decisions {
+		e := &a.ev[i]
+		if e.Result != history.ResultAccepted {
+			continue
+		}
+		if e.T < first {
+			res.AcceptedBefore++
+		}
+		if e.T > last && e.T <= obsEnd {
+			res.AcceptedAfter++
+		}
+	}
+	if res.AcceptedBefore == 0 {
+		unknown("too-little-activity", a.startT, first, nil, fmt.Sprintf("no write was accepted before the first fault at %s: the faults hit a system that had not worked yet", fmtT(first, a.startT)))
+	}
+	if res.AcceptedAfter == 0 && last < obsEnd {
+		unknown("too-little-activity", last, obsEnd, nil, fmt.Sprintf("no write was accepted after the final heal at %s: recovery was never shown", fmtT(last, a.startT)))
+	}
+}
+
+// guardNodeExits: a store node or the resource that exits before teardown without a fault
+// targeting it changed the system under test behind the schedule's back.
+func guardNodeExits(a *analysis, res *ValidityResult, unknown unknownFn) {
+	for _, i := range a.nodeExits {
+		e := &a.ev[i]
+		if a.teardownT > 0 && e.T >= a.teardownT {
+			continue
+		}
+		explained := false
+		for _, f := range a.faults {
+			if slices.Contains(f.Targets, e.Node) && f.StartT-nodeExitGrace <= e.T && e.T <= f.EndT {
+				explained = true
+				break
+			}
+		}
+		if explained {
+			continue
+		}
+		res.NodesLost++
+		why := ""
+		if e.Reason != "" {
+			why = " (" + e.Reason + ")"
+		}
+		unknown("node-lost", e.T, 0, []string{e.Node}, fmt.Sprintf("%s exited at %s%s with no fault targeting it: the system under test changed outside the fault plan",
+			e.Node, fmtT(e.T, a.startT), why))
+	}
+}

@@ -1,0 +1,273 @@
+package reports
+
+import (
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
+)
+
+// MergeSummary says what MergeStores put together.
+type MergeSummary struct {
+	Shards   int
+	Runs     int
+	Version  string // the one splitbrain version every run was made with
+	JUnit    string // merged matrix JUnit ("" when no shard had one)
+	Testcase int    // testcases in the merged JUnit
+}
+
+// mergeRun is one run directory found in a shard.
+type mergeRun struct {
+	shard, rel, version, runID string
+}
+
+// MergeStores merges the store directories of matrix shards (`splitbrain matrix --shard`) into
+// out: every run directory is copied under the same <test>/<run> path, the shards' matrix
+// junit.xml files become one, and out/index.html is rendered over all runs. It refuses, before
+// writing anything, runs made by different splitbrain versions and run directories or run ids
+// (or matrix testcases) that occur in more than one shard: either means the shards are not
+// parts of one matrix run.
+func MergeStores(out string, shards []string) (MergeSummary, error) {
+	var sum MergeSummary
+	if len(shards) == 0 {
+		return sum, errors.New("merge: no shard store directories given")
+	}
+	var runs []mergeRun
+	var junits []string
+	versions := map[string][]string{}
+	for _, sh := range shards {
+		if same, _ := sameDir(sh, out); same {
+			return sum, fmt.Errorf("merge: shard %s is the output directory: merge into a new directory", sh)
+		}
+		st, err := os.Stat(sh)
+		if err != nil || !st.IsDir() {
+			return sum, fmt.Errorf("merge: shard %q is not a directory (give the store directories the shards wrote)", sh)
+		}
+		found, err := shardRuns(sh)
+		if err != nil {
+			return sum, err
+		}
+		if len(found) == 0 {
+			return sum, fmt.Errorf("merge: shard %s holds no run directory (<test>/<run>/config.json)", sh)
+		}
+		for _, r := range found {
+			versions[r.version] = appendOnce(versions[r.version], sh)
+		}
+		runs = append(runs, found...)
+		if j := filepath.Join(sh, JUnitFile); fileExists(j) {
+			junits = append(junits, j)
+		}
+	}
+	if len(versions) > 1 {
+		var parts []string
+		for _, v := range slices.Sorted(maps.Keys(versions)) {
+			parts = append(parts, fmt.Sprintf("%s (in %s)", v, strings.Join(versions[v], ", ")))
+		}
+		return sum, fmt.Errorf("merge: the shards ran different splitbrain versions: %s; re-run every shard with one build", strings.Join(parts, "; "))
+	}
+	byRel, byID := map[string]string{}, map[string]string{}
+	for _, r := range runs {
+		if prev, ok := byRel[r.rel]; ok {
+			return sum, fmt.Errorf("merge: run directory %s is in both %s and %s: a run can come from one shard only", r.rel, prev, r.shard)
+		}
+		byRel[r.rel] = r.shard
+		if r.runID != "" {
+			if prev, ok := byID[r.runID]; ok {
+				return sum, fmt.Errorf("merge: run id %s is in both %s and %s", r.runID, prev, r.shard)
+			}
+			byID[r.runID] = r.shard
+		}
+	}
+	if err := uniqueTestcases(junits); err != nil {
+		return sum, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return sum, fmt.Errorf("merge: %w", err)
+	}
+	for _, r := range runs {
+		if err := copyTree(filepath.Join(r.shard, r.rel), filepath.Join(out, r.rel)); err != nil {
+			return sum, fmt.Errorf("merge: copy %s from %s: %w", r.rel, r.shard, err)
+		}
+	}
+	if err := relinkLatest(out); err != nil {
+		return sum, err
+	}
+	sum.Shards, sum.Runs = len(shards), len(runs)
+	for v := range versions {
+		sum.Version = v
+	}
+	if len(junits) > 0 {
+		sum.JUnit = filepath.Join(out, JUnitFile)
+		if err := CombineJUnit(junits, sum.JUnit); err != nil {
+			return sum, err
+		}
+		n, _ := testcaseNames(sum.JUnit)
+		sum.Testcase = len(n)
+	}
+	return sum, RenderIndex(out)
+}
+
+// shardRuns lists the run directories (<test>/<run>/ with config.json) of a shard.
+func shardRuns(shard string) ([]mergeRun, error) {
+	paths, err := filepath.Glob(filepath.Join(shard, "*", "*", ConfigFile))
+	if err != nil {
+		return nil, err
+	}
+	var out []mergeRun
+	for _, p := range paths {
+		dir := filepath.Dir(p)
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			continue // "latest" is a symlink to a run directory listed anyway
+		}
+		rc, err := runconfig.Read(dir)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %s: %w", dir, err)
+		}
+		rel, _ := filepath.Rel(shard, dir)
+		out = append(out, mergeRun{shard: shard, rel: rel, version: rc.Splitbrain, runID: rc.RunID})
+	}
+	return out, nil
+}
+
+// uniqueTestcases refuses a matrix row that appears in two shards' junit.xml.
+func uniqueTestcases(junits []string) error {
+	seen := map[string]string{}
+	for _, j := range junits {
+		names, err := testcaseNames(j)
+		if err != nil {
+			return fmt.Errorf("merge: %s: %w", j, err)
+		}
+		for _, n := range names {
+			if prev, ok := seen[n]; ok {
+				return fmt.Errorf("merge: matrix row %s is in both %s and %s: were two shards given the same --shard?", n, prev, j)
+			}
+			seen[n] = j
+		}
+	}
+	return nil
+}
+
+func testcaseNames(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var many junitSuites
+	if err := xml.Unmarshal(b, &many); err != nil || many.XMLName.Local != "testsuites" {
+		var one junitSuite
+		if err := xml.Unmarshal(b, &one); err != nil {
+			return nil, fmt.Errorf("not a JUnit XML file")
+		}
+		many.Suites = []junitSuite{one}
+	}
+	var names []string
+	for _, s := range many.Suites {
+		for _, c := range s.Cases {
+			names = append(names, c.Name)
+		}
+	}
+	return names, nil
+}
+
+// copyTree copies a run directory (regular files, directories and symlinks).
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case d.Type()&os.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		case d.Type().IsRegular():
+			return copyFile(p, target)
+		}
+		return nil // sockets, FIFOs: not part of a run's evidence
+	})
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// relinkLatest points each <test>/latest at its newest run directory (names sort by time).
+func relinkLatest(store string) error {
+	tests, err := os.ReadDir(store)
+	if err != nil {
+		return err
+	}
+	for _, t := range tests {
+		if !t.IsDir() {
+			continue
+		}
+		ents, err := os.ReadDir(filepath.Join(store, t.Name()))
+		if err != nil {
+			return err
+		}
+		var dirs []string
+		for _, e := range ents {
+			if e.IsDir() {
+				dirs = append(dirs, e.Name())
+			}
+		}
+		if len(dirs) == 0 {
+			continue
+		}
+		sort.Strings(dirs)
+		link := filepath.Join(store, t.Name(), "latest")
+		_ = os.Remove(link)
+		if err := os.Symlink(dirs[len(dirs)-1], link); err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+	}
+	return nil
+}
+
+func sameDir(a, b string) (bool, error) {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	sb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(sa, sb), nil
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}

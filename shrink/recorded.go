@@ -1,0 +1,220 @@
+package shrink
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+// Recorded is a finished run read back from its directory: the configuration to run it
+// again, its concrete fault plan and what it concluded.
+type Recorded struct {
+	Dir     string
+	Config  harness.Config // as the run was configured (Plan set when it had faults)
+	Verdict string
+	Codes   []string // codes of the reasons that made the verdict, sorted, unique
+}
+
+// Load reads RUN_DIR's config.json and results.json.
+func Load(dir string) (*Recorded, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := runconfig.Read(abs)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a run directory (no readable config.json): %w", dir, err)
+	}
+	f := rc.Flags
+	c := harness.Config{
+		Store: f.Store, StoreNodes: f.StoreNodes, Recipe: f.Recipe, Nodes: f.Nodes,
+		Workload: f.Workload, ResourceMode: f.ResourceMode, CandidateCmd: f.CandidateCmd,
+		CandidateImage: f.CandidateImage, Seed: rc.Seed, Nemesis: f.Nemesis,
+		Profile: images.Profile(f.Profile), Require: f.Require, ReplayOf: abs,
+		// Replays and shrink tries sit next to the original: <root>/<test>-replay/<run>.
+		StoreRoot: filepath.Dir(filepath.Dir(abs)),
+	}
+	for _, d := range []struct {
+		dst  *time.Duration
+		text string
+		name string
+	}{{&c.FaultTime, f.Time, "time"}, {&c.Warmup, f.Warmup, "warmup"}, {&c.Recovery, f.Recovery, "recovery"},
+		{&c.TTL, f.TTL, "ttl"}, {&c.WriteInterval, f.WriteInterval, "write_interval"}} {
+		if d.text == "" {
+			continue
+		}
+		if *d.dst, err = time.ParseDuration(d.text); err != nil {
+			return nil, fmt.Errorf("%s/config.json: flags.%s %q: %w", dir, d.name, d.text, err)
+		}
+	}
+	// The handoff workload's periods are not in flags; the recorded command line has them.
+	c.HandoffEvery = argDuration(rc.Args, "handoff-every")
+	c.HandoffPause = argDuration(rc.Args, "handoff-pause")
+	if len(rc.Plan) > 0 {
+		var p nemesis.Plan
+		if err := json.Unmarshal(rc.Plan, &p); err != nil {
+			return nil, fmt.Errorf("%s/config.json: the fault plan does not decode: %w", dir, err)
+		}
+		c.Plan = &p
+	}
+	r := &Recorded{Dir: abs, Config: c}
+	r.Verdict, r.Codes, err = readVerdict(abs)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// TestName is the original run's test name (the directory above the run).
+func (r *Recorded) TestName() string { return filepath.Base(filepath.Dir(r.Dir)) }
+
+func argDuration(args []string, name string) time.Duration {
+	for i, a := range args {
+		for _, p := range []string{"--" + name, "-" + name} {
+			var v string
+			switch {
+			case a == p && i+1 < len(args):
+				v = args[i+1]
+			case strings.HasPrefix(a, p+"="):
+				v = strings.TrimPrefix(a, p+"=")
+			default:
+				continue
+			}
+			if d, err := time.ParseDuration(v); err == nil {
+				return d
+			}
+		}
+	}
+	return 0
+}
+
+// readVerdict reads the verdict and its reason codes from results.json.
+func readVerdict(dir string) (string, []string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, harness.ResultsFile))
+	if err != nil {
+		return "", nil, fmt.Errorf("%s has no results.json (the run never got to checking): %w", dir, err)
+	}
+	var res struct {
+		Verdict string `json:"verdict"`
+		Reasons []struct {
+			Code string `json:"code"`
+		} `json:"reasons"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		return "", nil, fmt.Errorf("%s/results.json: %w", dir, err)
+	}
+	var codes []string
+	for _, r := range res.Reasons {
+		codes = append(codes, r.Code)
+	}
+	sort.Strings(codes)
+	return res.Verdict, slices.Compact(codes), nil
+}
+
+// Label is "invalid stale-write-accepted" — a verdict with its codes.
+func Label(verdict string, codes []string) string {
+	if len(codes) == 0 {
+		return verdict
+	}
+	return verdict + " " + strings.Join(codes, ",")
+}
+
+// HarnessRunner runs cases as real runs of a recorded configuration.
+type HarnessRunner struct {
+	Base harness.Config // the recorded configuration; Plan, phases and Nodes come from the case
+	// Want are the invalid codes of the original: a try fails when it is invalid with one of
+	// them (another failure is another bug, not this one made smaller).
+	Want []string
+	// Configure adjusts each run's config (progress output, test name).
+	Configure func(*harness.Config)
+}
+
+// Run runs the case once and reads its verdict back from the run directory.
+func (h HarnessRunner) Run(ctx context.Context, c Case) (Outcome, error) {
+	cfg := ForCase(h.Base, c)
+	if h.Configure != nil {
+		h.Configure(&cfg)
+	}
+	t0 := time.Now()
+	out, err := harness.Run(ctx, cfg)
+	o := Outcome{Elapsed: time.Since(t0)}
+	if out != nil {
+		o.RunDir = out.RunDir
+	}
+	if err != nil {
+		return o, err
+	}
+	o.Verdict, o.Codes, err = readVerdict(out.RunDir)
+	if err != nil {
+		return o, err
+	}
+	o.Failed = o.Verdict == harness.VerdictInvalid && slices.ContainsFunc(o.Codes, func(c string) bool { return slices.Contains(h.Want, c) })
+	return o, nil
+}
+
+// CaseOf is the recorded run as a case to shrink.
+func (r *Recorded) CaseOf() (Case, error) {
+	c := r.Config
+	if c.Plan == nil {
+		return Case{}, fmt.Errorf("%s has no fault plan in config.json: nothing to shrink", r.Dir)
+	}
+	return Case{Nodes: c.Nodes, Warmup: c.Warmup, Recovery: c.Recovery, Plan: *c.Plan}, nil
+}
+
+// ForCase returns base run with the case's nodes, phases and plan.
+func ForCase(base harness.Config, c Case) harness.Config {
+	cfg := base
+	cfg.Nodes, cfg.Warmup, cfg.Recovery = c.Nodes, c.Warmup, c.Recovery
+	cfg.FaultTime = c.FaultPhase()
+	p := c.Plan
+	p.Faults = slices.Clone(c.Plan.Faults)
+	cfg.Plan = &p
+	return cfg
+}
+
+// Spec renders a plan as a --nemesis spec: each fault once, at its planned offset and for
+// its planned length. Targets the seed chose become node:NAME when they are one node;
+// other seeded shapes keep their expression, so the spec is exact only with the run's
+// --seed (the replay command always is). exact says whether the spec pins every choice.
+func Spec(p nemesis.Plan) (spec string, exact bool) {
+	if len(p.Faults) == 0 {
+		return "none", true
+	}
+	exact = true
+	var parts []string
+	for _, f := range p.Faults {
+		target := f.Target
+		switch {
+		case len(f.Chosen) == 1 && len(f.Grudge) == 0:
+			target = "node:" + f.Chosen[0]
+		case len(f.Chosen) > 1 || len(f.Grudge) > 0:
+			exact = false
+		}
+		kv := []string{}
+		if target != "" {
+			kv = append(kv, "target="+target)
+		}
+		keys := make([]string, 0, len(f.Params))
+		for k := range f.Params {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			kv = append(kv, k+"="+f.Params[k])
+		}
+		kv = append(kv, "at="+time.Duration(f.At).String(), "for="+time.Duration(f.For).String())
+		parts = append(parts, f.Kind+":"+strings.Join(kv, ","))
+	}
+	return strings.Join(parts, "; "), exact
+}

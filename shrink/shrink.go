@@ -1,0 +1,382 @@
+// Package shrink replays recorded runs and shrinks the fault plan of a failing one: delta
+// debugging over the concrete plan (drop faults, shorten them, shorten the phases, lower
+// the node count), keeping a smaller case only when it still fails in at least one of K
+// tries. The core (Shrink) sees runs through the Runner interface, so it is tested on fake
+// runners; HarnessRunner runs real ones.
+package shrink
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+// Case is what one try runs: the concrete plan and the lengths it is shrunk along.
+type Case struct {
+	Nodes    int           `json:"nodes"`
+	Warmup   time.Duration `json:"warmup"`
+	Recovery time.Duration `json:"recovery"`
+	// Plan.FaultPhase is the faults phase; Plan.Topology.Candidates follows Nodes.
+	Plan nemesis.Plan `json:"plan"`
+}
+
+// FaultPhase is the length of the case's faults phase.
+func (c Case) FaultPhase() time.Duration { return time.Duration(c.Plan.FaultPhase) }
+
+// Length is the planned run time (setup and teardown excluded).
+func (c Case) Length() time.Duration { return c.Warmup + c.FaultPhase() + c.Recovery }
+
+// Size is what shrinking reduces. A case is smaller than another when no part is larger
+// and one is smaller: every accepted step shrinks, which is why the search ends.
+type Size struct {
+	Faults    int           `json:"faults"`
+	FaultTime time.Duration `json:"fault_time"` // sum of the faults' durations
+	RunTime   time.Duration `json:"run_time"`   // warmup + faults phase + recovery
+	Nodes     int           `json:"nodes"`
+}
+
+func (c Case) Size() Size {
+	s := Size{Faults: len(c.Plan.Faults), RunTime: c.Length(), Nodes: c.Nodes}
+	for _, f := range c.Plan.Faults {
+		s.FaultTime += time.Duration(f.For)
+	}
+	return s
+}
+
+// Less reports whether s is strictly smaller than o (no part larger, one part smaller).
+func (s Size) Less(o Size) bool {
+	if s.Faults > o.Faults || s.FaultTime > o.FaultTime || s.RunTime > o.RunTime || s.Nodes > o.Nodes {
+		return false
+	}
+	return s != o
+}
+
+func (s Size) String() string {
+	return fmt.Sprintf("%d faults (%v of faults), %v run, %d nodes", s.Faults, s.FaultTime, s.RunTime, s.Nodes)
+}
+
+// Outcome is one try's result.
+type Outcome struct {
+	Failed  bool          `json:"failed"` // the failure being shrunk reproduced
+	Verdict string        `json:"verdict"`
+	Codes   []string      `json:"codes,omitempty"`
+	RunDir  string        `json:"run_dir,omitempty"`
+	Elapsed time.Duration `json:"elapsed"`
+}
+
+// Runner runs one try of a case. An error means the try could not run (it is not a pass and
+// not a failure); ctx carries the budget's deadline.
+type Runner interface {
+	Run(ctx context.Context, c Case) (Outcome, error)
+}
+
+// Limits of the shrinking moves: below them a run cannot show anything.
+type Limits struct {
+	MinNodes    int           // fewest candidates (2: an election needs a rival)
+	MinWarmup   time.Duration // the first leader must be elected before the faults
+	MinRecovery time.Duration // time for the heal to show
+	MinFault    time.Duration // shortest fault worth trying
+}
+
+// DefaultLimits suit the harness's runs.
+var DefaultLimits = Limits{MinNodes: 2, MinWarmup: 3 * time.Second, MinRecovery: 2 * time.Second, MinFault: 200 * time.Millisecond}
+
+// Options control a shrink.
+type Options struct {
+	Tries  int           // tries per candidate case; kept if at least one fails (default 1)
+	Budget time.Duration // wall time for the whole shrink; 0 = none
+	Limits Limits        // zero = DefaultLimits
+	// Now is the clock (tests use a fake one); nil = time.Now.
+	Now func() time.Time
+	// Trying is called before each try (progress); Step after every candidate case, kept
+	// or not (log, progress).
+	Trying func(step int, move string, size Size, try int)
+	Step   func(Step)
+}
+
+// Step records one candidate case and its tries.
+type Step struct {
+	N       int           `json:"step"`
+	Move    string        `json:"move"`
+	Size    Size          `json:"size"` // the candidate's size
+	Tries   []Outcome     `json:"tries"`
+	Kept    bool          `json:"kept"`
+	Current Size          `json:"current"` // the current minimum after this step
+	Elapsed time.Duration `json:"elapsed"`
+	Budget  time.Duration `json:"budget,omitempty"`
+	Error   string        `json:"error,omitempty"`
+}
+
+// Stop reasons.
+const (
+	StopMinimum   = "local minimum" // no move of the current case failed
+	StopBudget    = "budget"        // the next try would not fit in the budget
+	StopCancelled = "cancelled"
+)
+
+// Result is the outcome of a shrink.
+type Result struct {
+	Start, Minimal Case
+	Steps          int
+	Tries          int
+	Kept           int
+	Elapsed        time.Duration
+	Stopped        string
+	// LastFailure is the last try that failed with the minimal case (its run directory is
+	// the exact replay of the minimal case); empty if the start case was never tried.
+	LastFailure Outcome
+}
+
+// Shrink searches for a smaller case that still fails, starting from start (which failed
+// already). Each round tries the moves of the current case from the biggest cut to the
+// smallest and restarts from the first one that fails; it ends when a whole round fails
+// nothing (a local minimum), on the budget or on cancellation.
+func Shrink(ctx context.Context, r Runner, start Case, opt Options) (Result, error) {
+	if opt.Tries <= 0 {
+		opt.Tries = 1
+	}
+	if opt.Limits == (Limits{}) {
+		opt.Limits = DefaultLimits
+	}
+	now := opt.Now
+	if now == nil {
+		now = time.Now
+	}
+	begin := now()
+	res := Result{Start: start, Minimal: start}
+	var deadline time.Time
+	if opt.Budget > 0 {
+		deadline = begin.Add(opt.Budget)
+		// Also on the real clock, so a try that overruns is cancelled.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, opt.Budget, errBudget)
+		defer cancel()
+	}
+	stopped := func() string {
+		if context.Cause(ctx) == errBudget || (!deadline.IsZero() && !now().Before(deadline)) {
+			return StopBudget
+		}
+		return StopCancelled
+	}
+	tried := map[string]bool{key(start): true}
+	var overhead time.Duration // the most a try took beyond its planned length
+	cur := start
+	for {
+		kept := false
+		for _, m := range moves(cur, opt.Limits) {
+			if !m.c.Size().Less(cur.Size()) || tried[key(m.c)] {
+				continue
+			}
+			tried[key(m.c)] = true
+			if ctx.Err() != nil {
+				res.Stopped = stopped()
+				res.Elapsed = now().Sub(begin)
+				return res, nil
+			}
+			// A try that cannot finish within the budget is not started.
+			if !deadline.IsZero() && now().Add(time.Duration(opt.Tries)*(m.c.Length()+overhead)).After(deadline) {
+				res.Stopped = StopBudget
+				res.Elapsed = now().Sub(begin)
+				return res, nil
+			}
+			res.Steps++
+			st := Step{N: res.Steps, Move: m.name, Size: m.c.Size(), Budget: opt.Budget}
+			var failing *Outcome
+			for i := 0; i < opt.Tries && failing == nil; i++ {
+				if opt.Trying != nil {
+					opt.Trying(st.N, m.name, st.Size, i+1)
+				}
+				t0 := now()
+				out, err := r.Run(ctx, m.c)
+				res.Tries++
+				if d := now().Sub(t0) - m.c.Length(); d > overhead {
+					overhead = d
+				}
+				if err != nil {
+					st.Error = err.Error()
+					if ctx.Err() != nil {
+						break
+					}
+					continue
+				}
+				st.Tries = append(st.Tries, out)
+				if out.Failed {
+					failing = &out
+				}
+			}
+			if failing != nil {
+				cur, kept = m.c, true
+				res.Minimal, res.LastFailure = cur, *failing
+				res.Kept++
+			}
+			st.Kept = failing != nil
+			st.Current = cur.Size()
+			st.Elapsed = now().Sub(begin)
+			if opt.Step != nil {
+				opt.Step(st)
+			}
+			if kept {
+				break
+			}
+		}
+		if !kept {
+			res.Stopped = StopMinimum
+			if ctx.Err() != nil {
+				res.Stopped = stopped()
+			}
+			res.Elapsed = now().Sub(begin)
+			return res, nil
+		}
+	}
+}
+
+type move struct {
+	name string
+	c    Case
+}
+
+// moves lists the smaller neighbours of c, biggest cuts first: drop faults (halves, then
+// one at a time), lower the node count, shorten the phases, then the faults.
+func moves(c Case, lim Limits) []move {
+	var out []move
+	fs := c.Plan.Faults
+	// Drop faults, ddmin-style: chunks of n/2, n/4, ..., 1.
+	for chunk := len(fs) / 2; chunk >= 1; chunk /= 2 {
+		for i := 0; i < len(fs); i += chunk {
+			j := min(i+chunk, len(fs))
+			if j-i == len(fs) {
+				continue
+			}
+			ids := make([]string, 0, j-i)
+			for _, f := range fs[i:j] {
+				ids = append(ids, strconv.Itoa(f.ID))
+			}
+			out = append(out, move{"drop fault " + joinIDs(ids), c.withFaults(slices.Concat(fs[:i], fs[j:]))})
+		}
+		if chunk == 1 {
+			break
+		}
+	}
+	if len(fs) == 1 {
+		// Dropping the last fault is allowed too: a failure without faults is a finding.
+		out = append(out, move{"drop fault " + strconv.Itoa(fs[0].ID), c.withFaults(nil)})
+	}
+	// Fewer candidates, when no fault names the last one.
+	if c.Nodes > lim.MinNodes && !mentions(fs, candidateName(c.Nodes)) {
+		n := c.clone()
+		n.Nodes--
+		n.Plan.Topology.Candidates = slices.DeleteFunc(slices.Clone(n.Plan.Topology.Candidates),
+			func(s string) bool { return s == candidateName(c.Nodes) })
+		out = append(out, move{fmt.Sprintf("nodes %d → %d", c.Nodes, n.Nodes), n})
+	}
+	// End the faults phase with the last fault.
+	var lastEnd time.Duration
+	for _, f := range fs {
+		lastEnd = max(lastEnd, time.Duration(f.At+f.For))
+	}
+	if phase := max(lastEnd, lim.MinFault); phase < c.FaultPhase() {
+		n := c.clone()
+		n.Plan.FaultPhase = nemesis.Duration(phase)
+		out = append(out, move{fmt.Sprintf("faults phase %v → %v", c.FaultPhase(), phase), n})
+	}
+	// Start the faults earlier (halve the quiet stretch before the first one).
+	if len(fs) > 0 {
+		first := time.Duration(fs[0].At)
+		for _, f := range fs {
+			first = min(first, time.Duration(f.At))
+		}
+		if shift := (first / 2).Round(time.Millisecond); shift >= 100*time.Millisecond {
+			n := c.clone()
+			for i := range n.Plan.Faults {
+				n.Plan.Faults[i].At -= nemesis.Duration(shift)
+			}
+			n.Plan.FaultPhase -= nemesis.Duration(shift)
+			out = append(out, move{fmt.Sprintf("faults %v earlier", shift), n})
+		}
+	}
+	if w := half(c.Warmup, lim.MinWarmup); w < c.Warmup {
+		n := c.clone()
+		n.Warmup = w
+		out = append(out, move{fmt.Sprintf("warmup %v → %v", c.Warmup, w), n})
+	}
+	if rc := half(c.Recovery, lim.MinRecovery); rc < c.Recovery {
+		n := c.clone()
+		n.Recovery = rc
+		out = append(out, move{fmt.Sprintf("recovery %v → %v", c.Recovery, rc), n})
+	}
+	for i, f := range fs {
+		if d := half(time.Duration(f.For), lim.MinFault); d < time.Duration(f.For) {
+			n := c.clone()
+			n.Plan.Faults[i].For = nemesis.Duration(d)
+			out = append(out, move{fmt.Sprintf("fault %d for %v → %v", f.ID, time.Duration(f.For), d), n})
+		}
+	}
+	return out
+}
+
+// half halves d to whole milliseconds, not below floor (d itself if it is already there).
+func half(d, floor time.Duration) time.Duration {
+	h := (d / 2).Round(time.Millisecond)
+	if h < floor {
+		h = floor
+	}
+	return min(h, d)
+}
+
+func (c Case) clone() Case {
+	n := c
+	n.Plan.Faults = slices.Clone(c.Plan.Faults)
+	return n
+}
+
+func (c Case) withFaults(fs []nemesis.PlannedFault) Case {
+	n := c
+	n.Plan.Faults = slices.Clone(fs)
+	if n.Plan.Faults == nil {
+		n.Plan.Faults = []nemesis.PlannedFault{}
+	}
+	return n
+}
+
+// mentions reports whether any fault names node, in any field (targets, chosen nodes,
+// grudges and whatever the nemesis adds later).
+func mentions(fs []nemesis.PlannedFault, node string) bool {
+	quoted := strconv.Quote(node)
+	for _, f := range fs {
+		b, err := json.Marshal(f)
+		if err != nil || strings.Contains(string(b), quoted) || strings.Contains(string(b), "node:"+node+`"`) {
+			return true
+		}
+	}
+	return false
+}
+
+func candidateName(i int) string { return "c" + strconv.Itoa(i) }
+
+func joinIDs(ids []string) string {
+	if len(ids) == 1 {
+		return ids[0]
+	}
+	return ids[0] + "–" + ids[len(ids)-1]
+}
+
+// key identifies a case so no case is tried twice.
+func key(c Case) string {
+	b, err := json.Marshal(c)
+	if err != nil {
+		panic(err) // a Case always encodes
+	}
+	return string(b)
+}
+
+var errBudget = errors.New("shrink budget used up")
+
+// ErrNotFailing is returned when the run to shrink did not fail.
+var ErrNotFailing = errors.New("the run is not invalid: only a failing run can be shrunk")

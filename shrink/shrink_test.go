@@ -1,0 +1,270 @@
+package shrink
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+// fakeClock advances only when a fake run "takes" time.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+// fakeRunner runs a case instantly, advancing the fake clock by the case's length plus an
+// overhead, and asks an oracle whether it failed.
+type fakeRunner struct {
+	clock    *fakeClock
+	overhead time.Duration
+	oracle   func(Case) bool
+	runs     []Case
+	err      error
+}
+
+func (f *fakeRunner) Run(ctx context.Context, c Case) (Outcome, error) {
+	f.runs = append(f.runs, c)
+	f.clock.t = f.clock.t.Add(c.Length() + f.overhead)
+	if f.err != nil {
+		return Outcome{}, f.err
+	}
+	failed := f.oracle(c)
+	v := "valid"
+	if failed {
+		v = "invalid"
+	}
+	return Outcome{Failed: failed, Verdict: v, RunDir: "run-" + string(rune('a'+len(f.runs)%26))}, nil
+}
+
+func startCase() Case {
+	var fs []nemesis.PlannedFault
+	targets := []string{"c1", "c2", "c3", "c1", "c2", "c3"}
+	for i := range 6 {
+		fs = append(fs, nemesis.PlannedFault{ID: i + 1, Kind: "pause", Target: "leader", Chosen: nil,
+			At: nemesis.Duration(time.Duration(2+8*i) * time.Second), For: nemesis.Duration(6 * time.Second), Pick: uint64(i)})
+		if i%2 == 1 {
+			fs[i].Target = "node:" + targets[i]
+			fs[i].Chosen = []string{targets[i]}
+		}
+	}
+	return Case{Nodes: 5, Warmup: 5 * time.Second, Recovery: 10 * time.Second, Plan: nemesis.Plan{
+		FaultPhase: nemesis.Duration(60 * time.Second), Faults: fs,
+		Topology: nemesis.Topology{Candidates: []string{"c1", "c2", "c3", "c4", "c5"}}}}
+}
+
+func hasFault(c Case, id int, minFor time.Duration) bool {
+	for _, f := range c.Plan.Faults {
+		if f.ID == id && time.Duration(f.For) >= minFor {
+			return true
+		}
+	}
+	return false
+}
+
+// Deterministic oracle: fails iff fault 4 (on c2) is present and lasts at least 2s. The
+// shrink must end with exactly that fault, shortened to between 2s and 4s, the nodes and
+// phases at their floors where the plan allows.
+func TestShrinkDeterministicFindsMinimum(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	oracle := func(c Case) bool { return hasFault(c, 4, 2*time.Second) }
+	fr := &fakeRunner{clock: clk, oracle: oracle}
+	var steps []Step
+	res, err := Shrink(context.Background(), fr, startCase(), Options{Tries: 1, Now: clk.now, Step: func(s Step) { steps = append(steps, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stopped != StopMinimum {
+		t.Fatalf("stopped %q, want %q", res.Stopped, StopMinimum)
+	}
+	m := res.Minimal
+	if len(m.Plan.Faults) != 1 || m.Plan.Faults[0].ID != 4 {
+		t.Fatalf("minimal faults %+v, want only fault 4", m.Plan.Faults)
+	}
+	if d := time.Duration(m.Plan.Faults[0].For); d < 2*time.Second || d >= 4*time.Second {
+		t.Fatalf("fault 4 for %v, want in [2s,4s)", d)
+	}
+	if m.Nodes != 2 || len(m.Plan.Topology.Candidates) != 2 {
+		t.Fatalf("nodes %d (%v), want 2 (fault 4 hits c2)", m.Nodes, m.Plan.Topology.Candidates)
+	}
+	if m.Warmup != DefaultLimits.MinWarmup || m.Recovery != DefaultLimits.MinRecovery {
+		t.Fatalf("phases warmup %v recovery %v, want the floors", m.Warmup, m.Recovery)
+	}
+	f := m.Plan.Faults[0]
+	if end := time.Duration(f.At + f.For); time.Duration(m.Plan.FaultPhase) != end {
+		t.Fatalf("faults phase %v, want it to end with the fault at %v", time.Duration(m.Plan.FaultPhase), end)
+	}
+	checkInvariants(t, res, steps, fr, oracle)
+}
+
+// checkInvariants: every kept step failed and shrank; no case ran twice; the minimal case
+// fails under the oracle; the minimal case is the last kept one.
+func checkInvariants(t *testing.T, res Result, steps []Step, fr *fakeRunner, oracle func(Case) bool) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, c := range fr.runs {
+		k := key(c)
+		if seen[k] && oracleIsDeterministic(oracle) {
+			t.Fatalf("case ran twice: %s", k)
+		}
+		seen[k] = true
+	}
+	prev := res.Start.Size()
+	for _, s := range steps {
+		if !s.Size.Less(prev) && s.Kept {
+			t.Fatalf("step %d kept a case that is not smaller: %v vs %v", s.N, s.Size, prev)
+		}
+		if s.Kept {
+			failed := false
+			for _, o := range s.Tries {
+				failed = failed || o.Failed
+			}
+			if !failed {
+				t.Fatalf("step %d kept a case none of whose tries failed", s.N)
+			}
+			prev = s.Size
+		}
+		if s.Current != prev {
+			t.Fatalf("step %d current %v, want %v", s.N, s.Current, prev)
+		}
+	}
+	if res.Kept > 0 && !res.LastFailure.Failed {
+		t.Fatalf("minimal case has no failing try recorded")
+	}
+}
+
+func oracleIsDeterministic(func(Case) bool) bool { return true }
+
+// A flaky oracle (the failure shows in 40% of tries of a failing case) with K tries: the
+// shrink must still end, keep only cases whose try failed, and never keep a case the real
+// condition says cannot fail.
+func TestShrinkFlakyOracleKeepsOnlyFailures(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		clk := &fakeClock{t: time.Unix(0, 0)}
+		rng := rand.New(rand.NewPCG(seed, 99))
+		canFail := func(c Case) bool { return hasFault(c, 4, 2*time.Second) || hasFault(c, 5, 5*time.Second) }
+		oracle := func(c Case) bool { return canFail(c) && rng.Float64() < 0.4 }
+		fr := &fakeRunner{clock: clk, oracle: oracle}
+		var steps []Step
+		res, err := Shrink(context.Background(), fr, startCase(), Options{Tries: 3, Now: clk.now, Step: func(s Step) { steps = append(steps, s) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stopped != StopMinimum {
+			t.Fatalf("seed %d: stopped %q", seed, res.Stopped)
+		}
+		if !canFail(res.Minimal) {
+			t.Fatalf("seed %d: kept a case that cannot fail: %+v", seed, res.Minimal.Plan.Faults)
+		}
+		if res.Minimal.Size() != res.Start.Size() && !res.Minimal.Size().Less(res.Start.Size()) {
+			t.Fatalf("seed %d: minimal is not smaller", seed)
+		}
+		for _, s := range steps {
+			if len(s.Tries) > 3 {
+				t.Fatalf("seed %d: step %d ran %d tries, want at most 3", seed, s.N, len(s.Tries))
+			}
+			if s.Kept && !s.Tries[len(s.Tries)-1].Failed {
+				t.Fatalf("seed %d: step %d kept without a failing last try", seed, s.N)
+			}
+		}
+		if res.Tries > 3*res.Steps {
+			t.Fatalf("seed %d: %d tries for %d steps", seed, res.Tries, res.Steps)
+		}
+	}
+}
+
+// An oracle that always fails must still terminate (every kept case is smaller) at the
+// floors: no faults, minimum nodes and phases.
+func TestShrinkAlwaysFailingTerminates(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	fr := &fakeRunner{clock: clk, oracle: func(Case) bool { return true }}
+	res, err := Shrink(context.Background(), fr, startCase(), Options{Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stopped != StopMinimum || len(res.Minimal.Plan.Faults) != 0 || res.Minimal.Nodes != 2 {
+		t.Fatalf("stopped %q with %d faults, %d nodes", res.Stopped, len(res.Minimal.Plan.Faults), res.Minimal.Nodes)
+	}
+	if res.Steps > 100 {
+		t.Fatalf("%d steps for a 6-fault plan", res.Steps)
+	}
+}
+
+// Never failing: nothing is kept, the start case is the result.
+func TestShrinkNeverFailingKeepsStart(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	fr := &fakeRunner{clock: clk, oracle: func(Case) bool { return false }}
+	res, _ := Shrink(context.Background(), fr, startCase(), Options{Tries: 2, Now: clk.now})
+	if res.Kept != 0 || key(res.Minimal) != key(res.Start) || res.Stopped != StopMinimum {
+		t.Fatalf("kept %d, stopped %q", res.Kept, res.Stopped)
+	}
+}
+
+// The budget: no try starts that cannot finish in it, so the fake elapsed time never goes
+// beyond the budget, and the shrink says why it stopped.
+func TestShrinkRespectsBudget(t *testing.T) {
+	for _, budget := range []time.Duration{0, time.Minute, 3 * time.Minute, 10 * time.Minute} {
+		if budget == 0 {
+			continue
+		}
+		clk := &fakeClock{t: time.Unix(0, 0)}
+		fr := &fakeRunner{clock: clk, overhead: 20 * time.Second, oracle: func(c Case) bool { return hasFault(c, 4, 2*time.Second) }}
+		res, err := Shrink(context.Background(), fr, startCase(), Options{Tries: 2, Budget: budget, Now: clk.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if used := clk.t.Sub(time.Unix(0, 0)); used > budget {
+			t.Fatalf("budget %v: used %v", budget, used)
+		}
+		if res.Stopped != StopBudget {
+			t.Fatalf("budget %v: stopped %q, want %q", budget, res.Stopped, StopBudget)
+		}
+	}
+}
+
+// Runner errors are neither failures nor passes: nothing is kept and the shrink ends.
+func TestShrinkRunnerErrors(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	fr := &fakeRunner{clock: clk, err: errors.New("docker is gone"), oracle: func(Case) bool { return true }}
+	var last Step
+	res, _ := Shrink(context.Background(), fr, startCase(), Options{Tries: 2, Now: clk.now, Step: func(s Step) { last = s }})
+	if res.Kept != 0 || !strings.Contains(last.Error, "docker is gone") {
+		t.Fatalf("kept %d, last error %q", res.Kept, last.Error)
+	}
+}
+
+// Cancellation stops the shrink between tries.
+func TestShrinkCancelled(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	fr := &fakeRunner{clock: clk, oracle: func(Case) bool {
+		n++
+		if n == 3 {
+			cancel()
+		}
+		return true
+	}}
+	res, _ := Shrink(ctx, fr, startCase(), Options{Now: clk.now})
+	if res.Stopped != StopCancelled || len(fr.runs) != 3 {
+		t.Fatalf("stopped %q after %d runs", res.Stopped, len(fr.runs))
+	}
+}
+
+func TestSpec(t *testing.T) {
+	p := nemesis.Plan{Faults: []nemesis.PlannedFault{
+		{ID: 1, Kind: "pause", Target: "leader", At: nemesis.Duration(3 * time.Second), For: nemesis.Duration(6 * time.Second)},
+		{ID: 2, Kind: "kill", Target: "random-candidate", Chosen: []string{"c2"}, At: nemesis.Duration(10 * time.Second), For: nemesis.Duration(time.Second), Params: map[string]string{"signal": "KILL"}},
+	}}
+	spec, exact := Spec(p)
+	want := "pause:target=leader,at=3s,for=6s; kill:target=node:c2,signal=KILL,at=10s,for=1s"
+	if spec != want || !exact {
+		t.Fatalf("spec %q exact %v, want %q", spec, exact, want)
+	}
+	if _, err := nemesis.Parse(strings.ReplaceAll(spec, "signal=KILL,", "")); err != nil {
+		t.Fatalf("spec does not parse: %v", err)
+	}
+}
