@@ -66,7 +66,7 @@ func TestRunContainerRemoved(t *testing.T) {
 			cfg.FaultTime = 10 * time.Second
 			var removedAt int64
 			go func() {
-				until := time.Now().Add(3 * time.Minute)
+				until := time.Now().Add(10 * time.Minute)
 				id := runIDOf(cfg.StoreRoot, until)
 				if id == "" || !waitForHistory(cfg.StoreRoot, `"phase":"faults"`, until) {
 					return
