@@ -83,7 +83,7 @@ type peerNode struct {
 	// algorithm state
 	left        map[string]bool // nodes that resigned and have not spoken since
 	answered    bool            // bully: a higher node answered this round
-	participant bool // ring: this node forwarded an election message this round
+	participant bool            // ring: this node forwarded an election message this round
 }
 
 func newPeerNode(id string, order []string, net peerNet, t peerTiming, algo peerAlgo, logf func(string, ...any)) *peerNode {
