@@ -99,9 +99,9 @@ func (r *run) observeLocked(ctx context.Context, p *proc) {
 	}
 	switch {
 	case p.running && !st.Running:
-		code := st.ExitCode
+		t, code, note := r.exitTime(p, st)
 		p.running, p.pid = false, 0
-		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Exit: &code})
+		r.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Exit: code, Reason: note})
 	case p.running && st.Pid != 0 && p.pid != 0 && st.Pid != p.pid:
 		// Exited and restarted between two polls: the exit code is gone.
 		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name})
@@ -115,20 +115,24 @@ func (r *run) observeLocked(ctx context.Context, p *proc) {
 	}
 }
 
-// startProcMonitor polls every candidate's state until teardown.
+// startProcMonitor polls every candidate's state until teardown: a safety net behind the
+// engine's die events (every procSafetyPoll; every procPollInterval while the event stream
+// is or was broken).
 func (r *run) startProcMonitor() {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.root))
 	r.stopProcs = cancel
 	r.procsDone = make(chan struct{})
 	go func() {
 		defer close(r.procsDone)
-		t := time.NewTicker(procPollInterval)
-		defer t.Stop()
 		for {
+			every := procSafetyPoll
+			if r.watch.broken.Load() || r.watch.w == nil {
+				every = procPollInterval
+			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-time.After(every):
 			}
 			for _, p := range r.candidates() {
 				r.observe(ctx, p, false)
@@ -305,4 +309,10 @@ func (n nemesisEnv) LogDir() string           { return n.r.logDir() }
 func (n nemesisEnv) Record(e history.Event) error {
 	_, err := n.r.record(e)
 	return err
+}
+
+// logGap records that node's output may be missing from the history, and says so.
+func (r *run) logGap(node, why string) {
+	r.harnessError("", fmt.Sprintf("output of %s may be missing from the history: %s", node, why))
+	r.logf("WARNING: output of %s may be missing: %s", node, why)
 }

@@ -39,6 +39,10 @@ func (r *run) setup(ctx context.Context) error {
 	if r.eng, err = platform.Connect(ctx); err != nil {
 		return err
 	}
+	// Watch before anything starts, so no exit of the run's containers goes unseen.
+	if err := r.startWatch(ctx); err != nil {
+		return err
+	}
 	var kind stores.Kind
 	if !r.cfg.storeless() {
 		if kind, err = stores.ParseKind(r.cfg.Store); err != nil {
@@ -101,6 +105,11 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	if r.lease != nil {
+		r.watch.mu.Lock()
+		r.watch.poolRuns[r.lease.entry.id] = true
+		r.watch.mu.Unlock()
 	}
 	r.logf("run %s: network %s (%s); starting %s", r.runID, r.net.Name, r.net.Subnet, kind)
 	// The resource does not depend on the store: start both at once.
@@ -177,6 +186,7 @@ func (r *run) startCandidatesAndMonitor(ctx context.Context, ext *external) erro
 	}
 	r.logf("%d candidates started in %v", r.cfg.Nodes, time.Since(step).Round(time.Millisecond))
 	r.startProcMonitor()
+	r.watch.live.Store(true) // from here on, a container that exits or vanishes is news
 	return r.writeConfig()
 }
 
@@ -225,6 +235,7 @@ func (r *run) startResource(ctx context.Context) error {
 		Wait:         wait.ForHTTP("/healthz").WithPort(resourcePort + "/tcp").WithStartupTimeout(30 * time.Second),
 		LogDir:       r.logDir(),
 		OnStdout:     func(line []byte) { r.rec.ResourceLine("resource", line) },
+		OnLogGap:     func(why string) { r.logGap("resource", why) },
 	}
 	n, err := r.eng.Start(ctx, r.runID, r.net, spec)
 	if err != nil {
@@ -282,6 +293,7 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 		Files:    []platform.File{{Path: candidateClockFile, Content: []byte("0"), Mode: 0o666}},
 		LogDir:   r.logDir(),
 		OnStdout: func(line []byte) { r.rec.CandidateLine(name, line) },
+		OnLogGap: func(why string) { r.logGap(name, why) },
 	}
 	switch {
 	case ext != nil:
