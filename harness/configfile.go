@@ -141,7 +141,8 @@ func (r *run) writeConfig() error {
 	}
 	if t := r.prep.recipe.Timing; t.TTL > 0 {
 		rc.Recipe = &RecipeTiming{TTL: t.TTL.String(), Renew: durOrEmpty(t.Renew), Retry: durOrEmpty(t.Retry),
-			HandoffBound: durOrEmpty(t.HandoffBound), FailoverBound: durOrEmpty(t.FailoverBound)}
+			HandoffBound: durOrEmpty(t.HandoffBound), FailoverBound: durOrEmpty(t.FailoverBound),
+			Negative: r.prep.recipe.Negative}
 	}
 	return writeJSON(filepath.Join(r.dir, ConfigFile), rc)
 }

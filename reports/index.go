@@ -158,6 +158,9 @@ func loadIndexRun(dir, test, name string) (*indexRun, error) {
 		r.Store, r.Recipe = cfg.Flags.Store, cfg.Flags.Recipe
 		r.Fault = firstNonEmpty(cfg.Flags.Nemesis, cfg.Schedule)
 		r.Variant = variantOf(cfg.Flags.ResourceMode, cfg.Flags.Workload, cfg.Flags.Require)
+		if cfg.Recipe != nil && cfg.Recipe.Negative {
+			r.Recipe += " [negative control]"
+		}
 		if cfg.Seed != 0 || cfg.Flags.Seed != 0 {
 			r.Seed = fmt.Sprint(firstNonZero(cfg.Seed, cfg.Flags.Seed))
 		}

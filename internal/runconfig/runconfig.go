@@ -80,6 +80,9 @@ type RecipeTiming struct {
 	Retry         string `json:"retry,omitempty"`
 	HandoffBound  string `json:"handoff_bound,omitempty"`
 	FailoverBound string `json:"failover_bound,omitempty"`
+	// Negative marks a deliberately broken recipe (a negative control): the index shows it
+	// as such, so its invalid cells read as the checker catching it.
+	Negative bool `json:"negative,omitempty"`
 }
 
 // Read reads dir's config.json. A missing file gives an error satisfying
