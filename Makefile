@@ -57,4 +57,4 @@ nightly: images
 	./$(BIN) matrix --tags nightly --parallel $(MATRIX_PARALLEL) $(if $(SHARD),--shard $(SHARD))
 
 clean-docker:
-	./$(BIN) clean
+	./$(BIN) clean --all

@@ -99,9 +99,9 @@ func (r *run) observeLocked(ctx context.Context, p *proc) {
 	}
 	switch {
 	case p.running && !st.Running:
-		code := st.ExitCode
+		t, code, note := r.exitTime(p, st)
 		p.running, p.pid = false, 0
-		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Exit: &code})
+		r.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Exit: code, Reason: note})
 	case p.running && st.Pid != 0 && p.pid != 0 && st.Pid != p.pid:
 		// Exited and restarted between two polls: the exit code is gone.
 		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name})
@@ -115,20 +115,24 @@ func (r *run) observeLocked(ctx context.Context, p *proc) {
 	}
 }
 
-// startProcMonitor polls every candidate's state until teardown.
+// startProcMonitor polls every candidate's state until teardown: a safety net behind the
+// engine's die events (every procSafetyPoll; every procPollInterval while the event stream
+// is or was broken).
 func (r *run) startProcMonitor() {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.root))
 	r.stopProcs = cancel
 	r.procsDone = make(chan struct{})
 	go func() {
 		defer close(r.procsDone)
-		t := time.NewTicker(procPollInterval)
-		defer t.Stop()
 		for {
+			every := procSafetyPoll
+			if r.watch.broken.Load() || r.watch.w == nil {
+				every = procPollInterval
+			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-time.After(every):
 			}
 			for _, p := range r.candidates() {
 				r.observe(ctx, p, false)
@@ -270,8 +274,13 @@ func (n nemesisEnv) Candidates() []*platform.Node {
 	return out
 }
 
-func (n nemesisEnv) StoreNodes() []*platform.Node { return n.r.cluster.Nodes() }
-func (n nemesisEnv) StoreKind() string            { return n.r.cfg.Store }
+func (n nemesisEnv) StoreNodes() []*platform.Node {
+	if n.r.cluster == nil {
+		return nil // a store-less run
+	}
+	return n.r.cluster.Nodes()
+}
+func (n nemesisEnv) StoreKind() string { return n.r.cfg.Store }
 
 func (n nemesisEnv) Leaders() []string {
 	var out []string
@@ -282,6 +291,9 @@ func (n nemesisEnv) Leaders() []string {
 }
 
 func (n nemesisEnv) StoreLeader(ctx context.Context) (string, error) {
+	if n.r.cluster == nil {
+		return "", fmt.Errorf("a --store none run has no store leader")
+	}
 	node, err := n.r.cluster.Leader(ctx)
 	if err != nil {
 		return "", err
@@ -297,4 +309,10 @@ func (n nemesisEnv) LogDir() string           { return n.r.logDir() }
 func (n nemesisEnv) Record(e history.Event) error {
 	_, err := n.r.record(e)
 	return err
+}
+
+// logGap records that node's output may be missing from the history, and says so.
+func (r *run) logGap(node, why string) {
+	r.harnessError("", fmt.Sprintf("output of %s may be missing from the history: %s", node, why))
+	r.logf("WARNING: output of %s may be missing: %s", node, why)
 }

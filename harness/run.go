@@ -103,6 +103,8 @@ type run struct {
 	finishReason string // why the run ended early ("" = it completed)
 	finished     bool   // finish ran (it must run exactly once, also when a panic follows it)
 	leftover     string
+	watch        watchState // the engine's container events
+	phaseNow     string     // the lifecycle phase in progress
 }
 
 // Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
@@ -216,6 +218,10 @@ func prepare(cfg *Config) (prepared, error) {
 	}
 	if p.schedule, err = nemesis.Parse(cfg.Nemesis); err != nil {
 		errs = append(errs, fmt.Errorf("--nemesis: %w", err))
+	} else if cfg.storeless() {
+		if err := checkStoreless(p.schedule); err != nil {
+			errs = append(errs, fmt.Errorf("--nemesis %q: %w", cfg.Nemesis, err))
+		}
 	}
 	p.seed = cfg.Seed
 	if p.seed == 0 {
@@ -239,12 +245,21 @@ func (r *run) record(e history.Event) (history.Event, error) {
 }
 
 // harnessError records a failure of the harness's own work in the history, where the
-// checkers see it: the verdict depends on the run directory alone.
+// checkers see it: the verdict depends on the run directory alone. phase "" = the phase
+// in progress.
 func (r *run) harnessError(phase, msg string) {
+	if phase == "" {
+		r.mu.Lock()
+		phase = r.phaseNow
+		r.mu.Unlock()
+	}
 	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindHarnessError, Phase: phase, Reason: msg})
 }
 
 func (r *run) phase(name string) {
+	r.mu.Lock()
+	r.phaseNow = name
+	r.mu.Unlock()
 	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindPhase, Phase: name})
 }
 
@@ -432,6 +447,7 @@ func (r *run) teardown(ctx context.Context) {
 	if r.eng == nil {
 		return
 	}
+	r.watch.live.Store(false) // teardown stops and removes everything on purpose
 	t0 := time.Now()
 	var wg sync.WaitGroup
 	// Followers first, then whoever leads: a leader that resigns while followers still run
@@ -516,6 +532,7 @@ func (r *run) teardown(ctx context.Context) {
 	r.logf("teardown in %v: candidates stopped %v, containers removed %v, store released %v, sweep %v",
 		time.Since(t0).Round(time.Millisecond), tStopped.Sub(t0).Round(time.Millisecond), tRemoved.Sub(tStopped).Round(time.Millisecond),
 		tStore.Sub(tRemoved).Round(time.Millisecond), time.Since(tStore).Round(time.Millisecond))
+	r.stopWatch()
 	r.eng.Close()
 }
 

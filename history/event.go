@@ -45,8 +45,9 @@ const (
 	KindSignal            Kind = "signal" // the harness sent Signal to Node (SIGTERM handoff, SIGKILL crash)
 	KindContractViolation Kind = "contract-violation"
 	KindRunEnd            Kind = "run-end"
-	// KindNodeExit: a store node's or the resource's container exited (Node, Reason); T is
-	// the engine's die/destroy time.
+	// KindNodeExit: a store node's, the resource's (or a removed candidate's) container
+	// exited or disappeared outside teardown (Node, Reason); T is the engine's die/destroy
+	// time (docker events timeNano, converted by FromWall).
 	KindNodeExit Kind = "node-exit"
 	// KindHarnessError: something the harness did failed and may cost the run its evidence
 	// (a heal outside a fault window, teardown leftovers); Phase says when, Reason what.

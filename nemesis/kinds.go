@@ -98,10 +98,13 @@ func oneOf(words ...string) func(string) error {
 	}
 }
 
+const minProbability = 1e-6
+
 func checkProbability(v string) error {
 	p, err := strconv.ParseFloat(v, 64)
-	if err != nil || p <= 0 || p > 1 {
-		return fmt.Errorf("want a probability 0 < p <= 1, e.g. 0.3")
+	// !(p >= min) also refuses NaN; below 1e-6 iptables' six-decimal probability is 0.
+	if err != nil || !(p >= minProbability) || p > 1 {
+		return fmt.Errorf("want a probability 0 < p <= 1 (at least 0.000001), e.g. 0.3")
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,7 +122,7 @@ func parse(spec string, allowFile bool) (Schedule, error) {
 				return Schedule{}, fmt.Errorf("%q: a schedule file cannot include another file; %s", item, specForm)
 			}
 			path := strings.TrimPrefix(item, "@")
-			b, err := os.ReadFile(path)
+			b, err := readSpecFile(path)
 			if err != nil {
 				return Schedule{}, fmt.Errorf("read nemesis schedule file: %w (%s)", err, specForm)
 			}

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path"
 	"strings"
+	"syscall"
 )
 
 // DefaultServeAddr binds to loopback: run reports can hold hostnames, logs and commands.
@@ -34,7 +36,7 @@ func StoreHandler(storeDir string) (http.Handler, func() error, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("serve: %w (give --store the directory holding the runs, default ./store)", err)
 	}
-	files := http.FileServerFS(refusingFS{root.FS()})
+	files := http.FileServerFS(refusingFS{root})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Content-Security-Policy", servePolicy)
@@ -94,14 +96,49 @@ func unsafePath(r *http.Request) string {
 	return ""
 }
 
-// refusingFS turns the root's "path escapes from parent" into a permission error, which the
-// file server answers with 403 instead of 500.
-type refusingFS struct{ fs.FS }
+// refusingFS opens files through the root and turns its "path escapes from parent" into a
+// permission error, which the file server answers with 403 instead of 500. It opens without
+// blocking and serves only regular files and directories: a FIFO in the store would
+// otherwise hang the request until some writer appeared.
+type refusingFS struct{ root *os.Root }
 
 func (r refusingFS) Open(name string) (fs.File, error) {
-	f, err := r.FS.Open(name)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	f, err := r.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+		}
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
+		f.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
 	}
-	return f, err
+	return f, nil
+}
+
+// HostCheck answers 421 to a request whose Host header is not one of the names the server
+// is reached by on this machine: the listen address, localhost or 127.0.0.1 (any port for
+// the names, since a browser sends the port it used). A page that rebinds its own DNS name
+// to 127.0.0.1 sends its own name, so it cannot read the store (DNS rebinding).
+func HostCheck(h http.Handler, listenAddr string) http.Handler {
+	allowed := map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}
+	if host, _, err := net.SplitHostPort(listenAddr); err == nil && host != "" && host != "0.0.0.0" && host != "::" {
+		allowed[strings.ToLower(host)] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.ToLower(strings.Trim(host, "[]"))
+		if !allowed[host] {
+			http.Error(w, "misdirected request: open this server as http://localhost:PORT/ or http://127.0.0.1:PORT/", http.StatusMisdirectedRequest)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

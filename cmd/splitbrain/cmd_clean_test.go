@@ -24,3 +24,42 @@ func TestCleanImagesUsage(t *testing.T) {
 		t.Errorf("clean --help does not explain --images:\n%s", errb.String())
 	}
 }
+
+// An empty or missing run id never means "everything" (issue 14 item 2): a script's unset
+// variable must not sweep other users' runs. None of these reach the Docker engine.
+func TestCleanRefusesImplicitAll(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-clean-test.sock") // a sweep would fail with 255, not 64
+	for want, args := range map[string][]string{
+		"--run: run id \"\" is invalid": {"clean", "--run", ""},
+		"--run: run id \"../x\"":        {"clean", "--run", "../x"},
+		"say what to remove":            {"clean"},
+		"--run and --all do not go":     {"clean", "--all", "--run", "20260101-000000-abcdef"},
+		"--yes goes with --all":         {"clean", "--yes", "--run", "20260101-000000-abcdef"},
+		"--yes goes with --all ":        {"clean", "--yes"},
+	} {
+		var out, errb bytes.Buffer
+		if code := runMain(args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), strings.TrimSpace(want)) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", args, code, errb.String(), exitUsage, want)
+		}
+	}
+}
+
+// --all on a terminal asks; anything but yes removes nothing.
+func TestCleanAllAsks(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-clean-test.sock")
+	oldIn, oldTTY := cleanStdin, cleanInteractive
+	t.Cleanup(func() { cleanStdin, cleanInteractive = oldIn, oldTTY })
+	cleanInteractive = func() bool { return true }
+	cleanStdin = strings.NewReader("n\n")
+	var out, errb bytes.Buffer
+	code := runMain([]string{"clean", "--all"}, &out, &errb)
+	if code != exitUsage || !strings.Contains(errb.String(), "[y/N]") || !strings.Contains(errb.String(), "nothing removed") {
+		t.Fatalf("declined --all: exit %d, stderr %q", code, errb.String())
+	}
+	// "y" goes on to the engine (absent here: exit 255 naming it), proving the answer was taken.
+	cleanStdin = strings.NewReader("y\n")
+	errb.Reset()
+	if code := runMain([]string{"clean", "--all"}, &out, &errb); code != exitHarness || !strings.Contains(errb.String(), "Docker") {
+		t.Fatalf("confirmed --all: exit %d, stderr %q", code, errb.String())
+	}
+}

@@ -45,7 +45,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fmt.Fprintf(stderr, "warning: %s is not a loopback address: anyone who can reach it can read every run\n", *addr)
 	}
 	fmt.Fprintf(stdout, "serving %s read-only at http://%s/ (Ctrl-C stops)\n", *store, ln.Addr())
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: reports.HostCheck(h, ln.Addr().String()), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

@@ -43,6 +43,9 @@ type NodeSpec struct {
 	User         string
 	LogDir       string            // stdout+stderr go to <LogDir>/<Name>.log when set
 	OnStdout     func(line []byte) // each complete stdout line, in order, without the newline
+	// OnLogGap is told when output may have been lost (a log stream broke and could not be
+	// reopened); the argument says why.
+	OnLogGap func(why string)
 }
 
 // Validate reports the first problem of a spec with a hint how to fix it.
@@ -106,7 +109,7 @@ func (e *Engine) Start(ctx context.Context, runID string, net *Network, spec Nod
 		return nil, fmt.Errorf("node %s: no network: pass the run's network or set NetworkMode", spec.Name)
 	}
 	n := &Node{eng: e, runID: runID, spec: spec, net: net}
-	ls, err := newLogStream(e.cli, spec.LogDir, spec.Name, spec.OnStdout)
+	ls, err := newLogStream(e.cli, spec.LogDir, spec.Name, spec.OnStdout, spec.OnLogGap)
 	if err != nil {
 		return nil, err
 	}
@@ -338,6 +341,9 @@ type State struct {
 	Paused   bool
 	Pid      int // host PID of PID 1, 0 when not running
 	ExitCode int
+	// StartedAt and FinishedAt are the engine's wall-clock times of the last start and
+	// exit (zero when unknown); FinishedAt is the exit time containerd reported.
+	StartedAt, FinishedAt time.Time
 }
 
 // State reads the node's current state.
@@ -349,7 +355,13 @@ func (n *Node) State(ctx context.Context) (State, error) {
 	if in.State == nil {
 		return State{}, fmt.Errorf("inspect %s: no state", n.spec.Name)
 	}
-	return State{Status: string(in.State.Status), Running: in.State.Running, Paused: in.State.Paused, Pid: in.State.Pid, ExitCode: in.State.ExitCode}, nil
+	st := State{Status: string(in.State.Status), Running: in.State.Running, Paused: in.State.Paused, Pid: in.State.Pid, ExitCode: in.State.ExitCode}
+	st.StartedAt, _ = time.Parse(time.RFC3339Nano, in.State.StartedAt)
+	st.FinishedAt, _ = time.Parse(time.RFC3339Nano, in.State.FinishedAt)
+	if st.FinishedAt.Year() < 2000 {
+		st.FinishedAt = time.Time{} // the engine's "0001-01-01T00:00:00Z" for never
+	}
+	return st, nil
 }
 
 // CopyFile writes one file into the node (running or not) through the copy-to-container API,

@@ -1,0 +1,125 @@
+//go:build chaos
+
+package harness
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+)
+
+// runIDOf waits for the run under root to write its config and returns its run id.
+func runIDOf(root string, until time.Time) string {
+	for time.Now().Before(until) {
+		paths, _ := filepath.Glob(filepath.Join(root, "*", "*", ConfigFile))
+		for _, p := range paths {
+			var c struct {
+				RunID string `json:"run_id"`
+			}
+			if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &c) == nil && c.RunID != "" {
+				return c.RunID
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return ""
+}
+
+// waitForHistory waits until the run's history contains needle.
+func waitForHistory(root, needle string, until time.Time) bool {
+	for time.Now().Before(until) {
+		paths, _ := filepath.Glob(filepath.Join(root, "*", "*", HistoryFile))
+		for _, p := range paths {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), needle) {
+				return true
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
+// TestRunContainerRemoved removes containers of a live run by hand (`docker rm -f`, as a
+// careless user would): the history must record each disappearance as node-exit at the
+// engine's time, and the verdict must not be valid.
+func TestRunContainerRemoved(t *testing.T) {
+	cases := []struct {
+		name     string
+		filter   string   // extra label filter selecting what to remove; "" = every container of the run
+		wantLost []string // nodes that must have a node-exit
+	}{
+		{"redis", platform.LabelNode + "=redis", []string{"redis"}},
+		{"resource", platform.LabelNode + "=resource", []string{"resource"}},
+		{"everything", "", []string{"redis", "resource", "c1", "c2", "c3"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := baseConfig(t, "redis", "redis-setnx")
+			cfg.StoreRoot = t.TempDir()
+			cfg.FaultTime = 10 * time.Second
+			var removedAt int64
+			go func() {
+				until := time.Now().Add(10 * time.Minute)
+				id := runIDOf(cfg.StoreRoot, until)
+				if id == "" || !waitForHistory(cfg.StoreRoot, `"phase":"faults"`, until) {
+					return
+				}
+				time.Sleep(2 * time.Second)
+				args := []string{"ps", "-q", "--filter", "label=" + platform.LabelRun + "=" + id}
+				if tc.filter != "" {
+					args = append(args, "--filter", "label="+tc.filter)
+				}
+				ids, err := exec.Command("docker", args...).Output()
+				if err != nil || len(strings.Fields(string(ids))) == 0 {
+					t.Errorf("no container to remove (%v)", err)
+					return
+				}
+				removedAt = history.Now()
+				if b, err := exec.Command("docker", append([]string{"rm", "-f"}, strings.Fields(string(ids))...)...).CombinedOutput(); err != nil {
+					t.Errorf("docker rm -f: %v: %s", err, b)
+				}
+			}()
+			out, err := Run(runCtx(t), cfg)
+			if out == nil {
+				t.Fatalf("no outcome: %v", err)
+			}
+			assertNoLeftovers(t, out.RunID)
+			evs, _, rerr := history.ReadFile(filepath.Join(out.RunDir, HistoryFile))
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			if removedAt == 0 {
+				t.Fatal("nothing was removed")
+			}
+			for _, node := range tc.wantLost {
+				var got *history.Event
+				for i := range evs {
+					if evs[i].Kind == history.KindNodeExit && evs[i].Node == node {
+						got = &evs[i]
+						break
+					}
+				}
+				if got == nil {
+					t.Errorf("no node-exit for %s", node)
+					continue
+				}
+				// The engine's time lies after the removal began and well before teardown.
+				if d := time.Duration(got.T - removedAt); d < 0 || d > 5*time.Second {
+					t.Errorf("node-exit of %s at %v after the removal started", node, d)
+				}
+				t.Logf("node-exit %s: %q, %v after the removal started", node, got.Reason, time.Duration(got.T-removedAt))
+			}
+			if out.Verdict == "valid" {
+				t.Errorf("verdict valid after %s was removed; reasons %v", tc.name, out.Reasons)
+			}
+			t.Logf("verdict %s, reasons %v, run error %v", out.Verdict, out.Reasons, err)
+		})
+	}
+}
