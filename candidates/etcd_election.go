@@ -18,6 +18,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 var etcdElection = runtime.Spec{
@@ -77,6 +78,7 @@ func (r *etcdRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		case <-cctx.Done():
 		}
 	}()
+	callT := history.Now() // Campaign puts our key (the token) and waits for it to lead
 	if err := r.el.Campaign(cctx, r.env.NodeID); err != nil {
 		if c := context.Cause(cctx); c != nil && ctx.Err() == nil {
 			err = c
@@ -120,7 +122,7 @@ func (r *etcdRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 			}
 		}
 	}()
-	return runtime.Term{Token: r.el.Rev(), Lost: lost}, nil
+	return runtime.Term{Token: r.el.Rev(), Lost: lost, CallT: callT}, nil
 }
 
 func (r *etcdRecipe) Resign(ctx context.Context) error {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 var naiveLease = runtime.Spec{
@@ -88,7 +89,9 @@ func (r *naiveRecipe) write(ctx context.Context, rec naiveRecord) error {
 
 func (r *naiveRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 	t := r.env.Timing
+	var callT int64
 	for {
+		callT = history.Now()
 		cur, err := r.read(ctx)
 		if err != nil {
 			return runtime.Term{}, fmt.Errorf("get leader record: %w", err)
@@ -145,7 +148,7 @@ func (r *naiveRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		}
 		return nil
 	}
-	return runtime.Term{Token: r.mine.Token, Lost: lost, Valid: valid}, nil
+	return runtime.Term{Token: r.mine.Token, Lost: lost, Valid: valid, CallT: callT}, nil
 }
 
 func (r *naiveRecipe) Resign(ctx context.Context) error {

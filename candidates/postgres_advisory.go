@@ -29,6 +29,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 var postgresAdvisory = runtime.Spec{
@@ -122,7 +123,9 @@ func (r *pgRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		}
 	}
 	t := r.env.Timing
+	var callT int64
 	for {
+		callT = history.Now()
 		qctx, cancel := context.WithTimeout(ctx, t.TTL)
 		var got bool
 		err := r.conn.QueryRow(qctx, `SELECT pg_try_advisory_lock($1, $2)`, pgLockClass, r.key).Scan(&got)
@@ -178,7 +181,7 @@ func (r *pgRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		}
 		return nil
 	}
-	return runtime.Term{Token: term, Lost: lost, Valid: valid}, nil
+	return runtime.Term{Token: term, Lost: lost, Valid: valid, CallT: callT}, nil
 }
 
 // stillHeld reads pg_locks for our backend; it never re-acquires.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 var redisSetNX = runtime.Spec{
@@ -120,8 +121,9 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 		}
 	}
 	var sent time.Time
+	var callT int64
 	for {
-		sent = r.env.Clock.Now()
+		sent, callT = r.env.Clock.Now(), history.Now()
 		var err error
 		token, err = r.acquire(ctx, ttlMs, ticket)
 		if err != nil {
@@ -162,7 +164,7 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 		}
 		return nil
 	}
-	return runtime.Term{Token: token, Lost: lost, Valid: valid}, nil
+	return runtime.Term{Token: token, Lost: lost, Valid: valid, CallT: callT}, nil
 }
 
 // acquire returns the new token, or 0 when another candidate holds the lock. With

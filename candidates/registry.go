@@ -14,4 +14,7 @@ var Registry = runtime.Registry{
 	redisSetNX,
 	redisSplitIncr,
 	naiveLease,
+	raftElection,
+	bullyElection,
+	ringElection,
 }

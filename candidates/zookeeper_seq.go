@@ -23,6 +23,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 var zookeeperSeq = runtime.Spec{
@@ -101,6 +102,7 @@ func (r *zkRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 			return runtime.Term{}, fmt.Errorf("create %s: %w", p, err)
 		}
 	}
+	callT := history.Now() // the sequential znode is the acquire and its czxid the token
 	path, err := r.conn.CreateProtectedEphemeralSequential(r.dir+"/n-", []byte(r.env.NodeID), zk.WorldACL(zk.PermAll))
 	if err != nil {
 		return runtime.Term{}, fmt.Errorf("create candidate znode: %w", err)
@@ -155,7 +157,7 @@ func (r *zkRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 			lose(fmt.Errorf("own znode event %s", ev.Type))
 		}
 	}()
-	return runtime.Term{Token: stat.Czxid, Lost: lost}, nil
+	return runtime.Term{Token: stat.Czxid, Lost: lost, CallT: callT}, nil
 }
 
 // zkSeq is the 10-digit sequence suffix of a sequential znode name.

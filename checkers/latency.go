@@ -119,74 +119,113 @@ func statsOf(xs []int64) Stats {
 	return Stats{Count: len(s), MedianNs: rank(0.5), P99Ns: rank(0.99), MaxNs: s[len(s)-1]}
 }
 
-// checkLatency is checker 5.
+// checkLatency measures failover and availability. It reads as its steps: the accepted
+// writes on one timeline, a sample per fault or handoff, the stretches without accepted
+// writes, liveness after each heal, figures per fault kind, and the stable leader at the end.
 func checkLatency(a *analysis, rl *reasonList) LatencyResult {
-	bound := a.p.FailoverBound().Nanoseconds()
-	res := LatencyResult{BoundNs: bound, ThresholdNs: a.p.UnavailableAfter().Nanoseconds(), InitialElectionNs: -1,
-		Samples: []LatencySample{}, ByKind: []KindStats{}, Unavailability: []Unavailability{}, LivenessFailures: []Reason{}}
-	obsEnd := a.endT
+	lc := &latencyCheck{a: a, rl: rl, bound: a.p.FailoverBound().Nanoseconds(), obsEnd: a.endT}
 	if a.teardownT > 0 {
-		obsEnd = a.teardownT
+		lc.obsEnd = a.teardownT
 	}
-	res.ObservationEndT = obsEnd
+	lc.res = LatencyResult{BoundNs: lc.bound, ThresholdNs: a.p.UnavailableAfter().Nanoseconds(), InitialElectionNs: -1,
+		Samples: []LatencySample{}, ByKind: []KindStats{}, Unavailability: []Unavailability{}, LivenessFailures: []Reason{},
+		ObservationEndT: lc.obsEnd}
+	lc.liveSev = SevFinding
+	if a.p.requires(RequireLiveness) {
+		lc.liveSev = SevInvalid
+	}
+	lc.applied = newFaultIndex(a.faults)
+	if len(a.tenures) > 0 {
+		lc.res.InitialElectionNs = a.tenures[0].StartT - a.startT
+	}
+	lc.acceptedTimeline()
+	lc.samples(lc.triggers())
+	lc.unavailability()
+	lc.livenessAfterHeals()
+	lc.byKind()
+	lc.stableLeader()
+	lc.res.LivenessOK = len(lc.res.LivenessFailures) == 0
+	return lc.res
+}
 
-	// Accepted writes on one timeline, with their tenures: the resource log when there is
-	// one, else what candidates saw.
-	type acc struct {
-		t   int64
-		tid int
-	}
-	var accs []acc
-	res.AcceptedFromSource = "resource"
+// accepted is one accepted write on the run's timeline, with its tenure (-1 none).
+type accepted struct {
+	t   int64
+	tid int
+}
+
+// latencyCheck carries what the steps of checkLatency share.
+type latencyCheck struct {
+	a        *analysis
+	rl       *reasonList
+	res      LatencyResult
+	bound    int64
+	obsEnd   int64 // end of observation: teardown start, else the run's end
+	liveSev  Severity
+	applied  faultIndex
+	accs     []accepted // in time order
+	firstAcc []int64    // per tenure: its first accepted write, -1 none
+}
+
+// acceptedTimeline collects the accepted writes: the resource log when there is one, else
+// what candidates saw.
+func (lc *latencyCheck) acceptedTimeline() {
+	a := lc.a
+	lc.res.AcceptedFromSource = "resource"
 	for _, i := range a.decisions {
 		e := &a.ev[i]
 		if e.Result == history.ResultAccepted {
 			tid, _ := a.tenureAt(e.Node, e.Token, e.T)
-			accs = append(accs, acc{e.T, tid})
+			lc.accs = append(lc.accs, accepted{e.T, tid})
 		}
 	}
 	if len(a.decisions) == 0 {
-		res.AcceptedFromSource = "candidates"
+		lc.res.AcceptedFromSource = "candidates"
 		for _, i := range a.writes {
 			e := &a.ev[i]
 			if e.Result == history.ResultAccepted {
 				tid, _ := a.tenureAt(e.Node, e.Token, e.CallT)
-				accs = append(accs, acc{e.T, tid})
+				lc.accs = append(lc.accs, accepted{e.T, tid})
 			}
 		}
 	}
-	sort.SliceStable(accs, func(i, j int) bool { return accs[i].t < accs[j].t })
-	res.AcceptedWrites = len(accs)
-	firstAcc := make([]int64, len(a.tenures))
-	for i := range firstAcc {
-		firstAcc[i] = -1
+	sort.SliceStable(lc.accs, func(i, j int) bool { return lc.accs[i].t < lc.accs[j].t })
+	lc.res.AcceptedWrites = len(lc.accs)
+	lc.firstAcc = make([]int64, len(a.tenures))
+	for i := range lc.firstAcc {
+		lc.firstAcc[i] = -1
 	}
-	for _, x := range accs {
-		if x.tid >= 0 && firstAcc[x.tid] < 0 {
-			firstAcc[x.tid] = x.t
+	for _, x := range lc.accs {
+		if x.tid >= 0 && lc.firstAcc[x.tid] < 0 {
+			lc.firstAcc[x.tid] = x.t
 		}
 	}
-	firstAccAfter := func(t int64) int64 { // first accepted write at or after t
-		k := sort.Search(len(accs), func(i int) bool { return accs[i].t >= t })
-		if k == len(accs) {
-			return -1
-		}
-		return accs[k].t
-	}
-	if len(a.tenures) > 0 {
-		res.InitialElectionNs = a.tenures[0].StartT - a.startT
-	}
+}
 
-	// Samples: every applied fault, and every SIGTERM sent to a leader.
-	type trigger struct {
-		s     LatencySample
-		tgts  []string
-		start int64
+// firstAccAfter is the first accepted write at or after t, or -1.
+func (lc *latencyCheck) firstAccAfter(t int64) int64 {
+	k := sort.Search(len(lc.accs), func(i int) bool { return lc.accs[i].t >= t })
+	if k == len(lc.accs) {
+		return -1
 	}
+	return lc.accs[k].t
+}
+
+// trigger is what a latency sample measures from: an applied fault or a SIGTERM to a leader.
+type trigger struct {
+	s     LatencySample
+	tgts  []string
+	start int64
+}
+
+// triggers lists every applied fault and every SIGTERM sent to a leader, in time order,
+// before the end of observation (teardown's SIGTERMs are no failovers).
+func (lc *latencyCheck) triggers() []trigger {
+	a := lc.a
 	var trig []trigger
 	for _, f := range a.faults {
 		if f.Error != "" {
-			res.FailedFaults++
+			lc.res.FailedFaults++
 			continue
 		}
 		trig = append(trig, trigger{LatencySample{FaultID: f.ID, Kind: f.Kind, Targets: f.Targets, StartT: f.StartT, EndT: f.EndT}, f.Targets, f.StartT})
@@ -203,21 +242,26 @@ func checkLatency(a *analysis, rl *reasonList) LatencyResult {
 		trig = append(trig, trigger{LatencySample{Kind: "handoff", Targets: []string{e.Node}, StartT: e.T, EndT: e.T}, []string{e.Node}, e.T})
 	}
 	sort.SliceStable(trig, func(i, j int) bool { return trig[i].start < trig[j].start })
-	for len(trig) > 0 && trig[len(trig)-1].start >= obsEnd { // teardown's SIGTERMs are not failovers
+	for len(trig) > 0 && trig[len(trig)-1].start >= lc.obsEnd {
 		trig = trig[:len(trig)-1]
 	}
+	return trig
+}
+
+// samples measures each trigger up to the next one. Triggers come in time order, so one
+// sweep keeps the tenures open at each start (begun at or before it, not ended before it) in
+// a heap by end: O((tenures + triggers) log tenures) plus the open set per trigger.
+func (lc *latencyCheck) samples(trig []trigger) {
+	a := lc.a
 	starts := make([]int64, len(a.tenures))
 	for i := range a.tenures {
 		starts[i] = a.tenures[i].StartT
 	}
-	// Triggers come in time order, so one sweep keeps the tenures open at each start (begun at
-	// or before it, not ended before it: a kill ends its tenure at the fault instant) in a
-	// heap by end: O((tenures + triggers) log tenures) plus the open set per trigger.
 	open := &tenureEnds{ts: a.tenures}
 	nextTenure := 0
 	for k := range trig {
 		s := trig[k].s
-		winEnd := obsEnd
+		winEnd := lc.obsEnd
 		if k+1 < len(trig) && trig[k+1].start < winEnd {
 			winEnd = trig[k+1].start
 		}
@@ -239,113 +283,134 @@ func checkLatency(a *analysis, rl *reasonList) LatencyResult {
 		if lead >= 0 {
 			s.Leader, s.LeaderToken = a.tenures[lead].Node, a.tenures[lead].Token
 		}
-		s.ElectionNs, s.FirstWriteNs, s.RecoveryNs = -1, -1, -1
-		// The next election: the first tenure begun after the start (none of those is open then).
-		newT := -1
-		if i := sort.Search(len(starts), func(i int) bool { return starts[i] > s.StartT }); i < len(starts) && starts[i] < winEnd {
-			newT = i
-		}
-		switch {
-		case newT >= 0:
-			s.Outcome = OutcomeFailover
-			s.NewLeader, s.NewToken = a.tenures[newT].Node, a.tenures[newT].Token
-			s.ElectionNs = a.tenures[newT].StartT - s.StartT
-			for i := newT; i < len(starts) && starts[i] < winEnd; i++ {
-				if firstAcc[i] >= 0 && (s.FirstWriteNs < 0 || firstAcc[i]-s.StartT < s.FirstWriteNs) {
-					s.FirstWriteNs = firstAcc[i] - s.StartT
-				}
-			}
-		case lead < 0:
-			s.Outcome = OutcomeNoLeaderYet
-		case a.tenures[lead].EndT >= winEnd:
-			s.Outcome = OutcomeLeaderKept
-		default:
-			s.Outcome = OutcomeNoLeader
-		}
-		if w := firstAccAfter(s.EndT); w >= 0 {
+		lc.outcome(&s, lead, starts, winEnd)
+		if w := lc.firstAccAfter(s.EndT); w >= 0 {
 			s.RecoveryNs = w - s.EndT
 		}
-		s.ExceedsBound = (s.ElectionNs > bound) || (s.RecoveryNs > bound) || (s.Outcome == OutcomeNoLeader && winEnd-s.StartT > bound)
-		res.Samples = append(res.Samples, s)
+		s.ExceedsBound = (s.ElectionNs > lc.bound) || (s.RecoveryNs > lc.bound) || (s.Outcome == OutcomeNoLeader && winEnd-s.StartT > lc.bound)
+		lc.res.Samples = append(lc.res.Samples, s)
 	}
+}
 
-	// Unavailability windows between accepted writes.
-	thr := res.ThresholdNs
-	liveSev := SevFinding
-	if a.p.requires(RequireLiveness) {
-		liveSev = SevInvalid
-	}
-	live := func(code string, t, endT int64, msg string) {
-		r := Reason{Checker: "latency", Code: code, Severity: liveSev, T: t, EndT: endT, Message: msg}
-		res.LivenessFailures = append(res.LivenessFailures, r)
-		rl.add(r)
-	}
-	applied := newFaultIndex(a.faults)
-	if len(accs) > 0 {
-		res.ObservationStartT = accs[0].t
-		addWin := func(from, to int64, open bool) {
-			u := Unavailability{StartT: from, EndT: to, DurationNs: to - from, Open: open, ExceedsBound: to-from > bound,
-				FaultIDs: applied.overlapping(from, to)}
-			res.UnavailableCount++
-			res.UnavailableSumNs += u.DurationNs
-			if u.DurationNs > res.UnavailableMaxNs {
-				res.UnavailableMaxNs = u.DurationNs
-			}
-			if len(res.Unavailability) < detailLimit {
-				res.Unavailability = append(res.Unavailability, u)
-			}
-			// The cost of a fault while it lasts (a paused PostgreSQL leader keeps its lock) is
-			// reported, not judged: liveness is about coming back after the heal, below. A
-			// stall while no fault is in effect is judged: the part of the window before its
-			// first fault (all of it without one) must stay within the bound.
-			if u.ExceedsBound {
-				rl.add(Reason{Checker: "latency", Code: "unavailable-beyond-bound", Severity: SevFinding, T: from, EndT: to,
-					Message: fmt.Sprintf("no write accepted for %s from %s (bound %s, faults %v)",
-						fmtD(u.DurationNs), fmtT(from, a.startT), fmtD(bound), u.FaultIDs)})
-				if quietTo := applied.firstInEffect(from, to); quietTo-from > bound {
-					live("unavailable-without-fault", from, quietTo, fmt.Sprintf("no write accepted for %s from %s while no fault was in effect (bound %s)",
-						fmtD(quietTo-from), fmtT(from, a.startT), fmtD(bound)))
-				}
-			}
-		}
-		prev := accs[0].t
-		for _, x := range accs[1:] {
-			if x.t > obsEnd {
-				break
-			}
-			if x.t-prev > thr {
-				addWin(prev, x.t, false)
-			}
-			prev = x.t
-		}
-		if obsEnd-prev > thr {
-			addWin(prev, obsEnd, true)
-		}
-	} else if len(a.ev) > 0 {
-		live("no-accepted-write", a.startT, obsEnd, "no write was accepted during the whole run")
-	}
-
-	// Liveness after each heal: whenever no fault is in effect any more, an accepted write
-	// must follow within the bound (unless the next fault starts first).
-	for _, q := range applied.quietFrom(obsEnd) {
-		if q.to-q.from <= bound {
+// outcome classifies one sample. A failover is the first election of another node after the
+// start; the leader re-winning its own lease (c2 → c2, e.g. after a clock fault) is not one.
+func (lc *latencyCheck) outcome(s *LatencySample, lead int, starts []int64, winEnd int64) {
+	a := lc.a
+	s.ElectionNs, s.FirstWriteNs, s.RecoveryNs = -1, -1, -1
+	newT, reElected := -1, false
+	for i := sort.Search(len(starts), func(i int) bool { return starts[i] > s.StartT }); i < len(starts) && starts[i] < winEnd; i++ {
+		if lead >= 0 && a.tenures[i].Node == s.Leader {
+			reElected = true
 			continue
 		}
-		if w := firstAccAfter(q.from); w < 0 || w-q.from > bound {
-			msg := fmt.Sprintf("no write accepted within %s after the faults healed at %s", fmtD(bound), fmtT(q.from, a.startT))
+		newT = i
+		break
+	}
+	switch {
+	case newT >= 0:
+		s.Outcome = OutcomeFailover
+		s.NewLeader, s.NewToken = a.tenures[newT].Node, a.tenures[newT].Token
+		s.ElectionNs = a.tenures[newT].StartT - s.StartT
+		for i := newT; i < len(starts) && starts[i] < winEnd; i++ {
+			if a.tenures[i].Node == s.Leader && lead >= 0 {
+				continue
+			}
+			if f := lc.firstAcc[i]; f >= 0 && (s.FirstWriteNs < 0 || f-s.StartT < s.FirstWriteNs) {
+				s.FirstWriteNs = f - s.StartT
+			}
+		}
+	case lead < 0:
+		s.Outcome = OutcomeNoLeaderYet
+	case reElected || a.tenures[lead].EndT >= winEnd:
+		s.Outcome = OutcomeLeaderKept
+	default:
+		s.Outcome = OutcomeNoLeader
+	}
+}
+
+// live records a liveness failure (a finding unless liveness is required).
+func (lc *latencyCheck) live(code string, t, endT int64, msg string) {
+	r := Reason{Checker: "latency", Code: code, Severity: lc.liveSev, T: t, EndT: endT, Message: msg}
+	lc.res.LivenessFailures = append(lc.res.LivenessFailures, r)
+	lc.rl.add(r)
+}
+
+// unavailability lists the stretches between accepted writes longer than the threshold.
+func (lc *latencyCheck) unavailability() {
+	a, res := lc.a, &lc.res
+	if len(lc.accs) == 0 {
+		if len(a.ev) > 0 {
+			lc.live("no-accepted-write", a.startT, lc.obsEnd, "no write was accepted during the whole run")
+		}
+		return
+	}
+	res.ObservationStartT = lc.accs[0].t
+	prev := lc.accs[0].t
+	for _, x := range lc.accs[1:] {
+		if x.t > lc.obsEnd {
+			break
+		}
+		if x.t-prev > res.ThresholdNs {
+			lc.addWindow(prev, x.t, false)
+		}
+		prev = x.t
+	}
+	if lc.obsEnd-prev > res.ThresholdNs {
+		lc.addWindow(prev, lc.obsEnd, true)
+	}
+}
+
+// addWindow records one stretch without accepted writes. The cost of a fault while it lasts
+// (a paused PostgreSQL leader keeps its lock) is reported, not judged: liveness is about
+// coming back after the heal. A stall while no fault is in effect is judged: the part of the
+// window before its first fault (all of it without one) must stay within the bound.
+func (lc *latencyCheck) addWindow(from, to int64, open bool) {
+	a, res, bound := lc.a, &lc.res, lc.bound
+	u := Unavailability{StartT: from, EndT: to, DurationNs: to - from, Open: open, ExceedsBound: to-from > bound,
+		FaultIDs: lc.applied.overlapping(from, to)}
+	res.UnavailableCount++
+	res.UnavailableSumNs += u.DurationNs
+	res.UnavailableMaxNs = max(res.UnavailableMaxNs, u.DurationNs)
+	if len(res.Unavailability) < detailLimit {
+		res.Unavailability = append(res.Unavailability, u)
+	}
+	if !u.ExceedsBound {
+		return
+	}
+	lc.rl.add(Reason{Checker: "latency", Code: "unavailable-beyond-bound", Severity: SevFinding, T: from, EndT: to,
+		Message: fmt.Sprintf("no write accepted for %s from %s (bound %s, faults %v)",
+			fmtD(u.DurationNs), fmtT(from, a.startT), fmtD(bound), u.FaultIDs)})
+	if quietTo := lc.applied.firstInEffect(from, to); quietTo-from > bound {
+		lc.live("unavailable-without-fault", from, quietTo, fmt.Sprintf("no write accepted for %s from %s while no fault was in effect (bound %s)",
+			fmtD(quietTo-from), fmtT(from, a.startT), fmtD(bound)))
+	}
+}
+
+// livenessAfterHeals: whenever no fault is in effect any more, an accepted write must follow
+// within the bound (unless the next fault starts first).
+func (lc *latencyCheck) livenessAfterHeals() {
+	a := lc.a
+	for _, q := range lc.applied.quietFrom(lc.obsEnd) {
+		if q.to-q.from <= lc.bound {
+			continue
+		}
+		if w := lc.firstAccAfter(q.from); w < 0 || w-q.from > lc.bound {
+			msg := fmt.Sprintf("no write accepted within %s after the faults healed at %s", fmtD(lc.bound), fmtT(q.from, a.startT))
 			if w >= 0 {
 				msg = fmt.Sprintf("the first write after the faults healed at %s was accepted %s later, beyond the bound %s",
-					fmtT(q.from, a.startT), fmtD(w-q.from), fmtD(bound))
+					fmtT(q.from, a.startT), fmtD(w-q.from), fmtD(lc.bound))
 			}
-			live("no-leader-after-heal", q.from, min(q.from+bound, q.to), msg)
+			lc.live("no-leader-after-heal", q.from, min(q.from+lc.bound, q.to), msg)
 		}
 	}
+}
 
-	// Per kind.
+// byKind aggregates the samples and the unavailability windows per fault kind.
+func (lc *latencyCheck) byKind() {
 	kinds := map[string]*KindStats{}
 	var order []string
 	el, fw, rc, un := map[string][]int64{}, map[string][]int64{}, map[string][]int64{}, map[string][]int64{}
-	for _, s := range res.Samples {
+	for _, s := range lc.res.Samples {
 		ks := kinds[s.Kind]
 		if ks == nil {
 			ks = &KindStats{Kind: s.Kind}
@@ -372,10 +437,10 @@ func checkLatency(a *analysis, rl *reasonList) LatencyResult {
 		}
 	}
 	kindOf := map[int]string{}
-	for _, f := range a.faults {
+	for _, f := range lc.a.faults {
 		kindOf[f.ID] = f.Kind
 	}
-	for _, u := range res.Unavailability {
+	for _, u := range lc.res.Unavailability {
 		seen := map[string]bool{}
 		for _, id := range u.FaultIDs {
 			if k := kindOf[id]; !seen[k] {
@@ -388,10 +453,13 @@ func checkLatency(a *analysis, rl *reasonList) LatencyResult {
 	for _, k := range order {
 		ks := kinds[k]
 		ks.Election, ks.FirstWrite, ks.Recovery, ks.Unavailability = statsOf(el[k]), statsOf(fw[k]), statsOf(rc[k]), statsOf(un[k])
-		res.ByKind = append(res.ByKind, *ks)
+		lc.res.ByKind = append(lc.res.ByKind, *ks)
 	}
+}
 
-	// Stable single leader after the final heal.
+// stableLeader: after the final heal, one leader must remain, and within the bound.
+func (lc *latencyCheck) stableLeader() {
+	a, obsEnd := lc.a, lc.obsEnd
 	st := StableLeader{StableNs: -1, FirstWriteNs: -1, HealT: a.startT}
 	if a.healT > 0 {
 		st.HealT = a.healT
@@ -409,35 +477,31 @@ func checkLatency(a *analysis, rl *reasonList) LatencyResult {
 		}
 	}
 	st.Leaders = len(atEnd)
-	if len(atEnd) == 1 {
+	switch {
+	case len(atEnd) == 1:
 		l := &a.tenures[atEnd[0]]
-		s := st.HealT
-		if l.StartT > s {
-			s = l.StartT
-		}
+		s := max(st.HealT, l.StartT)
 		for i := range a.tenures {
 			if i != atEnd[0] && a.tenures[i].EndT > s && a.tenures[i].EndT <= obsEnd {
 				s = a.tenures[i].EndT
 			}
 		}
 		st.Found, st.Node, st.Token, st.StableNs = true, l.Node, l.Token, s-st.HealT
-		for _, x := range accs {
+		for _, x := range lc.accs {
 			if x.t >= s && x.tid == l.ID {
 				st.FirstWriteNs = x.t - st.HealT
 				break
 			}
 		}
-		if st.StableNs > bound {
-			live("slow-stable-leader", st.HealT, s, fmt.Sprintf("a single stable leader (%s, token %d) returned %s after the final heal, beyond the bound %s",
-				l.Node, l.Token, fmtD(st.StableNs), fmtD(bound)))
+		if st.StableNs > lc.bound {
+			lc.live("slow-stable-leader", st.HealT, s, fmt.Sprintf("a single stable leader (%s, token %d) returned %s after the final heal, beyond the bound %s",
+				l.Node, l.Token, fmtD(st.StableNs), fmtD(lc.bound)))
 		}
-	} else if len(a.ev) > 0 {
-		live("no-stable-leader", st.HealT, obsEnd, fmt.Sprintf("%d candidates believed they led at the end of observation (%s); want exactly one stable leader after the final heal",
+	case len(a.ev) > 0:
+		lc.live("no-stable-leader", st.HealT, obsEnd, fmt.Sprintf("%d candidates believed they led at the end of observation (%s); want exactly one stable leader after the final heal",
 			len(atEnd), fmtT(obsEnd, a.startT)))
 	}
-	res.Stable = st
-	res.LivenessOK = len(res.LivenessFailures) == 0
-	return res
+	lc.res.Stable = st
 }
 
 // leadIndex answers "did node hold a tenure at t" by binary search over the node's tenures.

@@ -208,3 +208,27 @@ func TestFailedHealIsNoHealForLiveness(t *testing.T) {
 		t.Fatalf("reasons %+v", r.Reasons)
 	}
 }
+
+// A leader that re-wins its own lease after a fault (c2 → c2) is no failover; another node
+// winning is one.
+func TestReElectedLeaderIsNoFailover(t *testing.T) {
+	mk := func(winner string) *Results {
+		h := newHB()
+		h.phase(2, history.PhaseWarmup).campaign(5, "c2").elected(10, "c2", 1).writes(10, 500, "c2", 1)
+		h.phase(400, history.PhaseFaults).fault(500, 1, "clock", "c2")
+		h.stepDown(600, "c2", "lease expired on the candidate clock").campaign(601, winner).elected(700, winner, 2)
+		h.heal(800, 1).writes(700, 1500, winner, 2)
+		h.phase(1500, history.PhaseTeardown)
+		return check(t, h.end(1600), Params{})
+	}
+	same := mk("c2")
+	wantVerdict(t, same, Valid)
+	if s := same.Latency.Samples[0]; s.Outcome != OutcomeLeaderKept || s.ElectionNs != -1 || same.Latency.ByKind[0].Failovers != 0 {
+		t.Fatalf("c2 → c2 counted as a failover: %+v", s)
+	}
+	other := mk("c1")
+	wantVerdict(t, other, Valid)
+	if s := other.Latency.Samples[0]; s.Outcome != OutcomeFailover || s.NewLeader != "c1" || s.ElectionNs != 200*ms {
+		t.Fatalf("c2 → c1: %+v", s)
+	}
+}

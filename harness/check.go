@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
@@ -63,14 +62,10 @@ func (r *run) conclude(ctx context.Context) (*Outcome, error) {
 	}
 	out.Leaders = electedNodes(results.Tenures.Tenures)
 	// The explanations ride along in results.json for tools and the terminal summary.
-	explanations := reports.Explain(results)
-	for _, x := range explanations {
+	doc := reports.NewResultsDocument(results)
+	for _, x := range doc.Explanations {
 		out.Explanations = append(out.Explanations, x.Code+": "+x.Text)
 	}
-	doc := struct {
-		*checkers.Results
-		Explanations []reports.Explanation `json:"explanations"`
-	}{results, explanations}
 	if err := writeJSON(filepath.Join(r.dir, ResultsFile), doc); err != nil {
 		return out, err
 	}

@@ -50,7 +50,7 @@ var Requirements = []string{"exclusive", "liveness"}
 // Config describes one run. Zero values mean "default" where a default exists; Validate
 // fills them in and rejects what cannot work.
 type Config struct {
-	Store      string // etcd | zookeeper | postgres | redis
+	Store      string // etcd | zookeeper | postgres | redis | none (candidates elect among themselves)
 	StoreNodes int    // store cluster size; 0 = the store's default
 	Recipe     string // candidate recipe (Go recipes); optional with an external candidate
 	Nodes      int    // number of candidates c1..cN
@@ -125,6 +125,9 @@ func (c *Config) Validate() error {
 	}
 	if c.StoreNodes < 0 {
 		bad("store nodes %d: must be >= 1 (or 0 for the store's default)", c.StoreNodes)
+	}
+	if c.storeless() && c.StoreNodes > 0 {
+		bad("--store-nodes %d: a --store none run starts no store; drop --store-nodes", c.StoreNodes)
 	}
 	if c.Nodes == 0 {
 		c.Nodes = DefaultNodes

@@ -274,8 +274,13 @@ func (n nemesisEnv) Candidates() []*platform.Node {
 	return out
 }
 
-func (n nemesisEnv) StoreNodes() []*platform.Node { return n.r.cluster.Nodes() }
-func (n nemesisEnv) StoreKind() string            { return n.r.cfg.Store }
+func (n nemesisEnv) StoreNodes() []*platform.Node {
+	if n.r.cluster == nil {
+		return nil // a store-less run
+	}
+	return n.r.cluster.Nodes()
+}
+func (n nemesisEnv) StoreKind() string { return n.r.cfg.Store }
 
 func (n nemesisEnv) Leaders() []string {
 	var out []string
@@ -286,6 +291,9 @@ func (n nemesisEnv) Leaders() []string {
 }
 
 func (n nemesisEnv) StoreLeader(ctx context.Context) (string, error) {
+	if n.r.cluster == nil {
+		return "", fmt.Errorf("a --store none run has no store leader")
+	}
 	node, err := n.r.cluster.Leader(ctx)
 	if err != nil {
 		return "", err

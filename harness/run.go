@@ -218,6 +218,10 @@ func prepare(cfg *Config) (prepared, error) {
 	}
 	if p.schedule, err = nemesis.Parse(cfg.Nemesis); err != nil {
 		errs = append(errs, fmt.Errorf("--nemesis: %w", err))
+	} else if cfg.storeless() {
+		if err := checkStoreless(p.schedule); err != nil {
+			errs = append(errs, fmt.Errorf("--nemesis %q: %w", cfg.Nemesis, err))
+		}
 	}
 	p.seed = cfg.Seed
 	if p.seed == 0 {

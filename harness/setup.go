@@ -43,9 +43,11 @@ func (r *run) setup(ctx context.Context) error {
 	if err := r.startWatch(ctx); err != nil {
 		return err
 	}
-	kind, err := stores.ParseKind(r.cfg.Store)
-	if err != nil {
-		return err
+	var kind stores.Kind
+	if !r.cfg.storeless() {
+		if kind, err = stores.ParseKind(r.cfg.Store); err != nil {
+			return err
+		}
 	}
 	ext, err := r.externalCandidate()
 	if err != nil {
@@ -56,7 +58,10 @@ func (r *run) setup(ctx context.Context) error {
 			return err
 		}
 	}
-	roles := []images.Role{images.RoleCandidate, images.RoleTools, stores.ImageRole(kind)}
+	roles := []images.Role{images.RoleCandidate, images.RoleTools}
+	if !r.cfg.storeless() {
+		roles = append(roles, stores.ImageRole(kind))
+	}
 	if ext != nil && !ext.static && len(r.cfg.CandidatePackages) == 0 {
 		roles = append(roles, images.RoleBase)
 	}
@@ -88,6 +93,9 @@ func (r *run) setup(ctx context.Context) error {
 		r.logf("images (%s profile) ensured earlier in this suite", r.cfg.Profile)
 	} else {
 		r.logf("images (%s profile) ready in %v", r.cfg.Profile, time.Since(step).Round(time.Millisecond))
+	}
+	if r.cfg.storeless() {
+		return r.setupStoreless(ctx, ext)
 	}
 	storeFaketime := faketimeFor(string(kind), r.prep.schedule)
 	if pool != nil {
@@ -144,7 +152,35 @@ func (r *run) setup(ctx context.Context) error {
 	if err := r.planFaults(); err != nil {
 		return err
 	}
-	step = time.Now()
+	return r.startCandidatesAndMonitor(ctx, ext)
+}
+
+// setupStoreless is setup's tail for --store none: a network, the resource, the candidates.
+func (r *run) setupStoreless(ctx context.Context, ext *external) error {
+	var err error
+	if r.net, err = r.eng.NewNetwork(ctx, r.runID); err != nil {
+		return err
+	}
+	r.logf("run %s: network %s (%s); no store: candidates elect among themselves on port %d",
+		r.runID, r.net.Name, r.net.Subnet, contract.DefaultPeerPort)
+	step := time.Now()
+	if err := r.startResource(ctx); err != nil {
+		return err
+	}
+	r.logf("resource (%s) ready in %v", r.cfg.ResourceMode, time.Since(step).Round(time.Millisecond))
+	if testHookAfterStore != nil {
+		if err := testHookAfterStore(); err != nil {
+			return err
+		}
+	}
+	if err := r.planFaults(); err != nil {
+		return err
+	}
+	return r.startCandidatesAndMonitor(ctx, ext)
+}
+
+func (r *run) startCandidatesAndMonitor(ctx context.Context, ext *external) error {
+	step := time.Now()
 	if err := r.startCandidates(ctx, ext); err != nil {
 		return err
 	}
@@ -225,7 +261,8 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 	cc := contract.Config{
 		NodeID:        name,
 		Store:         r.cfg.Store,
-		Endpoints:     r.cluster.Endpoints(),
+		Peers:         peerAddrs(r.candidateNames()),
+		ListenPort:    contract.DefaultPeerPort,
 		ResourceURL:   "http://resource:" + resourcePort,
 		LeaseTTL:      r.cfg.TTL,
 		WriteInterval: r.cfg.WriteInterval,
@@ -234,6 +271,9 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 		Recipe:        r.cfg.Recipe,
 		RenewInterval: r.cfg.RenewInterval,
 		RetryInterval: r.cfg.RetryInterval,
+	}
+	if r.cluster != nil {
+		cc.Endpoints = r.cluster.Endpoints()
 	}
 	env := map[string]string{}
 	for _, kv := range cc.Environ() {
@@ -314,7 +354,7 @@ func (r *run) startCandidates(ctx context.Context, ext *external) error {
 // planFaults turns the schedule into a plan for the real topology and prepares the nemesis.
 func (r *run) planFaults() error {
 	var storeNodes []string
-	for _, n := range r.cluster.Nodes() {
+	for _, n := range (nemesisEnv{r}).StoreNodes() {
 		storeNodes = append(storeNodes, n.Name())
 	}
 	topo := nemesis.Topology{Candidates: r.candidateNames(), StoreNodes: storeNodes, StoreKind: r.cfg.Store, TTL: r.cfg.TTL}

@@ -235,7 +235,7 @@ func (n *Nemesis) setClock(ctx context.Context, name string, offset int64) error
 	n.clocks[name] = offset
 	n.mu.Unlock()
 	if n.isCandidate(name) {
-		return nd.CopyFile(ctx, n.candidateClockFile(), []byte(strconv.FormatInt(offset, 10)+"\n"), 0o644)
+		return writeFileAtomic(ctx, nd, n.candidateClockFile(), []byte(strconv.FormatInt(offset, 10)+"\n"))
 	}
 	v, err := faketimeValue(offset)
 	if err != nil {

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -14,7 +15,11 @@ import (
 
 // bigRun writes a ~1,000,000-event run: 10 candidates, 10,000 tenures of 49 writes each
 // (decision + write events), a pause fault every 100 tenures with a rejected zombie write.
-func bigRun(b *testing.B, dir string) int {
+func bigRun(b *testing.B, dir string) int { return bigRunMode(b, dir, "fenced") }
+
+// bigRunMode is bigRun with the resource mode: "unfenced" accepts the zombie writes, so the
+// run is invalid and the report carries explanations.
+func bigRunMode(b *testing.B, dir, mode string) int {
 	b.Helper()
 	var ev []history.Event
 	add := func(e history.Event) {
@@ -28,10 +33,10 @@ func bigRun(b *testing.B, dir string) int {
 		wid++
 		id := fmt.Sprintf("w%d", wid)
 		res := history.ResultAccepted
-		if tok < maxTok {
+		if tok < maxTok && mode == "fenced" {
 			res = history.ResultRejected
 		}
-		add(history.Event{T: at, Kind: history.KindDecision, Node: node, Token: tok, WriteID: id, Result: res, Max: maxTok, Stale: tok < maxTok, Mode: "fenced"})
+		add(history.Event{T: at, Kind: history.KindDecision, Node: node, Token: tok, WriteID: id, Result: res, Max: maxTok, Stale: tok < maxTok, Mode: mode})
 		add(history.Event{T: at + ms/2, Kind: history.KindWrite, Node: node, Token: tok, WriteID: id, CallT: at - ms/2, Result: res})
 		if res == history.ResultAccepted {
 			maxTok = max(maxTok, tok)
@@ -70,7 +75,7 @@ func bigRun(b *testing.B, dir string) int {
 		b.Fatal(err)
 	}
 	writeHistory(b, dir, ev)
-	res, err := checkers.Check(context.Background(), ev, checkers.Params{PorcupineTimeout: -1})
+	res, err := checkers.Check(context.Background(), ev, checkers.Params{PorcupineTimeout: -1, ResourceMode: mode})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,6 +108,30 @@ func BenchmarkRenderRunMillion(b *testing.B) {
 	b.ReportMetric(float64(st.Size())/1e6, "report-MB")
 	b.ReportMetric(float64(n), "events")
 	b.Logf("%d events, history %.1f MB → report.html %.2f MB", n, float64(hs.Size())/1e6, float64(st.Size())/1e6)
+}
+
+// BenchmarkRenderRunMillionInvalid: the same run with the zombie writes accepted
+// (unfenced), so report.html opens with explanations and their zoomed timelines.
+func BenchmarkRenderRunMillionInvalid(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "big-invalid")
+	n := bigRunMode(b, dir, "unfenced")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := RenderRun(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	page, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte(`id="why-stale-write-accepted"`)) {
+		b.Fatal("the invalid 1M-event report has no stale-write explanation")
+	}
+	b.ReportMetric(float64(len(page))/1e6, "report-MB")
+	b.ReportMetric(float64(n), "events")
 }
 
 // BenchmarkRenderRunSmall: the fixture run (~600 events), the common case.

@@ -4,6 +4,7 @@ package reports
 
 import (
 	"context"
+	"html"
 	"net"
 	"net/http"
 	"os"
@@ -116,6 +117,26 @@ func TestBrowserRendersReportAndIndex(t *testing.T) {
 		if !strings.Contains(dom, want) {
 			t.Errorf("report DOM lacks %s", want)
 		}
+	}
+	// The explanation block sits above the timeline, tells the stale write's story and
+	// carries a zoomed timeline of the two involved candidates with the stale write on it.
+	why, tl := strings.Index(dom, `id="explanations"`), strings.Index(dom, `id="timeline-section"`)
+	if why < 0 || why > tl {
+		t.Errorf("explanations missing or below the timeline")
+	} else {
+		block := html.UnescapeString(dom[why:tl])
+		for _, want := range []string{`id="why-stale-write-accepted"`, "c1 wrote with its old token 1 at +4.010s",
+			`class="tl-zoomed"`, `id="why1-lane-c1"`, `id="why1-lane-c2"`, "tick t-stale"} {
+			if !strings.Contains(block, want) {
+				t.Errorf("explanation block lacks %s", want)
+			}
+		}
+		if strings.Contains(block, `id="why1-lane-c3"`) {
+			t.Errorf("zoomed timeline shows c3, which the stale write does not involve")
+		}
+	}
+	if !strings.Contains(dom, `href="#why-stale-write-accepted"`) {
+		t.Errorf("the reason does not link to its explanation")
 	}
 	// The script ran: the anchor zoomed the timeline in (width grew beyond the base width).
 	if !strings.Contains(dom, `id="tl-zoom" transform="scale(4,1)"`) {

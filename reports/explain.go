@@ -1,7 +1,9 @@
 package reports
 
 import (
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -181,7 +183,11 @@ func (x *story) leaseOut(node string) {
 	if f.EndT > 0 && f.EndT-f.StartT <= ttl {
 		return
 	}
-	x.at(f.StartT+ttl, "its lease (TTL %s) had run out", fmtDur(ttl))
+	// Renewed last before the fault, the lease ran out within one TTL of its start.
+	t := f.StartT + ttl
+	x.steps = append(x.steps, ExplainStep{T: t, Rel: relTo(t, x.zero),
+		Text: fmt.Sprintf("its lease (TTL %s) had run out by %s at the latest", fmtDur(ttl), relTo(t, x.zero))})
+	x.to = max(x.to, t)
 }
 
 // elected adds the election of node with token, if the tenure is known.
@@ -301,11 +307,12 @@ func explainOverlap(x *story) {
 	for i, n := range rs.Nodes {
 		x.elected(n, tokenAt(rs.Tokens, i))
 	}
+	nodes := slices.Compact(slices.Sorted(slices.Values(rs.Nodes)))
 	who := "all"
-	if len(rs.Nodes) == 2 {
+	if len(nodes) == 2 {
 		who = "both"
 	}
-	x.at(rs.T, "%s %s believed they led", strings.Join(rs.Nodes, " and "), who)
+	x.at(rs.T, "%s %s believed they led", strings.Join(nodes, " and "), who)
 	if rs.EndT > rs.T {
 		x.at(rs.EndT, "the overlap ended after %s", fmtDur(rs.EndT-rs.T))
 	}
@@ -441,4 +448,29 @@ func tokenAt(t []int64, i int) int64 {
 		return t[i]
 	}
 	return 0
+}
+
+// ResultsDocument is results.json as a run writes it: the checkers' results with the
+// explanations of the verdict alongside.
+type ResultsDocument struct {
+	*checkers.Results
+	Explanations []Explanation `json:"explanations"`
+}
+
+// NewResultsDocument explains r's verdict.
+func NewResultsDocument(r *checkers.Results) ResultsDocument {
+	xs := Explain(r)
+	if xs == nil {
+		xs = []Explanation{}
+	}
+	return ResultsDocument{Results: r, Explanations: xs}
+}
+
+// WriteResults (re)writes dir's results.json with the explanations, atomically.
+func WriteResults(dir string, r *checkers.Results) error {
+	b, err := json.MarshalIndent(NewResultsDocument(r), "", " ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, checkers.ResultsFile), append(b, '\n'))
 }

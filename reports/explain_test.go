@@ -2,6 +2,7 @@ package reports
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -121,5 +122,27 @@ func TestExplainValidRunIsEmpty(t *testing.T) {
 	}
 	if xs := Explain(res); len(xs) != 0 {
 		t.Fatalf("explanations for a valid run: %+v", xs)
+	}
+}
+
+// results.json with explanations still reads as checkers.Results, and carries them.
+func TestWriteResultsCarriesExplanations(t *testing.T) {
+	f := defaultFixture()
+	f.unfenced = true
+	res := checkFixture(t, f, nil)
+	dir := t.TempDir()
+	if err := WriteResults(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	back, err := checkers.ReadResults(filepath.Join(dir, checkers.ResultsFile))
+	if err != nil || back.Verdict != checkers.Invalid {
+		t.Fatalf("read back: %v %+v", err, back)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, checkers.ResultsFile))
+	var doc struct {
+		Explanations []Explanation `json:"explanations"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Explanations) == 0 || doc.Explanations[0].Code != "stale-write-accepted" {
+		t.Fatalf("explanations in results.json: %v %+v", err, doc.Explanations)
 	}
 }

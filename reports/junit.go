@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 )
 
-// JUnitCheckers are the test cases of a run's junit.xml, one per checker, in this order.
-// Reasons of the "history" checker (nothing tested, empty history) land in "contract".
-var JUnitCheckers = []string{"tenures", "resource", "tokens", "porcupine", "latency", "contract"}
+// JUnitCheckers are the test cases of a run's junit.xml: the checkers' own list, in order.
+// A reason of a checker not in it (none today) lands in "validity".
+var JUnitCheckers = checkers.Names()
 
 // JUnit XML, in the subset CI systems (Jenkins, GitLab, GitHub test reporters) read.
 type junitSuites struct {
@@ -84,8 +85,8 @@ func junitSuiteFor(name string, r *checkers.Results, cfg *runConfig) junitSuite 
 	byChecker := map[string][]checkers.Reason{}
 	for _, x := range r.Reasons {
 		c := x.Checker
-		if !containsStr(JUnitCheckers, c) {
-			c = "contract"
+		if !slices.Contains(JUnitCheckers, c) {
+			c = "validity"
 		}
 		byChecker[c] = append(byChecker[c], x)
 	}
@@ -134,13 +135,54 @@ func firstLine(msg string, n int) string {
 	return msg
 }
 
-func containsStr(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
+// JUnitCase is one test case for a JUnit document written outside this package (the
+// matrix's): one writer for every JUnit file the project makes.
+type JUnitCase struct {
+	Name      string
+	Classname string
+	Seconds   float64
+	Failure   *JUnitProblem // the test failed (an invalid verdict, an outcome that differs)
+	Error     *JUnitProblem // the test could not decide (unknown, harness error)
+	SystemOut string
+}
+
+// JUnitProblem is a failure or error of a JUnitCase.
+type JUnitProblem struct{ Message, Type, Text string }
+
+// WriteJUnitCases writes cases as one test suite named suiteName to path.
+func WriteJUnitCases(path, suiteName string, cases []JUnitCase) error {
+	s := junitSuite{Name: suiteName}
+	var total float64
+	problem := func(p *JUnitProblem) *junitProblem {
+		if p == nil {
+			return nil
 		}
+		return &junitProblem{Message: p.Message, Type: p.Type, Text: p.Text}
 	}
-	return false
+	for _, c := range cases {
+		jc := junitCase{Name: c.Name, Classname: c.Classname, Time: fmt.Sprintf("%.3f", c.Seconds),
+			Failure: problem(c.Failure), Error: problem(c.Error)}
+		if c.SystemOut != "" {
+			jc.SystemOut = &junitCharData{c.SystemOut}
+		}
+		if jc.Failure != nil {
+			s.Failures++
+		}
+		if jc.Error != nil {
+			s.Errors++
+		}
+		total += c.Seconds
+		s.Cases = append(s.Cases, jc)
+	}
+	s.Tests, s.Time = len(s.Cases), fmt.Sprintf("%.3f", total)
+	b, err := marshalJUnit(junitSuites{Name: suiteName, Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Time: s.Time, Suites: []junitSuite{s}})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return writeAtomic(path, b)
 }
 
 // WriteJUnit writes junit.xml for one run into its directory.

@@ -42,6 +42,15 @@ type reasonView struct {
 	T        int64
 	Nodes    string
 	Tokens   string
+	WhyID    string // the explanation of this reason's code, when it is the first of it
+}
+
+// explainView is one explanation with its zoomed timeline.
+type explainView struct {
+	ID, Code, Severity string
+	FaultID            int
+	Steps              []ExplainStep
+	Zoom               *timeline
 }
 
 type statsView struct{ Count, Median, P99, Max string }
@@ -76,6 +85,7 @@ type porcView struct {
 type reportView struct {
 	Title, TestName, RunName string
 	Verdict, VerdictText     string
+	Explanations             []explainView
 	Reasons, Findings        []reasonView
 	Facts                    []fact
 	Replay                   string
@@ -162,15 +172,32 @@ func buildReport(runDir string, r *checkers.Results, cfg *runConfig, h *rawHisto
 	v.Findings = reasonViews(r.Findings, "f", t0)
 	v.LivenessFailures = reasonViews(r.Latency.LivenessFailures, "l", t0)
 
+	v.Explanations = explainViews(r, cfg, h, v.Reasons)
 	v.Facts = runFacts(r, cfg)
-	tl := buildTimeline(r, cfg, h)
-	sc := scale{t0, max(r.Run.EndT, t0+int64(time.Second)), 0}
-	sc.px = tl.Width / float64(sc.t1-sc.t0)
-	tl.addMarks(v.Reasons, sc)
-	tl.addMarks(v.Findings, sc)
-	v.Timeline = tl
+	v.Timeline = timelineWithMarks(r, cfg, h, v.Reasons, v.Findings)
 	v.Chart = buildLatencyChart(r)
+	v.latencySection(r)
+	v.Summary = summaryFacts(r)
+	v.checkerTables(r)
+	v.Porcupine = porcupineViews(r)
+	v.Logs = listLogs(runDir)
+	v.Notes = reportNotes(v.Timeline, h)
+	return v
+}
 
+// timelineWithMarks is the run's timeline with an anchor line for every timed reason and
+// finding.
+func timelineWithMarks(r *checkers.Results, cfg *runConfig, h *rawHistory, reasons, findings []reasonView) *timeline {
+	tl := buildTimeline(r, cfg, h)
+	sc := fullView(r).scale()
+	tl.addMarks(reasons, sc)
+	tl.addMarks(findings, sc)
+	return tl
+}
+
+// latencySection: per fault kind failover statistics and the stable leader after the heal.
+func (v *reportView) latencySection(r *checkers.Results) {
+	t0 := r.Run.StartT
 	for _, k := range r.Latency.ByKind {
 		v.KindRows = append(v.KindRows, kindRow{Kind: k.Kind, Faults: k.Faults, Failovers: k.Failovers, Kept: k.LeaderKept, NoLeader: k.NoLeader,
 			Election: sv(k.Election), FirstWrite: sv(k.FirstWrite), Recovery: sv(k.Recovery), Unavail: sv(k.Unavailability),
@@ -184,7 +211,11 @@ func buildReport(runDir string, r *checkers.Results, cfg *runConfig, h *rawHisto
 	} else {
 		v.Stable = fmt.Sprintf("No single stable leader after the heal at %s (%d believed they led at the end).", rel(st.HealT, t0), st.Leaders)
 	}
-	v.Summary = []fact{
+}
+
+// summaryFacts are the headline counts under the run facts.
+func summaryFacts(r *checkers.Results) []fact {
+	return []fact{
 		{Key: "elections", Value: fmt.Sprint(r.Tenures.Elections)},
 		{Key: "split-brain windows", Value: fmt.Sprintf("%d (total %s, longest %s)", r.Tenures.OverlapCount, fmtDur(r.Tenures.OverlapSumNs), fmtDur(r.Tenures.OverlapMaxNs))},
 		{Key: "writes accepted / rejected", Value: fmt.Sprintf("%d / %d", r.Resource.Accepted, r.Resource.Rejected)},
@@ -194,6 +225,11 @@ func buildReport(runDir string, r *checkers.Results, cfg *runConfig, h *rawHisto
 		{Key: "unavailability", Value: fmt.Sprintf("%d windows (total %s, longest %s)", r.Latency.UnavailableCount, fmtDur(r.Latency.UnavailableSumNs), fmtDur(r.Latency.UnavailableMaxNs))},
 	}
 
+}
+
+// checkerTables fills the checker sections' tables (each capped at maxTableRows).
+func (v *reportView) checkerTables(r *checkers.Results) {
+	t0 := r.Run.StartT
 	v.Overlaps = table{ID: "overlaps", Head: []string{"#", "start", "end", "length", "leaders", "who (token)"}}
 	for i, o := range r.Tenures.Overlaps {
 		var who []string
@@ -243,6 +279,12 @@ func buildReport(runDir string, r *checkers.Results, cfg *runConfig, h *rawHisto
 	for _, u := range r.Latency.Unavailability {
 		v.Unavail.add(row{rel(u.StartT, t0), rel(u.EndT, t0), fmtDur(u.DurationNs), fmt.Sprint(u.FaultIDs), yesNo(u.ExceedsBound), yesNo(u.Open)})
 	}
+}
+
+// porcupineViews: each Porcupine model's result, with a link to its visualization.
+func porcupineViews(r *checkers.Results) []porcView {
+	t0 := r.Run.StartT
+	var out []porcView
 	for _, m := range r.Porcupine.Models {
 		pv := porcView{Model: m.Model, Result: m.Result, Meaning: m.Meaning, Note: m.Note, Ops: m.Ops, Partitions: m.Partitions,
 			MaxOps: m.MaxPartitionOps, Duration: fmtDur(m.DurationNs), Class: "porc-" + m.Result}
@@ -256,23 +298,61 @@ func buildReport(runDir string, r *checkers.Results, cfg *runConfig, h *rawHisto
 		for _, op := range m.Unlinearized {
 			pv.Unlinearized = append(pv.Unlinearized, fmt.Sprintf("%s (%s, token %d, called %s)", op.Desc, op.Node, op.Token, rel(op.CallT, t0)))
 		}
-		v.Porcupine = append(v.Porcupine, pv)
+		out = append(out, pv)
 	}
-	v.Logs = listLogs(runDir)
+	return out
+}
+
+// reportNotes say what the drawing left out or could not read.
+func reportNotes(tl *timeline, h *rawHistory) []string {
+	var notes []string
 	if tl.TicksBinned {
-		v.Notes = append(v.Notes, fmt.Sprintf("%d writes exceed the drawing cap of %d ticks: the timeline shows them aggregated into %d bins of %.0f px (hover a bin for its count).",
+		notes = append(notes, fmt.Sprintf("%d writes exceed the drawing cap of %d ticks: the timeline shows them aggregated into %d bins of %.0f px (hover a bin for its count).",
 			tl.TicksTotal, MaxTicks, tl.TicksDrawn, binPx))
 	}
 	if tl.TenuresMerged > 0 {
-		v.Notes = append(v.Notes, fmt.Sprintf("%d tenures shorter than a pixel are drawn merged with their neighbour; the tenure table lists them.", tl.TenuresMerged))
+		notes = append(notes, fmt.Sprintf("%d tenures shorter than a pixel are drawn merged with their neighbour; the tenure table lists them.", tl.TenuresMerged))
 	}
 	if h.badLines > 0 {
-		v.Notes = append(v.Notes, fmt.Sprintf("%d lines of history.jsonl did not decode (a cut-off tail, typically) and are not drawn.", h.badLines))
+		notes = append(notes, fmt.Sprintf("%d lines of history.jsonl did not decode (a cut-off tail, typically) and are not drawn.", h.badLines))
 	}
 	if h.missing {
-		v.Notes = append(v.Notes, "history.jsonl is missing: write ticks and process marks are not shown.")
+		notes = append(notes, "history.jsonl is missing: write ticks and process marks are not shown.")
 	}
-	return v
+	return notes
+}
+
+// zoomWidth is the width of an explanation's zoomed timeline.
+const zoomWidth = 900.0
+
+// explainViews explains the verdict's reasons (one per code) and lays out a zoomed
+// timeline of the involved nodes around each story; the reason list links to them.
+func explainViews(r *checkers.Results, cfg *runConfig, h *rawHistory, reasons []reasonView) []explainView {
+	var out []explainView
+	for i, x := range Explain(r) {
+		ev := explainView{ID: "why-" + safeID(x.Code), Code: x.Code, Severity: x.Severity, FaultID: x.FaultID, Steps: x.Steps}
+		if x.Reason < len(reasons) {
+			reasons[x.Reason].WhyID = ev.ID
+		}
+		only := map[string]bool{}
+		for _, n := range x.Nodes {
+			only[n] = true
+		}
+		view := timelineView{t0: x.FromT, t1: x.ToT, width: zoomWidth, only: only, idPrefix: fmt.Sprintf("why%d-", i+1), origin: r.Run.StartT}
+		ev.Zoom = layoutTimeline(r, cfg, h, view)
+		sc := view.scale()
+		n := 0
+		for _, st := range x.Steps {
+			if st.T == 0 {
+				continue
+			}
+			n++
+			ev.Zoom.Marks = append(ev.Zoom.Marks, vline{X: sc.x(st.T), Label: fmt.Sprint(n), Class: "mark step", Title: st.Text})
+		}
+		stagger(ev.Zoom.Marks, ev.Zoom.Height-24, 10)
+		out = append(out, ev)
+	}
+	return out
 }
 
 func (t *table) add(r row) {

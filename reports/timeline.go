@@ -144,19 +144,70 @@ func faultClass(kind string) string {
 	return "f-other"
 }
 
-// buildTimeline lays out lanes: candidates first, then store nodes, then other targets, then
-// the availability lane.
-func buildTimeline(r *checkers.Results, cfg *runConfig, h *rawHistory) *timeline {
+// timelineView is what a timeline shows: the whole run, or a zoomed window on a few nodes.
+type timelineView struct {
+	t0, t1   int64
+	width    float64
+	only     map[string]bool // lanes to show (nil: all); the availability lane always shows
+	idPrefix string          // keeps element ids unique when a page holds several timelines
+	origin   int64           // what the axis labels count from (the run start)
+}
+
+// fullView is the whole run, at a width that grows with its length.
+func fullView(r *checkers.Results) timelineView {
 	t0, t1 := r.Run.StartT, r.Run.EndT
 	if t1 <= t0 {
 		t1 = t0 + int64(time.Second)
 	}
 	dur := float64(t1-t0) / 1e9
-	width := math.Min(maxWidth, math.Max(minWidth, dur*pxPerSec))
-	sc := scale{t0, t1, width / float64(t1-t0)}
-	tl := &timeline{Width: width}
+	return timelineView{t0: t0, t1: t1, width: math.Min(maxWidth, math.Max(minWidth, dur*pxPerSec)), origin: t0}
+}
 
-	// Lanes.
+func (v timelineView) scale() scale { return scale{v.t0, v.t1, v.width / float64(v.t1-v.t0)} }
+
+// shows reports whether [a, b] overlaps the view's window.
+func (v timelineView) shows(a, b int64) bool { return b >= v.t0 && a <= v.t1 }
+
+func (v timelineView) id(id string) string {
+	if id == "" {
+		return ""
+	}
+	return v.idPrefix + id
+}
+
+// buildTimeline lays out the whole run: lanes (candidates, store nodes, other targets, the
+// availability lane), then fault windows, tenures, split-brain windows, writes, process
+// marks, unavailability and phases.
+func buildTimeline(r *checkers.Results, cfg *runConfig, h *rawHistory) *timeline {
+	return layoutTimeline(r, cfg, h, fullView(r))
+}
+
+func layoutTimeline(r *checkers.Results, cfg *runConfig, h *rawHistory, v timelineView) *timeline {
+	sc := v.scale()
+	tl := &timeline{Width: v.width}
+	lanes := tl.addLanes(laneNames(r, cfg, h), v)
+	tl.addFaults(r, sc, lanes, v)
+	tl.addTenures(r, sc, lanes, v)
+	tl.addOverlaps(r, sc, v)
+	tl.addWrites(h, sc, lanes, v)
+	tl.addProcessMarks(h, sc, lanes, v)
+	tl.addAvailability(r, sc, v)
+	for _, p := range r.Run.Phases {
+		if v.shows(p.T, p.T) {
+			tl.Phases = append(tl.Phases, vline{X: sc.x(p.T), Label: p.Phase, Class: "phase", Title: fmt.Sprintf("phase %s starts at %s", p.Phase, rel(p.T, v.origin))})
+		}
+	}
+	stagger(tl.Phases, 23, 10)
+	tl.Major, tl.Minor = axisTicks(sc, v.width, v.origin)
+	return tl
+}
+
+// laneGroups are the lane names by role, in drawing order.
+type laneGroups struct{ cands, stores, others []string }
+
+// laneNames: the run's candidates (and any node that led), the store nodes, then other
+// fault targets.
+func laneNames(r *checkers.Results, cfg *runConfig, h *rawHistory) laneGroups {
 	cands := append([]string(nil), r.Run.Candidates...)
 	if len(cands) == 0 {
 		cands = append(cands, r.Params.Nodes...)
@@ -188,34 +239,53 @@ func buildTimeline(r *checkers.Results, cfg *runConfig, h *rawHistory) *timeline
 		}
 	}
 	sortNatural(others)
+	return laneGroups{cands, stores, others}
+}
 
-	laneIdx := map[string]int{}
+// laneIndex maps a lane label to its index in tl.Lanes; availability is the last lane.
+type laneIndex struct {
+	byName       map[string]int
+	availability int
+}
+
+func (tl *timeline) addLanes(g laneGroups, v timelineView) laneIndex {
+	idx := laneIndex{byName: map[string]int{}}
 	y := axisH
-	addLane := func(id, label, role string) {
-		laneIdx[label] = len(tl.Lanes)
-		tl.Lanes = append(tl.Lanes, lane{ID: id, Label: label, Role: role, Y: y})
+	add := func(id, label, role string) {
+		if v.only != nil && role != "availability" && !v.only[label] {
+			return
+		}
+		idx.byName[label] = len(tl.Lanes)
+		tl.Lanes = append(tl.Lanes, lane{ID: v.id(id), Label: label, Role: role, Y: y})
 		y += laneH
 	}
 	tl.CandTop = y
-	for _, c := range cands {
-		addLane("lane-"+safeID(c), c, "candidate")
+	for _, c := range g.cands {
+		add("lane-"+safeID(c), c, "candidate")
 	}
 	tl.CandBottom = y
-	for _, s := range stores {
-		addLane("lane-store-"+safeID(s), s, "store")
+	for _, s := range g.stores {
+		add("lane-store-"+safeID(s), s, "store")
 	}
-	for _, o := range others {
-		addLane("lane-other-"+safeID(o), o, "other")
+	for _, o := range g.others {
+		add("lane-other-"+safeID(o), o, "other")
 	}
-	availIdx := len(tl.Lanes)
-	addLane("lane-availability", "availability", "availability")
+	idx.availability = len(tl.Lanes)
+	add("lane-availability", "availability", "availability")
 	tl.Height = y + 4
+	return idx
+}
 
-	// Fault windows: shaded across all lanes, and a band on each target's lane.
+// addFaults shades each fault window across all lanes and bands each target's lane.
+func (tl *timeline) addFaults(r *checkers.Results, sc scale, lanes laneIndex, v timelineView) {
+	t0 := v.origin
 	for _, f := range r.Faults {
 		end := f.EndT
 		if end <= f.StartT {
 			end = f.StartT + 1
+		}
+		if !v.shows(f.StartT, end) {
+			continue
 		}
 		title := fmt.Sprintf("fault #%d %s on %s: %s → %s (%s)", f.ID, f.Kind, strings.Join(f.Targets, ", "),
 			rel(f.StartT, t0), rel(end, t0), fmtDur(end-f.StartT))
@@ -234,19 +304,23 @@ func buildTimeline(r *checkers.Results, cfg *runConfig, h *rawHistory) *timeline
 			title += "\nHEAL ERROR: " + f.HealErr
 		}
 		x, w := sc.x(f.StartT), sc.w(f.StartT, end)
-		tl.Shades = append(tl.Shades, rect{ID: fmt.Sprintf("fault-%d", f.ID), X: x, Y: axisH, W: w, H: y - axisH, Class: "shade " + class, Title: title})
+		tl.Shades = append(tl.Shades, rect{ID: v.id(fmt.Sprintf("fault-%d", f.ID)), X: x, Y: axisH, W: w, H: tl.Height - 4 - axisH, Class: "shade " + class, Title: title})
 		for _, tg := range f.Targets {
-			if i, ok := laneIdx[tg]; ok {
+			if i, ok := lanes.byName[tg]; ok {
 				l := &tl.Lanes[i]
 				l.Bands = append(l.Bands, rect{X: x, Y: l.Y + 1, W: w, H: laneH - 2, Class: "band " + class, Title: title})
 			}
 		}
 	}
+}
 
-	// Tenures, coloured by token; sub-pixel neighbours merge so 10,000 tenures stay drawable.
+// addTenures draws tenures coloured by token; sub-pixel neighbours merge so 10,000 tenures
+// stay drawable.
+func (tl *timeline) addTenures(r *checkers.Results, sc scale, lanes laneIndex, v timelineView) {
+	t0 := v.origin
 	for _, ten := range r.Tenures.Tenures {
-		i, ok := laneIdx[ten.Node]
-		if !ok {
+		i, ok := lanes.byName[ten.Node]
+		if !ok || !v.shows(ten.StartT, ten.EndT) {
 			continue
 		}
 		l := &tl.Lanes[i]
@@ -266,27 +340,48 @@ func buildTimeline(r *checkers.Results, cfg *runConfig, h *rawHistory) *timeline
 		}
 		title := fmt.Sprintf("%s leader, token %d\n%s → %s (%s)\nended: %s\nwrites accepted %d, rejected %d",
 			ten.Node, ten.Token, rel(ten.StartT, t0), rel(ten.EndT, t0), fmtDur(ten.EndT-ten.StartT), end, ten.Accepted, ten.Rejected)
-		l.Tenures = append(l.Tenures, rect{ID: fmt.Sprintf("tenure-%d", ten.ID), X: x, Y: l.Y + 7, W: w, H: laneH - 14,
+		l.Tenures = append(l.Tenures, rect{ID: v.id(fmt.Sprintf("tenure-%d", ten.ID)), X: x, Y: l.Y + 7, W: w, H: laneH - 14,
 			Class: "tenure", Fill: tokenColor(ten.Token), Title: title})
 	}
+}
 
-	// Split-brain windows.
+// addOverlaps draws the split-brain windows across the candidate lanes.
+func (tl *timeline) addOverlaps(r *checkers.Results, sc scale, v timelineView) {
+	t0 := v.origin
 	for i, o := range r.Tenures.Overlaps {
+		if !v.shows(o.StartT, o.EndT) {
+			continue
+		}
 		var who []string
 		for _, m := range o.Members {
 			who = append(who, fmt.Sprintf("%s (token %d)", m.Node, m.Token))
 		}
 		title := fmt.Sprintf("SPLIT BRAIN: %d leaders at once, %s → %s (%s)\n%s", o.MaxCount, rel(o.StartT, t0), rel(o.EndT, t0),
 			fmtDur(o.Duration), strings.Join(who, ", "))
-		tl.Overlaps = append(tl.Overlaps, rect{ID: fmt.Sprintf("overlap-%d", i+1), X: sc.x(o.StartT), Y: tl.CandTop,
+		tl.Overlaps = append(tl.Overlaps, rect{ID: v.id(fmt.Sprintf("overlap-%d", i+1)), X: sc.x(o.StartT), Y: tl.CandTop,
 			W: math.Max(2, sc.w(o.StartT, o.EndT)), H: tl.CandBottom - tl.CandTop, Class: "overlap", Title: title})
 	}
+}
 
-	// Writes.
-	tl.TicksTotal = len(h.ticks)
-	if len(h.ticks) <= MaxTicks {
+// addWrites draws each write as a tick, or, above MaxTicks in the view, bins of binPx
+// pixels per lane and outcome.
+func (tl *timeline) addWrites(h *rawHistory, sc scale, lanes laneIndex, v timelineView) {
+	t0 := v.origin
+	visible := h.ticks
+	if v.only != nil {
+		// A zoomed view: its window and lanes only (history order is not strictly time
+		// order, so a linear pass rather than a search).
+		visible = nil
 		for _, tk := range h.ticks {
-			i, ok := laneIdx[tk.node]
+			if tk.t >= v.t0 && tk.t <= v.t1 && v.only[tk.node] {
+				visible = append(visible, tk)
+			}
+		}
+	}
+	tl.TicksTotal = len(visible)
+	if len(visible) <= MaxTicks {
+		for _, tk := range visible {
+			i, ok := lanes.byName[tk.node]
 			if !ok {
 				continue
 			}
@@ -297,67 +392,80 @@ func buildTimeline(r *checkers.Results, cfg *runConfig, h *rawHistory) *timeline
 				Title: fmt.Sprintf("write %s at %s, %s token %d", tickNames[tk.kind], rel(tk.t, t0), tk.node, tk.token)})
 			tl.TicksDrawn++
 		}
-	} else {
-		tl.TicksBinned = true
-		type key struct {
-			lane, bin int
-			kind      tickKind
-		}
-		type agg struct {
-			n            int
-			first, last  int64
-			minTk, maxTk int64
-		}
-		bins := map[key]*agg{}
-		var order []key
-		for _, tk := range h.ticks {
-			i, ok := laneIdx[tk.node]
-			if !ok {
-				continue
-			}
-			k := key{i, int(sc.x(tk.t) / binPx), tk.kind}
-			a := bins[k]
-			if a == nil {
-				a = &agg{first: tk.t, minTk: tk.token, maxTk: tk.token}
-				bins[k] = a
-				order = append(order, k)
-			}
-			a.n++
-			a.last = tk.t
-			a.minTk = min(a.minTk, tk.token)
-			a.maxTk = max(a.maxTk, tk.token)
-		}
-		for _, k := range order {
-			a := bins[k]
-			l := &tl.Lanes[k.lane]
-			yy, hh := tickY(l.Y, k.kind)
-			toks := fmt.Sprintf("token %d", a.minTk)
-			if a.maxTk != a.minTk {
-				toks = fmt.Sprintf("tokens %d–%d", a.minTk, a.maxTk)
-			}
-			l.Ticks = append(l.Ticks, rect{X: float64(k.bin) * binPx, Y: yy, W: binPx - 0.5, H: hh, Class: "tick t-" + tickClass(k.kind),
-				Title: fmt.Sprintf("%d writes %s, %s → %s, %s %s", a.n, tickNames[k.kind], rel(a.first, t0), rel(a.last, t0), l.Label, toks)})
-			tl.TicksDrawn++
-		}
+		return
 	}
-
-	// Process and signal marks.
-	for i, m := range h.marks {
-		if i >= maxMarks {
-			break
-		}
-		li, ok := laneIdx[m.node]
+	tl.TicksBinned = true
+	type key struct {
+		lane, bin int
+		kind      tickKind
+	}
+	type agg struct {
+		n            int
+		first, last  int64
+		minTk, maxTk int64
+	}
+	bins := map[key]*agg{}
+	var order []key
+	for _, tk := range visible {
+		i, ok := lanes.byName[tk.node]
 		if !ok {
 			continue
 		}
+		k := key{i, int(sc.x(tk.t) / binPx), tk.kind}
+		a := bins[k]
+		if a == nil {
+			a = &agg{first: tk.t, minTk: tk.token, maxTk: tk.token}
+			bins[k] = a
+			order = append(order, k)
+		}
+		a.n++
+		a.last = tk.t
+		a.minTk = min(a.minTk, tk.token)
+		a.maxTk = max(a.maxTk, tk.token)
+	}
+	for _, k := range order {
+		a := bins[k]
+		l := &tl.Lanes[k.lane]
+		yy, hh := tickY(l.Y, k.kind)
+		toks := fmt.Sprintf("token %d", a.minTk)
+		if a.maxTk != a.minTk {
+			toks = fmt.Sprintf("tokens %d–%d", a.minTk, a.maxTk)
+		}
+		l.Ticks = append(l.Ticks, rect{X: float64(k.bin) * binPx, Y: yy, W: binPx - 0.5, H: hh, Class: "tick t-" + tickClass(k.kind),
+			Title: fmt.Sprintf("%d writes %s, %s → %s, %s %s", a.n, tickNames[k.kind], rel(a.first, t0), rel(a.last, t0), l.Label, toks)})
+		tl.TicksDrawn++
+	}
+}
+
+// addProcessMarks draws process starts/exits and signals on candidate lanes (capped).
+func (tl *timeline) addProcessMarks(h *rawHistory, sc scale, lanes laneIndex, v timelineView) {
+	drawn := 0
+	for _, m := range h.marks {
+		if drawn >= maxMarks {
+			break
+		}
+		li, ok := lanes.byName[m.node]
+		if !ok || !v.shows(m.t, m.t) {
+			continue
+		}
+		drawn++
 		l := &tl.Lanes[li]
 		l.Points = append(l.Points, rect{X: sc.x(m.t), Y: l.Y + 2, W: 0, H: laneH - 4, Class: "pt p-" + m.kind,
-			Title: fmt.Sprintf("%s: %s at %s", m.node, m.label, rel(m.t, t0))})
+			Title: fmt.Sprintf("%s: %s at %s", m.node, m.label, rel(m.t, v.origin))})
 	}
+}
 
-	// Availability lane.
-	al := &tl.Lanes[availIdx]
+// addAvailability draws the windows without an accepted write on the availability lane.
+func (tl *timeline) addAvailability(r *checkers.Results, sc scale, v timelineView) {
+	al := &tl.Lanes[len(tl.Lanes)-1]
+	t0 := v.origin
 	for i, u := range r.Latency.Unavailability {
+		if i >= maxTableRows*10 {
+			break
+		}
+		if !v.shows(u.StartT, u.EndT) {
+			continue
+		}
 		title := fmt.Sprintf("no accepted write for %s (%s → %s; threshold %s)", fmtDur(u.DurationNs), rel(u.StartT, t0), rel(u.EndT, t0),
 			fmtDur(r.Latency.ThresholdNs))
 		if u.ExceedsBound {
@@ -370,18 +478,9 @@ func buildTimeline(r *checkers.Results, cfg *runConfig, h *rawHistory) *timeline
 		if u.ExceedsBound {
 			class += " over"
 		}
-		if i < maxTableRows*10 {
-			al.Bands = append(al.Bands, rect{ID: fmt.Sprintf("unavail-%d", i+1), X: sc.x(u.StartT), Y: al.Y + 5, W: sc.w(u.StartT, u.EndT),
-				H: laneH - 10, Class: class, Title: title})
-		}
+		al.Bands = append(al.Bands, rect{ID: v.id(fmt.Sprintf("unavail-%d", i+1)), X: sc.x(u.StartT), Y: al.Y + 5, W: sc.w(u.StartT, u.EndT),
+			H: laneH - 10, Class: class, Title: title})
 	}
-
-	for _, p := range r.Run.Phases {
-		tl.Phases = append(tl.Phases, vline{X: sc.x(p.T), Label: p.Phase, Class: "phase", Title: fmt.Sprintf("phase %s starts at %s", p.Phase, rel(p.T, t0))})
-	}
-	stagger(tl.Phases, 23, 10)
-	tl.Major, tl.Minor = axisTicks(sc, width)
-	return tl
 }
 
 // stagger moves labels that would collide with the previous one to another row.
@@ -435,7 +534,7 @@ func mergedTitle(t string) string {
 
 // axisTicks picks a "nice" step giving ~110 px between labels at zoom 1 and a step five
 // times finer that the page shows once zoomed in.
-func axisTicks(sc scale, width float64) (major, minor []axisTick) {
+func axisTicks(sc scale, width float64, origin int64) (major, minor []axisTick) {
 	span := float64(sc.t1 - sc.t0)
 	target := span * 110 / width
 	steps := []float64{1e6, 2e6, 5e6, 1e7, 2e7, 5e7, 1e8, 2e8, 5e8, 1e9, 2e9, 5e9, 1e10, 2e10, 3e10, 6e10, 1.2e11, 3e11, 6e11, 1.2e12, 3.6e12}
@@ -447,12 +546,15 @@ func axisTicks(sc scale, width float64) (major, minor []axisTick) {
 		}
 	}
 	fine := step / 5
-	for k := 0; ; k++ {
-		t := float64(k) * fine
+	// Ticks sit on multiples of the step counted from origin (the run start), so a zoomed
+	// window is labelled in run time.
+	off := float64(sc.t0 - origin)
+	for k := int(math.Ceil(off / fine)); ; k++ {
+		t := float64(k)*fine - off
 		if t > span {
 			break
 		}
-		tk := axisTick{X: round1(t * sc.px), Label: fmtAxis(int64(t))}
+		tk := axisTick{X: round1(t * sc.px), Label: fmtAxis(int64(t + off))}
 		if k%5 == 0 {
 			major = append(major, tk)
 		} else {

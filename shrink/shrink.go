@@ -243,7 +243,8 @@ type move struct {
 }
 
 // moves lists the smaller neighbours of c, biggest cuts first: drop faults (halves, then
-// one at a time), lower the node count, shorten the phases, then the faults.
+// one at a time), shorten the phases (which also makes every later try quicker), lower the
+// node count, then shorten the faults.
 func moves(c Case, lim Limits) []move {
 	var out []move
 	fs := c.Plan.Faults
@@ -267,14 +268,6 @@ func moves(c Case, lim Limits) []move {
 	if len(fs) == 1 {
 		// Dropping the last fault is allowed too: a failure without faults is a finding.
 		out = append(out, move{"drop fault " + strconv.Itoa(fs[0].ID), c.withFaults(nil)})
-	}
-	// Fewer candidates, when no fault names the last one.
-	if c.Nodes > lim.MinNodes && !mentions(fs, candidateName(c.Nodes)) {
-		n := c.clone()
-		n.Nodes--
-		n.Plan.Topology.Candidates = slices.DeleteFunc(slices.Clone(n.Plan.Topology.Candidates),
-			func(s string) bool { return s == candidateName(c.Nodes) })
-		out = append(out, move{fmt.Sprintf("nodes %d → %d", c.Nodes, n.Nodes), n})
 	}
 	// End the faults phase with the last fault.
 	var lastEnd time.Duration
@@ -310,6 +303,14 @@ func moves(c Case, lim Limits) []move {
 		n := c.clone()
 		n.Recovery = rc
 		out = append(out, move{fmt.Sprintf("recovery %v → %v", c.Recovery, rc), n})
+	}
+	// Fewer candidates, when no fault names the last one.
+	if c.Nodes > lim.MinNodes && !mentions(fs, candidateName(c.Nodes)) {
+		n := c.clone()
+		n.Nodes--
+		n.Plan.Topology.Candidates = slices.DeleteFunc(slices.Clone(n.Plan.Topology.Candidates),
+			func(s string) bool { return s == candidateName(c.Nodes) })
+		out = append(out, move{fmt.Sprintf("nodes %d → %d", c.Nodes, n.Nodes), n})
 	}
 	for i, f := range fs {
 		if d := half(time.Duration(f.For), lim.MinFault); d < time.Duration(f.For) {

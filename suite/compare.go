@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -131,4 +132,24 @@ func sorted(s []string) []string {
 	c := slices.Clone(s)
 	sort.Strings(c)
 	return c
+}
+
+// Recheck checks the run again from its directory alone, as `splitbrain check` would, and
+// lists every way its verdict and reasons differ from the run's own (stored) results: the
+// verdict must be a function of the run directory.
+func Recheck(ctx context.Context, runDir string, stored *checkers.Results) []string {
+	p, err := checkers.LoadParams(runDir)
+	if err != nil {
+		return []string{"re-check: " + err.Error()}
+	}
+	p.OutputDir = "" // the re-check writes nothing
+	again, _, err := checkers.CheckDir(context.WithoutCancel(ctx), runDir, p)
+	if err != nil {
+		return []string{"re-check: " + err.Error()}
+	}
+	var diffs []string
+	for _, d := range checkers.Disagreements(stored, again) {
+		diffs = append(diffs, "re-check from the run directory disagrees with the run: "+d)
+	}
+	return diffs
 }

@@ -2,10 +2,8 @@ package suite
 
 import (
 	"context"
-	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
 // Result is the outcome of one case against its expectation.
@@ -84,6 +83,9 @@ func RunCasePooled(ctx context.Context, c Case, storeRoot string, progress io.Wr
 	res.Observed = Observe(verdict, results)
 	res.Observed.ResultsError = errText
 	res.Diffs = Compare(c.Row.Expect, c.Row.Fault != "none", res.Observed)
+	if results != nil {
+		res.Diffs = append(res.Diffs, Recheck(ctx, out.RunDir, results)...)
+	}
 	if err != nil {
 		res.Diffs = append(res.Diffs, "harness error: "+err.Error())
 	}
@@ -202,40 +204,12 @@ func WriteTable(w io.Writer, rs []Result) {
 		s.Matched, s.Cases, s.Wall.Round(time.Second), s.Overhead.Round(time.Second), 100*s.OverheadShare())
 }
 
-// JUnit document of a matrix run: one testcase per case, failing when the outcome differs.
-type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Suites  []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Time     float64     `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      float64       `xml:"time,attr"`
-	Failure   *junitProblem `xml:"failure,omitempty"`
-	Error     *junitProblem `xml:"error,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitProblem struct {
-	Message string `xml:"message,attr"`
-	Text    string `xml:",chardata"`
-}
-
-// WriteJUnit writes the matrix outcome as JUnit XML to path.
+// WriteJUnit writes the matrix outcome as JUnit XML to path: one testcase per case,
+// failing when the outcome differs, an error when the harness failed.
 func WriteJUnit(path, suiteName string, rs []Result) error {
-	s := junitSuite{Name: suiteName}
+	var cases []reports.JUnitCase
 	for _, r := range rs {
-		jc := junitCase{Name: r.Case.Name, Classname: "splitbrain.matrix." + r.Case.Row.Store, Time: r.Wall.Seconds()}
+		jc := reports.JUnitCase{Name: r.Case.Name, Classname: "splitbrain.matrix." + r.Case.Row.Store, Seconds: r.Wall.Seconds()}
 		var out []string
 		if r.Outcome != nil {
 			out = append(out, "run dir: "+r.Outcome.RunDir)
@@ -245,22 +219,11 @@ func WriteJUnit(path, suiteName string, rs []Result) error {
 		jc.SystemOut = strings.Join(out, "\n")
 		switch {
 		case r.Err != nil:
-			jc.Error = &junitProblem{Message: "harness error", Text: r.Err.Error() + "\n" + strings.Join(r.Diffs, "\n")}
-			s.Errors++
+			jc.Error = &reports.JUnitProblem{Message: "harness error", Type: "harness", Text: r.Err.Error() + "\n" + strings.Join(r.Diffs, "\n")}
 		case len(r.Diffs) > 0:
-			jc.Failure = &junitProblem{Message: "outcome differs from the matrix", Text: strings.Join(r.Diffs, "\n")}
-			s.Failures++
+			jc.Failure = &reports.JUnitProblem{Message: "outcome differs from the matrix", Type: "mismatch", Text: strings.Join(r.Diffs, "\n")}
 		}
-		s.Tests++
-		s.Time += r.Wall.Seconds()
-		s.Cases = append(s.Cases, jc)
+		cases = append(cases, jc)
 	}
-	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{s}}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
+	return reports.WriteJUnitCases(path, suiteName, cases)
 }

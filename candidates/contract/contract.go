@@ -10,7 +10,7 @@ const Version = 1
 const (
 	EnvNodeID         = "SPLITBRAIN_NODE_ID"         // e.g. "c1"; unique within the run
 	EnvStore          = "SPLITBRAIN_STORE"           // etcd | zookeeper | postgres | redis
-	EnvStoreEndpoints = "SPLITBRAIN_STORE_ENDPOINTS" // comma-separated host:port list, reachable from the candidate
+	EnvStoreEndpoints = "SPLITBRAIN_STORE_ENDPOINTS" // comma-separated host:port list, reachable from the candidate; empty with store "none"
 	EnvResourceURL    = "SPLITBRAIN_RESOURCE_URL"    // base URL of the fenced resource, e.g. http://resource:8080
 	EnvLeaseTTL       = "SPLITBRAIN_LEASE_TTL"       // lease/session length, Go duration ("2s")
 	EnvWriteInterval  = "SPLITBRAIN_WRITE_INTERVAL"  // leader write interval, Go duration ("50ms")
@@ -23,6 +23,15 @@ const (
 	EnvElectionName = "SPLITBRAIN_ELECTION"          // election/lock name to use (key prefix, znode path, lock id)
 	EnvRecipe       = "SPLITBRAIN_RECIPE"            // recipe name, for Go recipes
 	EnvContract     = "SPLITBRAIN_CONTRACT"          // contract version the harness speaks
+
+	// Peer addresses (added in contract 1 without a version change: candidates that do not
+	// read them are unaffected). EnvPeers lists every candidate of the run, this one
+	// included, as host:port on the run network in node-id order; the host is that
+	// candidate's SPLITBRAIN_NODE_ID. The form id=host:port names the id explicitly (tests
+	// that run candidates on one machine). EnvListenPort is the port this candidate listens on for
+	// its peers. Store-less runs (store "none") need both; the harness sets them in every run.
+	EnvPeers      = "SPLITBRAIN_PEERS"
+	EnvListenPort = "SPLITBRAIN_LISTEN_PORT"
 
 	// Optional tuning; empty means the recipe's default (derived from the TTL, see docs).
 	EnvRenewInterval = "SPLITBRAIN_RENEW_INTERVAL" // how often a lease holder renews, Go duration
@@ -51,10 +60,16 @@ const (
 	StoreZooKeeper = "zookeeper"
 	StorePostgres  = "postgres"
 	StoreRedis     = "redis"
+	// StoreNone: no coordination store; candidates elect among themselves over
+	// SPLITBRAIN_PEERS (raft, bully, ring).
+	StoreNone = "none"
 )
 
 // Stores lists the store kinds in a stable order, for error messages.
-var Stores = []string{StoreEtcd, StoreZooKeeper, StorePostgres, StoreRedis}
+var Stores = []string{StoreEtcd, StoreZooKeeper, StorePostgres, StoreRedis, StoreNone}
+
+// DefaultPeerPort is the port the harness gives every candidate for peer traffic.
+const DefaultPeerPort = 7000
 
 // Defaults for the optional variables (docs/candidates.md states the same values).
 const (

@@ -43,6 +43,53 @@ func TestParseEnvDefaults(t *testing.T) {
 	}
 }
 
+// TestParseEnvPeers: a store-less candidate gets its peers and listen port instead of store
+// endpoints; a store candidate may ignore them (a backwards-compatible addition).
+func TestParseEnvPeers(t *testing.T) {
+	env := map[string]string{EnvNodeID: "c2", EnvStore: StoreNone, EnvResourceURL: "http://resource:8080",
+		EnvPeers: "c1:7000, c2:7000,c3:7000", EnvListenPort: "7000"}
+	c, err := ParseEnv(lookupFrom(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.PeerIDs(), []string{"c1", "c2", "c3"}) || c.ListenPort != 7000 || len(c.Endpoints) != 0 {
+		t.Fatalf("config %+v", c)
+	}
+	m := map[string]string{}
+	for _, kv := range c.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	if c2, err := ParseEnv(lookupFrom(m)); err != nil || !reflect.DeepEqual(c2.Peers, c.Peers) || c2.ListenPort != 7000 {
+		t.Fatalf("round trip: %+v, %v", c2, err)
+	}
+	for _, bad := range []struct{ key, val, want string }{
+		{EnvPeers, "", EnvPeers + ": missing"},
+		{EnvPeers, "c1:7000,c3:7000", "does not list this candidate (c2)"},
+		{EnvPeers, "c1,c2:7000", `endpoint "c1" is not host:port`},
+		{EnvPeers, "=127.0.0.1:1,c2:7000", "empty id"},
+		{EnvListenPort, "", EnvListenPort + ": missing"},
+		{EnvListenPort, "70000", "is not a TCP port"},
+	} {
+		e := map[string]string{}
+		for k, v := range env {
+			e[k] = v
+		}
+		e[bad.key] = bad.val
+		if _, err := ParseEnv(lookupFrom(e)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s=%q: error %v, want %q", bad.key, bad.val, err, bad.want)
+		}
+	}
+	env[EnvPeers] = "c1=127.0.0.1:17001,c2=127.0.0.1:17002"
+	if c, err := ParseEnv(lookupFrom(env)); err != nil || c.PeerAddrs()["c2"] != "127.0.0.1:17002" || c.PeerIDs()[0] != "c1" {
+		t.Fatalf("id=host:port form: %+v %v", c, err)
+	}
+	// A store candidate needs no peers, and an old harness that sets none is still fine.
+	if c, err := ParseEnv(lookupFrom(goodEnv())); err != nil || len(c.Peers) != 0 {
+		t.Fatalf("store run without peers: %+v %v", c, err)
+	}
+}
+
 func TestParseEnvErrorsNameTheVariable(t *testing.T) {
 	cases := []struct {
 		key, val, want string
@@ -86,6 +133,7 @@ func TestParseLineValid(t *testing.T) {
 		{`{"t":5,"kind":"campaigning","clock":"offset-file"}`, history.Event{T: 5, Kind: history.KindCampaigning}, true},
 		{`{"kind":"campaigning"}`, history.Event{T: 100, Kind: history.KindCampaigning, Stamped: true}, false},
 		{` {"t":6,"kind":"elected","token":3,"node":"c1"} `, history.Event{T: 6, Kind: history.KindElected, Token: 3}, false},
+		{`{"t":6,"kind":"elected","token":3,"call_t":4}`, history.Event{T: 6, Kind: history.KindElected, Token: 3, CallT: 4}, false},
 		{`{"t":9,"kind":"write","token":3,"write_id":"c1-1","call_t":7,"result":"unknown"}`,
 			history.Event{T: 9, Kind: history.KindWrite, Token: 3, WriteID: "c1-1", CallT: 7, Result: "unknown"}, false},
 		{`{"t":10,"kind":"stepped-down","reason":"lease expired"}`, history.Event{T: 10, Kind: history.KindSteppedDown, Reason: "lease expired"}, false},
@@ -118,6 +166,7 @@ func TestParseLineViolations(t *testing.T) {
 		{`{"t":5,"kind":"leader"}`, `unknown kind "leader"`},
 		{`{"t":5,"kind":7}`, `"kind" must be a string`},
 		{`{"t":5,"kind":"elected"}`, `needs "token"`},
+		{`{"t":5,"kind":"elected","token":1,"call_t":6}`, `"call_t" 6 is after "t" 5`},
 		{`{"t":5,"kind":"elected","token":0}`, `must be >= 1`},
 		{`{"t":5,"kind":"elected","token":-3}`, `must be >= 1`},
 		{`{"t":5,"kind":"elected","token":1.5}`, `not an integer`},

@@ -3,6 +3,7 @@ package contract
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,8 @@ type Config struct {
 	NodeID        string
 	Store         string
 	Endpoints     []string // host:port
+	Peers         []string // host:port of every candidate, this one included (EnvPeers)
+	ListenPort    int      // peer port of this candidate (EnvListenPort); 0 = not given
 	ResourceURL   string   // base URL, no trailing slash
 	LeaseTTL      time.Duration
 	WriteInterval time.Duration
@@ -43,6 +46,12 @@ func (c Config) Environ() []string {
 	}
 	if c.Recipe != "" {
 		env = append(env, EnvRecipe+"="+c.Recipe)
+	}
+	if len(c.Peers) > 0 {
+		env = append(env, EnvPeers+"="+strings.Join(c.Peers, ","))
+	}
+	if c.ListenPort > 0 {
+		env = append(env, EnvListenPort+"="+strconv.Itoa(c.ListenPort))
 	}
 	for k, v := range map[string]string{EnvStoreUser: c.StoreUser, EnvStorePassword: c.StorePassword, EnvStoreDatabase: c.StoreDatabase} {
 		if v != "" {
@@ -107,16 +116,58 @@ func ParseEnv(lookup func(string) (string, bool)) (Config, error) {
 	if c.Store != "" && !isStore(c.Store) {
 		bad(EnvStore, "unknown store %q (known: %s)", c.Store, strings.Join(Stores, ", "))
 	}
-	if eps := required(EnvStoreEndpoints, "etcd1:2379,etcd2:2379"); eps != "" {
-		for _, ep := range strings.Split(eps, ",") {
+	hostPorts := func(name, list string) []string {
+		var out []string
+		for _, ep := range strings.Split(list, ",") {
 			ep = strings.TrimSpace(ep)
 			host, port, ok := strings.Cut(ep, ":")
 			if _, err := strconv.ParseUint(port, 10, 16); !ok || host == "" || err != nil {
-				bad(EnvStoreEndpoints, "endpoint %q is not host:port", ep)
+				bad(name, "endpoint %q is not host:port", ep)
 				continue
 			}
-			c.Endpoints = append(c.Endpoints, ep)
+			out = append(out, ep)
 		}
+		return out
+	}
+	// peers: host:port (the host is the node id) or id=host:port (tests on one machine).
+	peers := func(list string) []string {
+		var out []string
+		for _, p := range strings.Split(list, ",") {
+			p = strings.TrimSpace(p)
+			id, addr, named := strings.Cut(p, "=")
+			if !named {
+				addr = p
+			}
+			if got := hostPorts(EnvPeers, addr); len(got) == 1 && (!named || id != "") {
+				out = append(out, p)
+			} else if named && id == "" {
+				bad(EnvPeers, "peer %q has an empty id before '='", p)
+			}
+		}
+		return out
+	}
+	if c.Store == StoreNone {
+		// Peers instead of a store: endpoints are ignored, peers and the listen port required.
+		if ps := required(EnvPeers, "c1:7000,c2:7000,c3:7000"); ps != "" {
+			c.Peers = peers(ps)
+		}
+	} else if eps := required(EnvStoreEndpoints, "etcd1:2379,etcd2:2379"); eps != "" {
+		c.Endpoints = hostPorts(EnvStoreEndpoints, eps)
+	}
+	if c.Store != StoreNone && get(EnvPeers) != "" {
+		c.Peers = peers(get(EnvPeers))
+	}
+	if v := get(EnvListenPort); v != "" {
+		p, err := strconv.ParseUint(v, 10, 16)
+		if err != nil || p == 0 {
+			bad(EnvListenPort, "%q is not a TCP port (1..65535)", v)
+		}
+		c.ListenPort = int(p)
+	} else if c.Store == StoreNone {
+		bad(EnvListenPort, "missing (required with %s=%s, e.g. %s=%d)", EnvStore, StoreNone, EnvListenPort, DefaultPeerPort)
+	}
+	if len(c.Peers) > 0 && c.NodeID != "" && !slices.Contains(c.PeerIDs(), c.NodeID) {
+		bad(EnvPeers, "does not list this candidate (%s): every peer's host is its node id, this one included", c.NodeID)
 	}
 	if ru := required(EnvResourceURL, "http://resource:8080"); ru != "" {
 		u, err := url.Parse(ru)
@@ -165,6 +216,34 @@ func ParseEnv(lookup func(string) (string, bool)) (Config, error) {
 		return c, fmt.Errorf("bad candidate environment (see docs/candidates.md):\n  %s", strings.Join(errs, "\n  "))
 	}
 	return c, nil
+}
+
+// PeerIDs are the node ids of Peers, in the same order.
+func (c Config) PeerIDs() []string {
+	out := make([]string, len(c.Peers))
+	for i, p := range c.Peers {
+		out[i], _ = splitPeer(p)
+	}
+	return out
+}
+
+// PeerAddrs maps each peer's node id to its host:port.
+func (c Config) PeerAddrs() map[string]string {
+	out := make(map[string]string, len(c.Peers))
+	for _, p := range c.Peers {
+		id, addr := splitPeer(p)
+		out[id] = addr
+	}
+	return out
+}
+
+// splitPeer splits "id=host:port" or "host:port" (id = host) into id and address.
+func splitPeer(p string) (id, addr string) {
+	if id, addr, ok := strings.Cut(p, "="); ok {
+		return id, addr
+	}
+	id, _, _ = strings.Cut(p, ":")
+	return id, p
 }
 
 func isStore(s string) bool {

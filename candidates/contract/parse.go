@@ -44,7 +44,7 @@ func violation(format string, args ...any) error {
 // fields allowed per kind besides t, kind and node; true = required.
 var kindFields = map[history.Kind]map[string]bool{
 	history.KindCampaigning: {"clock": false},
-	history.KindElected:     {"token": true},
+	history.KindElected:     {"token": true, "call_t": false}, // call_t: when the winning acquire was sent
 	history.KindSteppedDown: {"reason": true},
 	history.KindWrite:       {"token": true, "write_id": true, "call_t": true, "result": true},
 	history.KindError:       {"reason": true},
@@ -126,7 +126,7 @@ func ParseLine(node string, line []byte, receivedAt int64) (Parsed, error) {
 			return Parsed{}, err
 		}
 		if e.CallT > e.T {
-			return Parsed{}, violation(`"call_t" %d is after "t" %d: call_t is when the write was sent, t when its answer came`, e.CallT, e.T)
+			return Parsed{}, violation(`"call_t" %d is after "t" %d: call_t is when the request (write, or the acquire that won) was sent, t when its answer came`, e.CallT, e.T)
 		}
 	}
 	if v, ok := raw["write_id"]; ok {

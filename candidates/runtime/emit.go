@@ -57,8 +57,11 @@ func (e *Emitter) Campaigning(clockAware bool) {
 	e.emit(l)
 }
 
-// Elected says the candidate believes it leads with token.
-func (e *Emitter) Elected(token int64) { e.emit(line{Kind: string(history.KindElected), Token: token}) }
+// Elected says the candidate believes it leads with token, granted by an acquire sent at
+// callT (0: unknown, omitted).
+func (e *Emitter) Elected(token, callT int64) {
+	e.emit(line{Kind: string(history.KindElected), Token: token, CallT: callT})
+}
 
 // SteppedDown says the candidate stopped believing it leads.
 func (e *Emitter) SteppedDown(reason string) {

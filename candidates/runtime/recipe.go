@@ -32,6 +32,10 @@ type Recipe interface {
 // Term is one tenure as leader.
 type Term struct {
 	Token int64 // fencing token, >= 1, monotone per store
+	// CallT is when the acquire request that won was sent (history.Now(), CLOCK_MONOTONIC
+	// ns). It goes out as call_t on elected, so token order is judged on grant time, not on
+	// when elected was printed. 0: the runtime uses the start of the Campaign call.
+	CallT int64
 	// Lost is done when the recipe sees leadership lost; context.Cause(Lost) says why.
 	Lost context.Context
 	// Valid, when set, is a cheap local check (no I/O) called before every write, e.g. a

@@ -120,6 +120,7 @@ func (r *runner) loop(ctx context.Context) {
 	backoff := max(r.env.Timing.Retry, 100*time.Millisecond)
 	for ctx.Err() == nil {
 		r.em.Campaigning(r.spec.ClockAware)
+		campaignT := history.Now()
 		term, err := r.rec.Campaign(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -136,7 +137,10 @@ func (r *runner) loop(ctx context.Context) {
 			sleep(ctx, backoff)
 			continue
 		}
-		r.em.Elected(term.Token)
+		if term.CallT <= 0 || term.CallT < campaignT {
+			term.CallT = campaignT // the winning acquire was sent during this Campaign call
+		}
+		r.em.Elected(term.Token, term.CallT)
 		if r.o.OnTerm != nil {
 			r.o.OnTerm(term.Token)
 		}

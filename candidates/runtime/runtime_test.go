@@ -209,6 +209,18 @@ func TestRunLeadsWritesStepsDownAndResignsOnSIGTERM(t *testing.T) {
 	if got := strings.Join(kinds, " "); got != want {
 		t.Fatalf("event sequence\n got %s\nwant %s", got, want)
 	}
+	// Every elected carries call_t: at or after its campaigning, at or before itself.
+	var campT int64
+	for _, e := range evs {
+		switch e.Kind {
+		case history.KindCampaigning:
+			campT = e.T
+		case history.KindElected:
+			if e.CallT < campT || e.CallT > e.T {
+				t.Fatalf("elected call_t %d outside [campaigning %d, elected %d]", e.CallT, campT, e.T)
+			}
+		}
+	}
 	if got := res.State().Accepted; accepted < 4 || got < int64(accepted) || got > int64(accepted+unknown) {
 		t.Fatalf("%d accepted + %d unknown writes reported, resource accepted %d", accepted, unknown, got)
 	}

@@ -16,11 +16,14 @@ func init() {
 }
 
 func runCandidate(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) > 0 && args[0] == "check" {
+		return runCandidateCheck(ctx, args[1:], stdout, stderr)
+	}
 	fs := newFlags("candidate", stderr)
 	recipe := fs.String("recipe", "", "recipe to run (default $"+contract.EnvRecipe+")")
 	list := fs.Bool("list", false, "list the recipes with their store and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: splitbrain candidate [--recipe R]\n\n"+
+		fmt.Fprintf(stderr, "Usage: splitbrain candidate [--recipe R]\n       splitbrain candidate check --store S --candidate-cmd FILE  (lint your own candidate; --help)\n\n"+
 			"Runs one candidate of the candidate contract v%d (docs/candidates.md): configuration comes\n"+
 			"from the SPLITBRAIN_* environment, events go to stdout as JSON lines, SIGTERM resigns.\n\n", contract.Version)
 		fs.PrintDefaults()

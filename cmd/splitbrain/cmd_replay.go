@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
@@ -34,7 +36,7 @@ are not deterministic, so this is a rate. Exit code: 0 if every replay reproduce
 `)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args, true); err != nil {
+	if err := parseFlags(fs, runDirFirst(args), true); err != nil {
 		return exitUsage, err
 	}
 	if fs.NArg() != 1 {
@@ -109,4 +111,13 @@ func replayTestName(test, suffix string) string {
 		test = test[:100-len(suffix)]
 	}
 	return test + suffix
+}
+
+// runDirFirst moves a leading RUN_DIR after the flags, so both "replay DIR --times 3" and
+// "replay --times 3 DIR" parse (the flag package stops at the first argument).
+func runDirFirst(args []string) []string {
+	if len(args) > 1 && !strings.HasPrefix(args[0], "-") {
+		return append(slices.Clone(args[1:]), args[0])
+	}
+	return args
 }

@@ -43,7 +43,7 @@ the minimal plan as a --nemesis spec and a replay command.
 `)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args, true); err != nil {
+	if err := parseFlags(fs, runDirFirst(args), true); err != nil {
 		return exitUsage, err
 	}
 	if fs.NArg() != 1 {

@@ -14,15 +14,16 @@ var Layers = [][]string{
 		"candidates/contract", "candidates/runtime", "candidates",
 		"workloads", "workloads/resource", "nemesis"},
 	// 3 checkers: pure functions of a history.
-	{"checkers"},
+	{"checkers", "checkers/lint"},
 	// 4 presentation: what a run's directory holds and how it is shown.
 	{"internal/runconfig", "internal/progress", "reports"},
 	// 5 the run lifecycle.
 	{"harness"},
 	// 6 what drives many runs: the known-answer matrix, replay and shrink.
 	{"suite", "shrink"},
-	// 7 the command line.
-	{"cmd/splitbrain"},
+	// 7 the command line, and the example candidates (programs that import nothing of the
+	// module: they show the contract from outside).
+	{"cmd/splitbrain", "examples/go"},
 }
 
 // Layer returns the layer of a package path (relative to the module), or -1.

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/checkers/lint"
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/progress"
+)
+
+// runCandidateCheck is `splitbrain candidate check`: a short fault-free run of the user's
+// candidate with the handoff workload, linted against the contract.
+func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("candidate check", stderr)
+	var c harness.Config
+	fs.StringVar(&c.Store, "store", "", "store the candidate runs on: etcd, zookeeper, postgres, redis (required)")
+	fs.StringVar(&c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract")
+	packages := fs.String("candidate-packages", "", "with --candidate-cmd: comma-separated Debian packages the script needs, e.g. python3,python3-redis")
+	fs.StringVar(&c.CandidateImage, "candidate-image", "", "image whose entrypoint speaks the candidate contract")
+	fs.StringVar(&c.Recipe, "recipe", "", "a Go recipe instead (to compare with a known-good candidate)")
+	fs.IntVar(&c.Nodes, "nodes", 3, "number of candidates")
+	fs.DurationVar(&c.FaultTime, "time", 20*time.Second, "length of the handoff phase (the leader gets SIGTERM every 3×TTL)")
+	fs.DurationVar(&c.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
+	fs.DurationVar(&c.WriteInterval, "write-interval", harness.DefaultWriteInterval, "leader write interval")
+	fs.StringVar(&c.StoreRoot, "out", "", "root of the run directory (default a new directory under the system temp dir)")
+	profile := fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: splitbrain candidate check --store S (--candidate-cmd FILE [--candidate-packages L] | --candidate-image IMG) [--time 20s]\n\n"+
+			"Runs the candidate against a real store without faults (the handoff workload SIGTERMs the\n"+
+			"leader now and then) and reports where it breaks the contract of docs/candidates.md, each\n"+
+			"problem with its rule and a fix. Exit 0: no problem found; 1: problems; 64: bad flags; 255:\n"+
+			"the run itself failed.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, false); err != nil {
+		return exitUsage, err
+	}
+	if c.CandidateCmd == "" && c.CandidateImage == "" && c.Recipe == "" {
+		return exitUsage, usagef("no candidate: give --candidate-cmd FILE or --candidate-image IMG")
+	}
+	if *packages != "" {
+		pk, err := images.ParsePackages(*packages)
+		if err != nil {
+			return exitUsage, usagef("--candidate-packages: %v", err)
+		}
+		c.CandidatePackages = pk
+	}
+	if c.StoreRoot == "" {
+		dir, err := os.MkdirTemp("", "splitbrain-candidate-check-")
+		if err != nil {
+			return exitHarness, err
+		}
+		c.StoreRoot = dir
+	}
+	c.Profile = images.Profile(*profile)
+	c.Workload, c.Nemesis, c.Warmup, c.Recovery = "handoff", "none", 5*time.Second, 3*time.Second
+	c.TestName = "candidate-check"
+	c.ProgressMode, c.Progress = progress.ProgressQuiet, stdout // the run's summary, then the problems
+	c.Args = append([]string{"splitbrain", "candidate", "check"}, args...)
+	if err := harness.CheckConfig(&c); err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	fmt.Fprintf(stdout, "candidate check: %s on %s, %d candidates, %v with a SIGTERM to the leader every %v, no faults\n",
+		candidateDesc(&c), c.Store, c.Nodes, c.FaultTime, max(3*c.TTL, 2*time.Second))
+	out, runErr := harness.Run(ctx, c)
+	if out == nil || out.RunDir == "" {
+		return exitHarness, fmt.Errorf("the check run did not start: %w", runErr)
+	}
+	evs, _, err := history.ReadFile(filepath.Join(out.RunDir, harness.HistoryFile))
+	if err != nil {
+		return exitHarness, err
+	}
+	res, _ := checkers.ReadResults(filepath.Join(out.RunDir, checkers.ResultsFile))
+	problems := lint.Check(evs, res, lint.Options{})
+	fmt.Fprintf(stdout, "\n%s", lint.Format(problems))
+	fmt.Fprintf(stdout, "each candidate's own output: %s\n", filepath.Join(out.RunDir, "logs", "c1.log ..."))
+	if runErr != nil {
+		return exitHarness, runErr
+	}
+	if len(problems) > 0 || out.Verdict == harness.VerdictInvalid {
+		return exitInvalid, nil
+	}
+	return exitValid, nil
+}
