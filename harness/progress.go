@@ -61,7 +61,8 @@ func (r *run) printSummary(o *Outcome) {
 	if o == nil {
 		return
 	}
-	r.prog.Summary(FormatSummary(o), map[string]any{"verdict": o.Verdict, "run_dir": o.RunDir, "reasons": o.Reasons, "findings": o.Findings})
+	// Reasons and findings can quote candidate output: no raw control characters.
+	r.prog.Summary(progress.Printable(FormatSummary(o)), map[string]any{"verdict": o.Verdict, "run_dir": o.RunDir, "reasons": o.Reasons, "findings": o.Findings})
 }
 
 // maxSummaryFindings caps the findings listed in the terminal summary.
