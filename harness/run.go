@@ -216,6 +216,11 @@ func prepare(cfg *Config) (prepared, error) {
 			errs = append(errs, err)
 		}
 	}
+	p.seed = cfg.Seed
+	if p.seed == 0 {
+		p.seed = time.Now().UnixNano()
+		cfg.Seed = p.seed
+	}
 	if p.schedule, err = nemesis.Parse(cfg.Nemesis); err != nil {
 		errs = append(errs, fmt.Errorf("--nemesis: %w", err))
 	} else if cfg.storeless() {
@@ -223,10 +228,8 @@ func prepare(cfg *Config) (prepared, error) {
 			errs = append(errs, fmt.Errorf("--nemesis %q: %w", cfg.Nemesis, err))
 		}
 	}
-	p.seed = cfg.Seed
-	if p.seed == 0 {
-		p.seed = time.Now().UnixNano()
-		cfg.Seed = p.seed
+	if err := precheckTopology(cfg, p); err != nil {
+		errs = append(errs, err)
 	}
 	if p.workload, err = workloads.New(cfg.Workload, workloads.Options{
 		TTL: cfg.TTL, HandoffEvery: cfg.HandoffEvery, HandoffPause: cfg.HandoffPause,
