@@ -1,6 +1,10 @@
 package progress
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // Candidate output must not act on the operator's terminal (issue 14 item 8).
 func TestPrintable(t *testing.T) {
@@ -17,5 +21,17 @@ func TestPrintable(t *testing.T) {
 		if got := Printable(in); got != want {
 			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Elapsed never exceeds the total; untimed phases show their own duration only.
+func TestStatusLineElapsedWithinTotal(t *testing.T) {
+	over := Status{Phase: "recovery", Elapsed: 46 * time.Second, Total: 45 * time.Second}
+	if l := over.Line(); !strings.HasPrefix(l, "recovery 0:45/0:45 ") {
+		t.Errorf("%q", l)
+	}
+	td := Status{Phase: "teardown", Elapsed: 3 * time.Second}
+	if l := td.Line(); !strings.HasPrefix(l, "teardown 0:03 |") {
+		t.Errorf("%q", l)
 	}
 }
