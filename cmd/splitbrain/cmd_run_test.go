@@ -81,3 +81,27 @@ func TestRunExitCodes(t *testing.T) {
 		t.Errorf("no outcome: exit %d", code)
 	}
 }
+
+// Topology problems are refused before anything starts (issue 14 item 7): with no Docker
+// engine reachable, an accepted command line would fail with 255, not 64.
+func TestRunRefusesTopologyProblemsBeforeStart(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-run-test.sock")
+	base := []string{"run", "--store", "redis", "--recipe", "redis-setnx", "--time", "10s"}
+	many := strings.Repeat("pause:for=5s,every=6s;", 40)
+	for _, tc := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--store-nodes", "100"}, "--store-nodes 100: store redis runs exactly 1 node"},
+		{[]string{"--nemesis", "pause:for=20s"}, "--nemesis"},
+		{[]string{"--nemesis", "pause:target=node:c9,for=2s"}, "c9"},
+		{[]string{"--nemesis", many}, "faults in effect at once"},
+	} {
+		var out, errOut bytes.Buffer
+		args := append(append([]string(nil), base...), tc.extra...)
+		code := runMain(args, &out, &errOut)
+		if code != exitUsage || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("%.120q: exit %d, stderr %.300q; want %d and %q", tc.extra, code, errOut.String(), exitUsage, tc.want)
+		}
+	}
+}
