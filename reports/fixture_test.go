@@ -31,6 +31,7 @@ type fixture struct {
 	stepReason string
 	schedule   string
 	unfenced   bool // c1's zombie write is accepted (stale) instead of rejected
+	negative   bool // the recipe is a negative control (config.json recipe_timing.negative)
 	recipe     string
 	nemesis    string
 	store      string
@@ -171,7 +172,7 @@ func writeRun(t testing.TB, dir string, f fixture) *checkers.Results {
 		"store_version": "3.6.5", "store_nodes": []string{"etcd-1", "etcd-2", "etcd-3"},
 		"store_reuse": "reused from run sb-earlier, 2nd use",
 		"seed":        42, "schedule": f.schedule, "workload": "steady: leader writes every 50ms",
-		"recipe_timing": map[string]string{"ttl": "2s", "retry": "500ms"}, "check": p,
+		"recipe_timing": map[string]any{"ttl": "2s", "retry": "500ms", "negative": f.negative}, "check": p,
 	}
 	b, _ := json.MarshalIndent(cfg, "", " ")
 	if err := os.WriteFile(filepath.Join(dir, ConfigFile), b, 0o644); err != nil {

@@ -52,6 +52,25 @@ func makeStoreIn(t *testing.T, store string) string {
 	return store
 }
 
+// TestIndexMarksNegativeControls: a negative control's row says so, so its invalid cells
+// read as the checker catching it.
+func TestIndexMarksNegativeControls(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	f := defaultFixture()
+	f.recipe, f.store, f.negative = "bully", "none", true
+	writeRun(t, filepath.Join(store, "none-bully-none", "20250101T000000.000Z"), f)
+	if err := RenderIndex(store); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(store, IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `data-row="bully [negative control] (none)"`) {
+		t.Error("the leaderboard does not mark bully as a negative control")
+	}
+}
+
 func TestIndexAndLeaderboard(t *testing.T) {
 	store := makeStore(t)
 	if err := RenderIndex(store); err != nil {
