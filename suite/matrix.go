@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
@@ -288,7 +289,7 @@ func (r *Row) check(d Defaults) []error {
 // StoreNames lists the stores a row can use: store kinds that have at least one recipe.
 func StoreNames() []string {
 	var out []string
-	for _, k := range stores.Kinds() {
+	for _, k := range append(stores.Kinds(), contract.StoreNone) { // none: peer recipes, no cluster
 		if len(recipesFor(k)) > 0 {
 			out = append(out, k)
 		}
