@@ -146,7 +146,7 @@ func fencedRegisterModel(parts func([]porcupine.Operation) [][]porcupine.Operati
 		},
 		DescribeState: func(s any) string { return "max=" + descMax(s.(fenceState).Max) },
 	}
-	return nd.ToModel()
+	return escapeForVisualization(nd.ToModel())
 }
 
 func descMax(m int64) string {
@@ -254,7 +254,7 @@ func electionModel(strict bool, parts func([]porcupine.Operation) [][]porcupine.
 		},
 		DescribeState: func(s any) string { return describeEl(s.(elState)) },
 	}
-	return nd.ToModel()
+	return escapeForVisualization(nd.ToModel())
 }
 
 func describeEl(s elState) string {

@@ -39,12 +39,17 @@ func (r *run) startProgress() (stop func()) {
 func (r *run) status() progress.Status {
 	s := r.state.Snapshot()
 	r.mu.Lock()
-	from := r.lifeStart
+	from, phaseAt := r.lifeStart, r.phaseAt
 	r.mu.Unlock()
-	if from.IsZero() {
-		from = r.started // still in setup
+	elapsed, total := time.Since(from), r.cfg.TotalTime()
+	switch s.Phase {
+	case "", "setup", "teardown": // untimed: how long this phase has taken so far
+		if phaseAt.IsZero() {
+			phaseAt = r.started
+		}
+		elapsed, total = time.Since(phaseAt), 0
 	}
-	st := progress.Status{Phase: s.Phase, Elapsed: time.Since(from), Total: r.cfg.TotalTime(),
+	st := progress.Status{Phase: s.Phase, Elapsed: elapsed, Total: total,
 		ActiveFaults: s.ActiveFaults, Elections: int64(s.Counts.Elections),
 		WritesAccepted: int64(s.Counts.WritesAccepted), WritesRejected: int64(s.Counts.WritesRejected)}
 	if st.Phase == "" {
@@ -61,7 +66,8 @@ func (r *run) printSummary(o *Outcome) {
 	if o == nil {
 		return
 	}
-	r.prog.Summary(FormatSummary(o), map[string]any{"verdict": o.Verdict, "run_dir": o.RunDir, "reasons": o.Reasons, "findings": o.Findings})
+	// Reasons and findings can quote candidate output: no raw control characters.
+	r.prog.Summary(progress.Printable(FormatSummary(o)), map[string]any{"verdict": o.Verdict, "run_dir": o.RunDir, "reasons": o.Reasons, "findings": o.Findings})
 }
 
 // maxSummaryFindings caps the findings listed in the terminal summary.

@@ -105,6 +105,7 @@ type run struct {
 	leftover     string
 	watch        watchState // the engine's container events
 	phaseNow     string     // the lifecycle phase in progress
+	phaseAt      time.Time  // when it began
 }
 
 // Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
@@ -148,6 +149,12 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 		return nil, err
 	}
 
+	// After the first Ctrl-C, say what a second one does and how to clean up after it.
+	stopHint := context.AfterFunc(ctx, func() {
+		fmt.Fprintf(os.Stderr, "splitbrain: %v: healing faults and removing run %s; a second Ctrl-C stops at once and skips cleanup (then remove what is left with: splitbrain clean --run %s)\n",
+			context.Cause(ctx), r.runID, r.runID)
+	})
+	defer stopHint()
 	progressDone := r.startProgress()
 	defer func() {
 		if p := recover(); p != nil {
@@ -171,6 +178,11 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 	r.printSummary(out)
 	if runErr != nil {
 		return out, runErr
+	}
+	if ctx.Err() != nil {
+		// Interrupted during teardown: finish recorded it, and the run ends like any
+		// interrupted run (docs/running.md: exit 255).
+		return out, fmt.Errorf("cancelled during teardown: %w", context.Cause(ctx))
 	}
 	return out, checkErr
 }
@@ -216,6 +228,11 @@ func prepare(cfg *Config) (prepared, error) {
 			errs = append(errs, err)
 		}
 	}
+	p.seed = cfg.Seed
+	if p.seed == 0 {
+		p.seed = time.Now().UnixNano()
+		cfg.Seed = p.seed
+	}
 	if p.schedule, err = nemesis.Parse(cfg.Nemesis); err != nil {
 		errs = append(errs, fmt.Errorf("--nemesis: %w", err))
 	} else if cfg.storeless() {
@@ -223,10 +240,8 @@ func prepare(cfg *Config) (prepared, error) {
 			errs = append(errs, fmt.Errorf("--nemesis %q: %w", cfg.Nemesis, err))
 		}
 	}
-	p.seed = cfg.Seed
-	if p.seed == 0 {
-		p.seed = time.Now().UnixNano()
-		cfg.Seed = p.seed
+	if err := precheckTopology(cfg, p); err != nil {
+		errs = append(errs, err)
 	}
 	if p.workload, err = workloads.New(cfg.Workload, workloads.Options{
 		TTL: cfg.TTL, HandoffEvery: cfg.HandoffEvery, HandoffPause: cfg.HandoffPause,
@@ -258,7 +273,7 @@ func (r *run) harnessError(phase, msg string) {
 
 func (r *run) phase(name string) {
 	r.mu.Lock()
-	r.phaseNow = name
+	r.phaseNow, r.phaseAt = name, time.Now()
 	r.mu.Unlock()
 	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindPhase, Phase: name})
 }
@@ -434,6 +449,11 @@ func (r *run) finish(reason string) {
 	}
 	r.phase(history.PhaseTeardown)
 	r.teardown(ctx)
+	if reason == "" && r.root.Err() != nil {
+		// A signal during teardown: teardown still finished, but the run was interrupted.
+		reason = "cancelled during teardown: " + context.Cause(r.root).Error()
+		r.finishReason = reason
+	}
 	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindRunEnd, Reason: reason})
 	r.rec.Close()
 	if err := r.w.Close(); err != nil {

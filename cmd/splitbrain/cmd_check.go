@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
@@ -81,7 +82,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 			return exitHarness, err
 		}
 	} else {
-		res.Summary(stdout)
+		res.Summary(progress.PrintableWriter{W: stdout}) // reasons quote candidate output
 		where := "not written (--write replaces " + filepath.Join(dir, checkers.ResultsFile) + ")"
 		if *write {
 			where = filepath.Join(dir, checkers.ResultsFile)
@@ -89,7 +90,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fmt.Fprintf(stdout, "results: %s (checked in %v)\n", where, time.Duration(res.CheckNs).Round(time.Millisecond))
 		if stored, err := checkers.ReadResults(filepath.Join(dir, checkers.ResultsFile)); err == nil && !*write {
 			if d := checkers.Disagreements(stored, res); len(d) > 0 {
-				fmt.Fprintf(stdout, "differs from the stored results.json: %s\n", strings.Join(d, "; "))
+				fmt.Fprintf(stdout, "differs from the stored results.json: %s\n", progress.Printable(strings.Join(d, "; ")))
 			}
 		}
 	}

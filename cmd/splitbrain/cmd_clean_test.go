@@ -63,3 +63,22 @@ func TestCleanAllAsks(t *testing.T) {
 		t.Fatalf("confirmed --all: exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// Error messages cap the input they echo and escape control characters (issue 14 item 8).
+func TestErrorEchoCappedAndEscaped(t *testing.T) {
+	var out, errb bytes.Buffer
+	garbage := "\x1b[31m" + strings.Repeat("g", 120000) // one 120 KB item
+	code := runMain([]string{"nemesis", "plan", garbage}, &out, &errb)
+	if code != exitUsage {
+		t.Fatalf("exit %d", code)
+	}
+	if errb.Len() > 2*maxErrorText {
+		t.Errorf("stderr is %d bytes for a %d-byte input", errb.Len(), len(garbage))
+	}
+	if strings.Contains(errb.String(), "\x1b") {
+		t.Error("a raw ESC reached stderr")
+	}
+	if !strings.Contains(errb.String(), "more bytes of this message cut") {
+		t.Errorf("no cut marker: %.200q", errb.String())
+	}
+}

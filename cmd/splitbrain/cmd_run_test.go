@@ -2,8 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/splitbrain-chaos/splitbrain/harness"
 )
 
 // Bad command lines are refused with exit 64 before anything starts, naming the problem.
@@ -45,6 +50,58 @@ func TestRunListsEveryProblem(t *testing.T) {
 	for _, want := range []string{"-bogus", `unknown store "mysql"`, `invalid value "x" for flag -nodes`, `unknown recipe "nope"`, "--nemesis", `--require "speed"`, `unexpected argument "extra"`, "--time"} {
 		if !strings.Contains(errOut.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+		}
+	}
+}
+
+// A harness failure exits 255 unless the history recorded up to it proves a violation.
+func TestRunExitCodes(t *testing.T) {
+	fail := errors.New("teardown: engine went away")
+	for _, c := range []struct {
+		verdict string
+		err     error
+		want    int
+	}{
+		{harness.VerdictValid, nil, exitValid},
+		{harness.VerdictInvalid, nil, exitInvalid},
+		{harness.VerdictUnknown, nil, exitUnknown},
+		{harness.VerdictInvalid, fail, exitInvalid},
+		{harness.VerdictUnknown, fail, exitHarness},
+	} {
+		var out, errOut bytes.Buffer
+		code, err := runExit(context.Background(), &harness.Outcome{Verdict: c.verdict}, c.err, false, &out, &errOut)
+		if code != c.want {
+			t.Errorf("verdict %s, error %v: exit %d, want %d", c.verdict, c.err, code, c.want)
+		}
+		if c.err != nil && c.want == exitInvalid && (err != nil || !strings.Contains(errOut.String(), "engine went away")) {
+			t.Errorf("a proven violation after a harness failure must still name the failure: err %v stderr %q", err, errOut.String())
+		}
+	}
+	if code, _ := runExit(context.Background(), nil, fail, false, io.Discard, io.Discard); code != exitHarness {
+		t.Errorf("no outcome: exit %d", code)
+	}
+}
+
+// Topology problems are refused before anything starts (issue 14 item 7): with no Docker
+// engine reachable, an accepted command line would fail with 255, not 64.
+func TestRunRefusesTopologyProblemsBeforeStart(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-run-test.sock")
+	base := []string{"run", "--store", "redis", "--recipe", "redis-setnx", "--time", "10s"}
+	many := strings.Repeat("pause:for=5s,every=6s;", 40)
+	for _, tc := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--store-nodes", "100"}, "--store-nodes 100: store redis runs exactly 1 node"},
+		{[]string{"--nemesis", "pause:for=20s"}, "--nemesis"},
+		{[]string{"--nemesis", "pause:target=node:c9,for=2s"}, "c9"},
+		{[]string{"--nemesis", many}, "faults in effect at once"},
+	} {
+		var out, errOut bytes.Buffer
+		args := append(append([]string(nil), base...), tc.extra...)
+		code := runMain(args, &out, &errOut)
+		if code != exitUsage || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("%.120q: exit %d, stderr %.300q; want %d and %q", tc.extra, code, errOut.String(), exitUsage, tc.want)
 		}
 	}
 }

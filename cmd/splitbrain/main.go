@@ -14,6 +14,9 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"unicode/utf8"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 )
 
 // Exit codes: the verdict of a run or check, or a harness failure.
@@ -74,15 +77,32 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		}
 		var ue usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "splitbrain %s: %v\n(run 'splitbrain %s --help' for the valid flags)\n", c.name, err, c.name)
+			fmt.Fprintf(stderr, "splitbrain %s: %s\n(run 'splitbrain %s --help' for the valid flags)\n", c.name, errorText(err), c.name)
 			return exitUsage
 		}
-		fmt.Fprintf(stderr, "splitbrain %s: %v\n", c.name, err)
+		fmt.Fprintf(stderr, "splitbrain %s: %s\n", c.name, errorText(err))
 		if code == exitValid {
 			code = exitHarness
 		}
 	}
 	return code
+}
+
+// maxErrorText caps an error message: errors quote their input, and a 120 KB garbage
+// --nemesis once produced 240 KB of stderr.
+const maxErrorText = 4096
+
+// errorText is err's message, capped and with control characters escaped.
+func errorText(err error) string {
+	s := err.Error()
+	if len(s) > maxErrorText {
+		cut := maxErrorText
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = fmt.Sprintf("%s… [%d more bytes of this message cut]", s[:cut], len(s)-cut)
+	}
+	return progress.Printable(s)
 }
 
 func commandNames() []string {

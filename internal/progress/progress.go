@@ -74,8 +74,14 @@ func (s Status) Line() string {
 	if phase == "" {
 		phase = "starting"
 	}
-	return fmt.Sprintf("%s %s/%s | leader %s | faults %s | elections %d | writes %d ok %d rejected",
-		phase, fmtClock(s.Elapsed), fmtClock(s.Total), leader, faults, s.Elections, s.WritesAccepted, s.WritesRejected)
+	// Elapsed/total covers the timed phases (warmup to recovery); setup and teardown show
+	// how long they have taken so far, which has no planned total.
+	clock := fmtClock(s.Elapsed)
+	if s.Total > 0 {
+		clock = fmtClock(min(s.Elapsed, s.Total)) + "/" + fmtClock(s.Total)
+	}
+	return fmt.Sprintf("%s %s | leader %s | faults %s | elections %d | writes %d ok %d rejected",
+		phase, clock, leader, faults, s.Elections, s.WritesAccepted, s.WritesRejected)
 }
 
 func fmtClock(d time.Duration) string {

@@ -98,7 +98,7 @@ func (o *Options) Validate() error {
 	}
 	if o.Nodes < info.minNodes || o.Nodes > info.maxNod {
 		if info.minNodes == info.maxNod {
-			return fmt.Errorf("store %s runs exactly %d node(s), not %d: drop --nodes", o.Kind, info.minNodes, o.Nodes)
+			return fmt.Errorf("store %s runs exactly %d node(s), not %d: drop --store-nodes", o.Kind, info.minNodes, o.Nodes)
 		}
 		return fmt.Errorf("store %s supports %d..%d nodes, not %d", o.Kind, info.minNodes, info.maxNod, o.Nodes)
 	}

@@ -184,8 +184,24 @@ func parseWrite(body []byte) (WriteRequest, error) {
 		return req, errors.New(`missing "write_id"`)
 	case len(req.Node) > maxIDLen || len(req.WriteID) > maxIDLen:
 		return req, fmt.Errorf("node and write_id must be at most %d bytes", maxIDLen)
+	case !validNodeID(req.Node):
+		// Not echoed into the event's node field: reports and visualizations show that field.
+		bad := req.Node
+		req.Node = ""
+		return req, fmt.Errorf("node %.40q is not a node id: use letters, digits, '-', '_' or '.' (the contract's SPLITBRAIN_NODE_ID, e.g. c1)", bad)
 	}
 	return req, nil
+}
+
+// validNodeID is the contract's id charset: letters, digits, '-', '_', '.'.
+func validNodeID(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Decide takes the decision for a well-formed write, logs it and returns the HTTP answer.

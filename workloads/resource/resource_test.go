@@ -255,3 +255,26 @@ func FuzzWriteRequest(f *testing.F) {
 		}
 	})
 }
+
+// Node names outside the contract's id charset are refused and never reach the decision
+// log's node field (issue 14 item 4: they ended up in Porcupine's tooltip as HTML).
+func TestNodeNameCharset(t *testing.T) {
+	var log syncBuf
+	h := New(Fenced, &log).Handler()
+	for _, node := range []string{`<img src=x onerror="alert(1)">`, `c1"`, "c1\tx", "c 1", "ç1", "c1/../x"} {
+		code, resp := post(t, h, w(node, 1, "id-"+fmt.Sprint(len(node))))
+		if code != http.StatusBadRequest || !strings.Contains(resp.Error, "not a node id") {
+			t.Errorf("node %q: %d %q, want 400 'not a node id'", node, code, resp.Error)
+		}
+	}
+	for _, node := range []string{"c1", "node-2", "a_b.c"} {
+		if code, resp := post(t, h, w(node, 5, "ok-"+node)); code != 200 {
+			t.Errorf("node %q refused: %d %+v", node, code, resp)
+		}
+	}
+	for _, e := range log.events(t) {
+		if strings.ContainsAny(e.Node, `<>"& `) {
+			t.Errorf("a refused node name reached the log's node field: %+v", e)
+		}
+	}
+}

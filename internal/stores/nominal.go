@@ -1,0 +1,35 @@
+package stores
+
+import "fmt"
+
+// NominalNodes checks a node count for kind (0 = the default) and returns the node names a
+// cluster of that size will have, so a fault schedule can be planned (and refused) before
+// anything starts. The error names the --store-nodes flag.
+func NominalNodes(kind Kind, n int) ([]string, error) {
+	info, ok := kinds[kind]
+	if !ok {
+		return nil, fmt.Errorf("unknown store %q", kind)
+	}
+	if n == 0 {
+		n = info.defNodes
+	}
+	if n < info.minNodes || n > info.maxNod {
+		if info.minNodes == info.maxNod {
+			return nil, fmt.Errorf("--store-nodes %d: store %s runs exactly %d node(s); drop --store-nodes", n, kind, info.minNodes)
+		}
+		return nil, fmt.Errorf("--store-nodes %d: store %s supports %d..%d nodes", n, kind, info.minNodes, info.maxNod)
+	}
+	switch kind {
+	case KindRedis:
+		return []string{"redis"}, nil
+	case KindPostgres:
+		return []string{"postgres"}, nil
+	case KindEtcd:
+		return nodeNames("etcd", n), nil
+	case KindZooKeeper:
+		return nodeNames("zk", n), nil
+	case KindRedisMulti:
+		return nodeNames("redis", n), nil
+	}
+	return nodeNames(string(kind), n), nil
+}
