@@ -169,15 +169,24 @@ func TestRunLeadsWritesStepsDownAndResignsOnSIGTERM(t *testing.T) {
 		done <- Run(ctx, Options{Recipes: memRegistry(m), Recipe: "mem", Lookup: env(srv.URL), Stdout: &out, Stderr: &logs,
 			OnTerm: func(tok int64) { elected <- tok }})
 	}()
+	// Wait for writes, not for a fixed time: on a loaded machine 30 ms may hold none.
+	waitAccepted := func(n int64) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); res.State().Accepted < n; time.Sleep(2 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the resource accepted %d writes in 10s, want %d", res.State().Accepted, n)
+			}
+		}
+	}
 	<-elected
-	time.Sleep(30 * time.Millisecond)
+	waitAccepted(2)
 	m.mu.Lock()
 	m.lose(errors.New("session gone"))
 	m.mu.Unlock()
 	if tok := <-elected; tok != 2 {
 		t.Fatalf("second term token %d, want 2", tok)
 	}
-	time.Sleep(30 * time.Millisecond)
+	waitAccepted(res.State().Accepted + 2)
 	start := time.Now()
 	cancel()
 	if err := <-done; err != nil {
