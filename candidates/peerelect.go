@@ -74,21 +74,21 @@ type peerNode struct {
 	quiet     bool      // resigned: takes no part until the next Campaign
 	leading   bool
 	term      int64 // epoch of this node's own leadership
-	reported  int64 // the term Campaign last returned
 	lose      context.CancelCauseFunc
 	changed   chan struct{}
 	selfq     chan peerMsg // messages a node sends itself (ring: no successor answered)
 	done      chan struct{}
 	wg        sync.WaitGroup
 	// algorithm state
-	left        map[string]bool // nodes that resigned and have not spoken since
-	answered    bool            // bully: a higher node answered this round
-	participant bool // ring: this node forwarded an election message this round
+	left        map[string]time.Time // nodes that resigned, skipped by the ring until then
+	answered    bool                 // bully: a higher node answered this round
+	participant bool                 // ring: this node forwarded an election message this round
+	alone       int                  // ring: election messages in a row that found no successor
 }
 
 func newPeerNode(id string, order []string, net peerNet, t peerTiming, algo peerAlgo, logf func(string, ...any)) *peerNode {
 	n := &peerNode{id: id, ranks: map[string]int{}, order: order, net: net, t: t, algo: algo, logf: logf,
-		left: map[string]bool{}, changed: make(chan struct{}, 1), selfq: make(chan peerMsg, 16), done: make(chan struct{}), lastHeard: time.Now()}
+		left: map[string]time.Time{}, changed: make(chan struct{}, 1), selfq: make(chan peerMsg, 16), done: make(chan struct{}), lastHeard: time.Now()}
 	for i, p := range order {
 		n.ranks[p] = i
 	}
@@ -103,7 +103,7 @@ func newPeerRecipe(env runtime.Env, algo peerAlgo) (runtime.Recipe, error) {
 		return nil, fmt.Errorf("%s needs %s and %s (run with --store none)", env.Recipe, contract.EnvPeers, contract.EnvListenPort)
 	}
 	t := peerTimingFor(env.LeaseTTL)
-	net, err := listenPeers(env.ListenPort, env.PeerAddrs(), t.Round)
+	net, err := listenPeers(env.ListenPort, env.PeerAddrs(), 2*t.Round)
 	if err != nil {
 		return nil, err
 	}
@@ -143,15 +143,20 @@ func (n *peerNode) loop() {
 }
 
 // epochRules keep every node's epoch at the maximum seen and a leader's token ahead of it:
-// a leader that hears of a higher epoch (the other side of a healed partition elected)
-// takes max seen + 1 again, and a node told of a leader with an older epoch than it knows
-// answers with its epoch (msgEpoch), so that leader learns it.
+// a node told of a leader with an older epoch than it knows answers with its epoch
+// (msgEpoch), and a leader told so takes max seen + 1 again (the other side of a healed
+// partition had elected). Announcements by other leaders are the algorithm's business.
 func (n *peerNode) epochRules(m peerMsg) {
-	n.left[m.From] = m.Kind == msgResign
+	n.alone = 0
+	if m.Kind == msgResign {
+		n.left[m.From] = time.Now().Add(n.t.Fail) // it exits or campaigns again by then
+	} else {
+		delete(n.left, m.From)
+	}
 	if m.Epoch > n.epoch {
 		n.epoch = m.Epoch
 	}
-	if n.leading && m.Epoch > n.term && m.From != n.id {
+	if n.leading && m.Kind == msgEpoch && m.Epoch > n.term {
 		n.becomeLeader()
 		n.broadcast(peerMsg{Kind: msgHeartbeat, Leader: n.id, Epoch: n.term})
 		return
@@ -235,7 +240,6 @@ func (n *peerNode) Campaign(ctx context.Context) (runtime.Term, error) {
 			lost, lose := context.WithCancelCause(context.Background())
 			n.lose = lose
 			term := n.term
-			n.reported = term
 			n.mu.Unlock()
 			valid := func() error {
 				n.mu.Lock()
@@ -261,12 +265,6 @@ func (n *peerNode) Campaign(ctx context.Context) (runtime.Term, error) {
 // failure detector; the node stays quiet until it campaigns again.
 func (n *peerNode) Resign(ctx context.Context) error {
 	n.mu.Lock()
-	// A term newer than the one the runtime just lost (a re-election with a new epoch) is
-	// kept: the next Campaign reports it.
-	if n.leading && n.term != n.reported {
-		n.mu.Unlock()
-		return nil
-	}
 	n.quiet = true
 	wasLeading := n.leading
 	if wasLeading {

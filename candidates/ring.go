@@ -49,7 +49,7 @@ func (ring) forward(n *peerNode, m peerMsg) {
 	var next []string
 	for k := 1; k < len(n.order); k++ {
 		// A resigned node is on its way out: a message it acknowledged could die with it.
-		if p := n.order[(i+k)%len(n.order)]; !n.left[p] {
+		if p := n.order[(i+k)%len(n.order)]; time.Now().After(n.left[p]) {
 			next = append(next, p)
 		}
 	}
@@ -75,8 +75,13 @@ func (r ring) handle(n *peerNode, m peerMsg) {
 	case msgSelf:
 		// Nobody else reachable: the message went round a ring of one.
 		// Whoever the message carried is unreachable too, so this node is the best left.
+		// Twice in a row, so a slow acknowledgement does not make a leader; the round
+		// timeout starts the second try.
 		if m.Leader == msgElection {
-			r.handle(n, peerMsg{Kind: msgElection, From: n.id, Best: n.id, Epoch: m.Epoch})
+			if n.alone++; n.alone >= 2 {
+				n.alone = 0
+				r.handle(n, peerMsg{Kind: msgElection, From: n.id, Best: n.id, Epoch: m.Epoch})
+			}
 		}
 	case msgElection:
 		if m.Hops > 2*len(n.order) {

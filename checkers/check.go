@@ -76,7 +76,7 @@ func (c checkerFunc) Check(ctx context.Context, a *analysis, r *Results, rl *rea
 	c.fn(ctx, a, r, rl)
 }
 
-// checkers is every checker, in report order; Names, the report sections and JUnit follow it.
+// checkerList is every checker, in report order; Names, the report's checker table and JUnit follow it.
 var checkerList = []checker{
 	checkerFunc{"tenures", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Tenures = checkTenures(a, rl) }},
 	checkerFunc{"resource", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Resource = checkResource(a, rl) }},

@@ -87,6 +87,7 @@ type reportView struct {
 	Verdict, VerdictText     string
 	Explanations             []explainView
 	Reasons, Findings        []reasonView
+	Checkers                 []checkerRow // one per entry of the checkers' list, as in junit.xml
 	Facts                    []fact
 	Replay                   string
 	Timeline                 *timeline
@@ -170,6 +171,7 @@ func buildReport(runDir string, r *checkers.Results, cfg *runConfig, h *rawHisto
 	}
 	v.Reasons = reasonViews(r.Reasons, "r", t0)
 	v.Findings = reasonViews(r.Findings, "f", t0)
+	v.Checkers = checkerRows(r)
 	v.LivenessFailures = reasonViews(r.Latency.LivenessFailures, "l", t0)
 
 	v.Explanations = explainViews(r, cfg, h, v.Reasons)
@@ -526,4 +528,36 @@ func writeAtomic(path string, b []byte) error {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	return nil
+}
+
+// checkerRow is one checker's outcome in the report's checker table.
+type checkerRow struct {
+	Name, Status      string // ok | invalid | unknown
+	Reasons, Findings int
+}
+
+// checkerRows iterates the checkers' own list, the same one junit.xml's test cases follow.
+func checkerRows(r *checkers.Results) []checkerRow {
+	var rows []checkerRow
+	for _, name := range checkers.Names() {
+		row := checkerRow{Name: name, Status: "ok"}
+		for _, x := range r.Reasons {
+			if x.Checker != name {
+				continue
+			}
+			row.Reasons++
+			if x.Severity == checkers.SevInvalid {
+				row.Status = "invalid"
+			} else if row.Status == "ok" {
+				row.Status = "unknown"
+			}
+		}
+		for _, x := range r.Findings {
+			if x.Checker == name {
+				row.Findings++
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }

@@ -47,6 +47,9 @@ func TestReportStructure(t *testing.T) {
 	if res.Tenures.OverlapCount == 0 || res.Resource.StaleRejectedN == 0 {
 		t.Fatalf("fixture should have an overlap and a rejected stale write: %+v %+v", res.Tenures.OverlapCount, res.Resource.StaleRejectedN)
 	}
+	for _, name := range checkers.Names() { // the checker table follows the checkers' list
+		mustContain(t, page, `data-checker="`+name+`"`)
+	}
 	mustContain(t, page,
 		`id="verdict" class="banner valid"`, `data-verdict="valid"`,
 		`id="timeline"`, `id="lane-c1"`, `id="lane-c2"`, `id="lane-c3"`,

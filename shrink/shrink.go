@@ -166,12 +166,15 @@ func Shrink(ctx context.Context, r Runner, start Case, opt Options) (Result, err
 		return StopCancelled
 	}
 	tried := map[string]bool{key(start): true}
+	// A fault whose removal did not fail is needed; it stays needed in smaller cases
+	// (assumed, as delta debugging does), so dropping it is not tried again.
+	needed := map[string]bool{}
 	var overhead time.Duration // the most a try took beyond its planned length
 	cur := start
 	for {
 		kept := false
 		for _, m := range moves(cur, opt.Limits) {
-			if !m.c.Size().Less(cur.Size()) || tried[key(m.c)] {
+			if !m.c.Size().Less(cur.Size()) || tried[key(m.c)] || needed[m.name] {
 				continue
 			}
 			tried[key(m.c)] = true
@@ -217,6 +220,9 @@ func Shrink(ctx context.Context, r Runner, start Case, opt Options) (Result, err
 				res.Kept++
 			}
 			st.Kept = failing != nil
+			if failing == nil && st.Error == "" && strings.HasPrefix(m.name, "drop fault ") {
+				needed[m.name] = true
+			}
 			st.Current = cur.Size()
 			st.Elapsed = now().Sub(begin)
 			if opt.Step != nil {

@@ -30,7 +30,7 @@ func (w testWriter) Write(b []byte) (int, error) {
 // concrete plan linked to the original.
 func TestShrinkRedisZombie(t *testing.T) {
 	if testing.Short() {
-		t.Skip("several real runs (about 6 minutes)")
+		t.Skip("several real runs (about 10 minutes)")
 	}
 	root := t.TempDir()
 	if r := os.Getenv(harness.EnvStoreDir); r != "" {
@@ -61,7 +61,7 @@ func TestShrinkRedisZombie(t *testing.T) {
 	runner := HarnessRunner{Base: rec.Config, Want: []string{"stale-write-accepted"}, Configure: func(c *harness.Config) {
 		c.TestName, c.Progress, c.ProgressMode = "shrink-tries", testWriter{t}, progress.ProgressQuiet
 	}}
-	budget := 6 * time.Minute
+	budget := 9 * time.Minute
 	if dl, ok := t.Deadline(); ok && time.Until(dl)-2*time.Minute < budget {
 		budget = time.Until(dl) - 2*time.Minute
 	}

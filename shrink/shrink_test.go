@@ -98,6 +98,16 @@ func TestShrinkDeterministicFindsMinimum(t *testing.T) {
 		t.Fatalf("faults phase %v, want it to end with the fault at %v", time.Duration(m.Plan.FaultPhase), end)
 	}
 	checkInvariants(t, res, steps, fr, oracle)
+	// A drop that did not fail is not tried again on a smaller case.
+	discarded := map[string]int{}
+	for _, s := range steps {
+		if !s.Kept && strings.HasPrefix(s.Move, "drop fault ") {
+			discarded[s.Move]++
+			if discarded[s.Move] > 1 {
+				t.Errorf("%q discarded twice", s.Move)
+			}
+		}
+	}
 }
 
 // checkInvariants: every kept step failed and shrank; no case ran twice; the minimal case

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
@@ -74,7 +76,10 @@ type Row struct {
 	Store      string   `yaml:"store"`
 	StoreNodes int      `yaml:"store_nodes"`
 	Recipe     string   `yaml:"recipe"`
-	Fault      string   `yaml:"fault"` // nemesis profile name (or a spec with ':'), "none" = no faults
+	Candidate  string   `yaml:"candidate"`  // instead of recipe: a script/executable or Go package, relative to the module root (examples.go)
+	Packages   []string `yaml:"packages"`   // Debian packages a candidate script needs
+	BuildTags  []string `yaml:"build_tags"` // go build tags of a Go package candidate
+	Fault      string   `yaml:"fault"`      // nemesis profile name (or a spec with ':'), "none" = no faults
 	Workload   string   `yaml:"workload"`
 	Resource   string   `yaml:"resource"`
 	Require    []string `yaml:"require"`
@@ -90,6 +95,7 @@ type Matrix struct {
 	Tiers    map[string]Timing `yaml:"tiers"`
 	Rows     []Row             `yaml:"rows"`
 	Source   string            `yaml:"-"`
+	root     string            // module root: candidate paths are relative to it
 }
 
 // DefaultFile is the matrix's path relative to the module root.
@@ -116,13 +122,16 @@ func Parse(data []byte, source string) (*Matrix, error) {
 		return nil, fmt.Errorf("%s: %v (valid keys: defaults, tiers, rows; row keys: %s)", source, err, strings.Join(rowKeys, ", "))
 	}
 	m.Source = source
+	if root, err := moduleRoot(filepath.Dir(source)); err == nil {
+		m.root = root
+	}
 	if err := m.validate(); err != nil {
 		return nil, err
 	}
 	return &m, nil
 }
 
-var rowKeys = []string{"name", "store", "store_nodes", "recipe", "fault", "workload", "resource", "require",
+var rowKeys = []string{"name", "store", "store_nodes", "recipe", "candidate", "packages", "build_tags", "fault", "workload", "resource", "require",
 	"tags", "nodes", "ttl", "warmup", "duration", "recovery", "seeds", "expect", "note"}
 
 var (
@@ -162,10 +171,10 @@ func (m *Matrix) validate() error {
 		id := fmt.Sprintf("row %d", i+1)
 		if r.Name != "" {
 			id += " (" + r.Name + ")"
-		} else if r.Store != "" && r.Recipe != "" {
+		} else if r.Store != "" && (r.Recipe != "" || r.Candidate != "") {
 			id += " (" + r.derivedName(m.Defaults) + ")"
 		}
-		for _, err := range r.check(m.Defaults) {
+		for _, err := range append(r.check(m.Defaults), r.checkCandidate(m.root)...) {
 			errs = append(errs, fmt.Errorf("%s: %s: %w", m.Source, id, err))
 		}
 		name := r.FullName(m.Defaults)
@@ -206,8 +215,9 @@ func (r *Row) check(d Defaults) []error {
 	default:
 		storeOK = true
 	}
-	if r.Recipe == "" {
-		bad("no recipe: want one of %s", strings.Join(harness.RecipeNames(), ", "))
+	if r.Recipe == "" && r.Candidate == "" {
+		bad("no recipe: want one of %s (or candidate: a path under the module root)", strings.Join(harness.RecipeNames(), ", "))
+	} else if r.Recipe == "" { // a candidate: checkCandidate
 	} else if def, err := candidates.Registry.Lookup(r.Recipe); err != nil {
 		bad("unknown recipe %q: want one of %s", r.Recipe, strings.Join(harness.RecipeNames(), ", "))
 	} else if spec := def.Describe(); storeOK && spec.Store != r.Store {
@@ -279,7 +289,7 @@ func (r *Row) check(d Defaults) []error {
 // StoreNames lists the stores a row can use: store kinds that have at least one recipe.
 func StoreNames() []string {
 	var out []string
-	for _, k := range stores.Kinds() {
+	for _, k := range append(stores.Kinds(), contract.StoreNone) { // none: peer recipes, no cluster
 		if len(recipesFor(k)) > 0 {
 			out = append(out, k)
 		}
@@ -293,7 +303,11 @@ func recipesFor(store string) []string {
 
 // derivedName is store/recipe/fault plus the resource mode and workload when not the defaults.
 func (r *Row) derivedName(d Defaults) string {
-	parts := []string{r.Store, r.Recipe, faultLabel(r.Fault)}
+	recipe := r.Recipe
+	if r.Candidate != "" {
+		recipe = r.candidateLabel()
+	}
+	parts := []string{r.Store, recipe, faultLabel(r.Fault)}
 	if res := r.resource(d); res != harness.DefaultResourceMode {
 		parts = append(parts, res)
 	}
@@ -408,13 +422,17 @@ func (m *Matrix) resolve(tier string, row Timing) Timing {
 }
 
 func (m *Matrix) config(r Row, t Timing, seed int64) harness.Config {
-	return harness.Config{
+	cfg := harness.Config{
 		Store: r.Store, StoreNodes: r.StoreNodes, Recipe: r.Recipe, Nodes: t.Nodes,
 		FaultTime: t.Duration, Warmup: t.Warmup, Recovery: t.Recovery, TTL: t.TTL,
 		Workload: r.workload(m.Defaults), ResourceMode: r.resource(m.Defaults),
 		Seed: seed, Nemesis: r.Fault, Require: slices.Clone(r.Require),
 		TestName: testName(r.FullName(m.Defaults)),
 	}
+	if r.Candidate != "" {
+		cfg.CandidateCmd, cfg.CandidatePackages = candidatePath(m.root, r), slices.Clone(r.Packages)
+	}
+	return cfg
 }
 
 // testName turns a row name into a run-directory name (no slashes).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
@@ -36,7 +37,7 @@ rows:
 		{"unknown recipe", `
 defaults: {duration: 10s}
 rows:
-  - {store: etcd, recipe: raft, tags: [smoke], expect: {verdict: valid}}`, `unknown recipe "raft": want one of`},
+  - {store: etcd, recipe: paxos, tags: [smoke], expect: {verdict: valid}}`, `unknown recipe "paxos": want one of`},
 		{"recipe on wrong store", `
 defaults: {duration: 10s}
 rows:
@@ -289,6 +290,25 @@ func TestTableAndJUnit(t *testing.T) {
 	}
 }
 
+// isolateLeader stands for "the leader cut off from every peer" in the coverage rule of
+// store-less recipes: a partition of shape isolate aimed at the leader.
+const isolateLeader = "isolate-leader"
+
+// faultIs reports whether a row's fault is want; isolateLeader matches any partition spec
+// with shape=isolate that targets the leader.
+func faultIs(fault, want string) bool {
+	if want != isolateLeader {
+		return fault == want
+	}
+	sched, err := nemesis.Parse(fault)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(sched.Faults, func(f nemesis.FaultSpec) bool {
+		return f.Kind == "partition" && f.Params["shape"] == "isolate" && (f.Target == "" || f.Target == nemesis.TargetLeader)
+	})
+}
+
 // TestMatrixFile checks the shipped matrix loads and covers what issue 7 demands.
 func TestMatrixFile(t *testing.T) {
 	m, err := Load("matrix.yaml")
@@ -316,9 +336,13 @@ func TestMatrixFile(t *testing.T) {
 		if spec.Store == "etcd" || spec.Store == "zookeeper" {
 			faults = append(faults, "partition-store-majority")
 		}
+		if spec.Store == contract.StoreNone {
+			// No store to cut the leader from: it is cut from its peers instead.
+			faults = []string{"kill-leader", "pause-leader", isolateLeader}
+		}
 		for _, f := range faults {
 			if !has(all, func(c Case) bool {
-				return c.Row.Recipe == spec.Name && c.Row.Fault == f && c.Config.ResourceMode == "fenced" && c.Row.Expect.Verdict == "valid"
+				return c.Row.Recipe == spec.Name && faultIs(c.Row.Fault, f) && c.Config.ResourceMode == "fenced" && c.Row.Expect.Verdict == "valid"
 			}) {
 				t.Errorf("no fenced valid row for %s under %s", spec.Name, f)
 			}

@@ -2,8 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/splitbrain-chaos/splitbrain/harness"
 )
 
 // Bad command lines are refused with exit 64 before anything starts, naming the problem.
@@ -46,6 +51,34 @@ func TestRunListsEveryProblem(t *testing.T) {
 		if !strings.Contains(errOut.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
 		}
+	}
+}
+
+// A harness failure exits 255 unless the history recorded up to it proves a violation.
+func TestRunExitCodes(t *testing.T) {
+	fail := errors.New("teardown: engine went away")
+	for _, c := range []struct {
+		verdict string
+		err     error
+		want    int
+	}{
+		{harness.VerdictValid, nil, exitValid},
+		{harness.VerdictInvalid, nil, exitInvalid},
+		{harness.VerdictUnknown, nil, exitUnknown},
+		{harness.VerdictInvalid, fail, exitInvalid},
+		{harness.VerdictUnknown, fail, exitHarness},
+	} {
+		var out, errOut bytes.Buffer
+		code, err := runExit(context.Background(), &harness.Outcome{Verdict: c.verdict}, c.err, false, &out, &errOut)
+		if code != c.want {
+			t.Errorf("verdict %s, error %v: exit %d, want %d", c.verdict, c.err, code, c.want)
+		}
+		if c.err != nil && c.want == exitInvalid && (err != nil || !strings.Contains(errOut.String(), "engine went away")) {
+			t.Errorf("a proven violation after a harness failure must still name the failure: err %v stderr %q", err, errOut.String())
+		}
+	}
+	if code, _ := runExit(context.Background(), nil, fail, false, io.Discard, io.Discard); code != exitHarness {
+		t.Errorf("no outcome: exit %d", code)
 	}
 }
 

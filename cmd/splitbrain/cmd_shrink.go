@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
@@ -133,8 +134,12 @@ the minimal plan as a --nemesis spec and a replay command.
 		fmt.Fprintf(stdout, "  (seeded targets: the spec matches the plan with --seed %d; the replay command is exact)\n", rec.Config.Seed)
 	}
 	m := res.Minimal
-	fmt.Fprintf(stdout, "as a run:  splitbrain run --store %s %s --nodes %d --warmup %v --time %v --recovery %v --resource %s --seed %d --nemesis %s\n",
-		rec.Config.Store, candidateFlag(rec.Config), m.Nodes, m.Warmup, m.FaultPhase(), m.Recovery, rec.Config.ResourceMode, rec.Config.Seed, shellQuoteArg(spec))
+	runLine := fmt.Sprintf("splitbrain run --store %s %s --nodes %d --warmup %v --time %v --recovery %v --ttl %v --resource %s --workload %s --seed %d",
+		rec.Config.Store, candidateFlag(rec.Config), m.Nodes, m.Warmup, m.FaultPhase(), m.Recovery, rec.Config.TTL, rec.Config.ResourceMode, rec.Config.Workload, rec.Config.Seed)
+	if len(rec.Config.Require) > 0 {
+		runLine += " --require " + strings.Join(rec.Config.Require, ",")
+	}
+	fmt.Fprintf(stdout, "as a run:  %s --nemesis %s\n", runLine, shellQuoteArg(spec))
 	fmt.Fprintf(stdout, "replay:    %s\n", replay)
 	fmt.Fprintf(stdout, "log:       %s\n", filepath.Join(rec.Dir, shrinkLogFile))
 	if res.Stopped == shrink.StopCancelled {

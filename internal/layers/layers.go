@@ -23,7 +23,7 @@ var Layers = [][]string{
 	{"suite", "shrink"},
 	// 7 the command line, and the example candidates (programs that import nothing of the
 	// module: they show the contract from outside).
-	{"cmd/splitbrain", "examples/go"},
+	{"cmd/splitbrain", "examples", "examples/go"},
 }
 
 // Layer returns the layer of a package path (relative to the module), or -1.

@@ -1,0 +1,50 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStorelessRefusesStoreFaults: a --store none run refuses, before anything starts, every
+// fault that needs a store, and accepts the candidate-only shapes.
+func TestStorelessRefusesStoreFaults(t *testing.T) {
+	base := func(nem string) Config {
+		return Config{Store: "none", Recipe: "raft", Nodes: 5, FaultTime: 10 * time.Second, Nemesis: nem, StoreRoot: t.TempDir()}
+	}
+	for _, ok := range []string{"none", "kill-leader", "pause-leader", "partition:shape=halves,among=candidates,for=8s",
+		"partition:shape=isolate,for=3xTTL", "loss:target=leader,peer=candidates,p=0.3,for=2s",
+		"partition:shape=one-way,peer=candidates", "clock:op=bump,target=leader,delta=-3xTTL,for=3xTTL"} {
+		c := base(ok)
+		if err := CheckConfig(&c); err != nil {
+			t.Errorf("%s: refused: %v", ok, err)
+		}
+	}
+	for nem, want := range map[string]string{
+		"partition-leader-from-store":               "shape=leader-from-store",
+		"partition-store-majority":                  "shape=store-majority",
+		"loss":                                      "peer=store",
+		"partition:shape=halves,among=store":        "among=store",
+		"partition:shape=bridge":                    "give among=candidates",
+		"partition:shape=one-way":                   "give peer=candidates",
+		"pause:target=store-leader":                 "target=store-leader aims at the store",
+		"kill:target=all-store":                     "target=all-store",
+		"partition:shape=isolate,peer=store-leader": "peer=store-leader",
+	} {
+		c := base(nem)
+		err := CheckConfig(&c)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--store none") {
+			t.Errorf("%s: error %v, want it to say %q and name --store none", nem, err, want)
+		}
+	}
+	c := base("none")
+	c.StoreNodes = 3
+	if err := CheckConfig(&c); err == nil || !strings.Contains(err.Error(), "drop --store-nodes") {
+		t.Errorf("--store-nodes with --store none: %v", err)
+	}
+	c = base("none")
+	c.Recipe = "etcd-election"
+	if err := CheckConfig(&c); err == nil || !strings.Contains(err.Error(), "recipes for none: bully, raft, ring") {
+		t.Errorf("store recipe on --store none: %v", err)
+	}
+}
