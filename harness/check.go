@@ -41,12 +41,9 @@ func (r *run) conclude(ctx context.Context) (*Outcome, error) {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkTimeout)
 	defer cancel()
-	if ctx.Err() != nil {
-		// Interrupted: a quick look only, so Ctrl-C returns promptly.
-		var c2 context.CancelFunc
-		cctx, c2 = context.WithTimeout(cctx, 10*time.Second)
-		defer c2()
-	}
+	// Also after an interrupt the check is the full one (Porcupine bounded by its own
+	// timeout): a shortened one could time out where `splitbrain check` does not and so
+	// disagree with it. A second Ctrl-C ends the process at once.
 	verdict, reasons, results, info, err := runCheckers(cctx, r.dir)
 	if err != nil {
 		out.Reasons = append(out.Reasons, "checkers failed: "+err.Error())

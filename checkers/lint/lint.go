@@ -116,9 +116,9 @@ func classifyMalformed(detail string) (code, rule, fix string) {
 		return "not-monotonic-clock", "R5", `take "t" from CLOCK_MONOTONIC in ns (Python time.monotonic_ns()), not the wall clock; or leave "t" out`
 	case strings.Contains(detail, `"call_t"`) && strings.Contains(detail, "after"):
 		return "call-t-after-t", "R5", `call_t is when the write was sent, t when its answer came: read both from CLOCK_MONOTONIC, call_t first`
-	case strings.Contains(detail, "does not belong"), strings.Contains(detail, "unknown kind"), strings.Contains(detail, "duplicate"):
+	case strings.Contains(detail, "unknown field"), strings.Contains(detail, "does not belong"), strings.Contains(detail, "unknown kind"), strings.Contains(detail, "duplicate"):
 		return "unknown-field", "R4", "print only the fields section 2 lists for that kind; put anything else on stderr"
-	case strings.Contains(detail, "token"):
+	case strings.Contains(detail, `"token"`) || strings.Contains(detail, "token "):
 		return "bad-token", "R8", `"token" is a JSON integer >= 1 taken from the store`
 	}
 	return "malformed-line", "R4", "one flat JSON object per line, with the fields of section 2; anything else on stderr"

@@ -88,6 +88,15 @@ func TestEachMistakeIsNamedWithItsRule(t *testing.T) {
 			e[3] = history.Event{T: 10 * ms, Kind: history.KindContractViolation, Node: "c1", Reason: `field "leader" does not belong to a campaigning event`}
 			return e
 		}, "R4:unknown-field"},
+		{"unknown field, parser's wording naming the token field", func(e []history.Event) []history.Event {
+			e[3] = history.Event{T: 10 * ms, Kind: history.KindContractViolation, Node: "c1",
+				Reason: `unknown field "leader" (contract v1 fields: t, kind, node, token, write_id, call_t, result, reason, clock)`}
+			return e
+		}, "R4:unknown-field"},
+		{"bad token", func(e []history.Event) []history.Event {
+			e[5] = history.Event{T: 20 * ms, Kind: history.KindContractViolation, Node: "c1", Reason: `"token" must be >= 1, got 0`}
+			return e
+		}, "R8:bad-token"},
 		{"ignores SIGTERM", func(e []history.Event) []history.Event {
 			e[10].T = 6000 * ms
 			for i := 11; i < len(e); i++ {
