@@ -53,7 +53,20 @@ now() {
 	now_ns=${now_ms}000000
 }
 
-emit() { printf '%s\n' "$1"; } # one write(2) per line: the shell does not buffer printf
+# emit prints one event line with its own t, so all of this node's times come from one clock
+# (/proc/uptime): mixing them with the harness's receipt stamps would put a write's call_t
+# before the receipt of the elected line that preceded it. uptime has 10 ms steps: a write's
+# t (when the answer came) is rounded up so it is never early, and t never goes back in
+# print order (docs/candidates.md R1, R5).
+last_t=0
+emit() { # emit JSON_WITHOUT_OPENING_BRACE [ceil]
+	now
+	t=$now_ns
+	[ "${2:-}" = ceil ] && t=$((now_ns + 10000000))
+	[ "$t" -lt "$last_t" ] && t=$last_t
+	last_t=$t
+	printf '{"t":%s,%s\n' "$t" "$1" # one write(2) per line: the shell does not buffer printf
+}
 b64() { printf '%s' "$1" | base64 | tr -d '\n'; }
 
 key=$(b64 "/example/$election/leader")
@@ -85,7 +98,7 @@ release() { # revoke the lease: the key goes with it
 }
 
 while [ $term = 0 ]; do
-	emit '{"kind":"campaigning"}'
+	emit '"kind":"campaigning"}'
 	lease= token=0
 	while [ $term = 0 ]; do
 		now
@@ -111,10 +124,10 @@ while [ $term = 0 ]; do
 					break
 				fi
 			else
-				emit '{"kind":"error","reason":"txn: no etcd endpoint answered"}'
+				emit '"kind":"error","reason":"txn: no etcd endpoint answered"}'
 			fi
 		else
-			emit '{"kind":"error","reason":"lease grant: no etcd endpoint answered"}'
+			emit '"kind":"error","reason":"lease grant: no etcd endpoint answered"}'
 		fi
 		sleep "$retry_sleep"
 	done
@@ -123,7 +136,7 @@ while [ $term = 0 ]; do
 		break
 	fi
 	deadline=$((lease_sent + ttl_s * 990)) # from the SEND time of the grant or keepalive
-	emit "{\"kind\":\"elected\",\"token\":$token}"
+	emit "\"kind\":\"elected\",\"token\":$token}"
 	next_renew=$((lease_sent + renew_ms))
 	reason=
 	while [ -z "$reason" ]; do
@@ -151,12 +164,12 @@ while [ $term = 0 ]; do
 		4??) result=rejected ;;
 		*) result=unknown ;;
 		esac
-		emit "{\"kind\":\"write\",\"token\":$token,\"write_id\":\"$id\",\"call_t\":$call_t,\"result\":\"$result\"}"
+		emit "\"kind\":\"write\",\"token\":$token,\"write_id\":\"$id\",\"call_t\":$call_t,\"result\":\"$result\"}" ceil
 		[ $result = rejected ] && reason="fenced: the resource saw a newer token" && break
 		sleep "$write_sleep"
 	done
 	# The belief ends here, before the lease is revoked: no gap can hide an overlap.
-	emit "{\"kind\":\"stepped-down\",\"reason\":\"$reason\"}"
+	emit "\"kind\":\"stepped-down\",\"reason\":\"$reason\"}"
 	release
 done
 exit 0
