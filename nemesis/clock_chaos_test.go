@@ -103,6 +103,11 @@ func TestChaosClockCandidateLease(t *testing.T) {
 		t.Fatalf("before the fault c2's lease expiry is %v from real now, want within %v (candidate log: %s)", d, tol, cand.LogPath())
 	}
 	_, _, heal := applyNow(t, ctx, e, "clock:op=bump,target=node:c2,delta=-1h,at=0s,for=1m", 1)
+	// The FROM-scratch candidate image has no mv: the offset file must still be replaced by a
+	// rename (the splitbrain binary's own), never by an in-place copy a reader can see empty.
+	if i, ok := renamerOf.Load(cand.ID()); !ok || i.(int) < 0 || renamers[i.(int)][0] != images.CandidateBinary {
+		t.Errorf("offset file in the scratch candidate image written by renamer %v (ok=%v), want %s rename", i, ok, images.CandidateBinary)
+	}
 	d, ok := waitSkew(t, 10*time.Second, -time.Hour, tol, skew)
 	t.Logf("after -1h bump: expiry - now = %v", d)
 	if !ok {

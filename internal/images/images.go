@@ -54,6 +54,10 @@ const (
 	ProjectName  = "splitbrain"
 )
 
+// CandidateBinary is where the candidate image (FROM scratch, dockerfiles/candidate.Dockerfile)
+// holds the static splitbrain binary; it is that image's only executable.
+const CandidateBinary = "/splitbrain"
+
 // EtcdVersion is the etcd server release built into the local etcd image (pinned in
 // internal/images/etcd-server/go.mod) and named by the official profile.
 const EtcdVersion = "v3.6.16"
