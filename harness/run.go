@@ -150,10 +150,7 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 	}
 
 	// After the first Ctrl-C, say what a second one does and how to clean up after it.
-	stopHint := context.AfterFunc(ctx, func() {
-		fmt.Fprintf(os.Stderr, "splitbrain: %v: healing faults and removing run %s; a second Ctrl-C stops at once and skips cleanup (then remove what is left with: splitbrain clean --run %s)\n",
-			context.Cause(ctx), r.runID, r.runID)
-	})
+	stopHint := context.AfterFunc(ctx, func() { fmt.Fprintln(os.Stderr, interruptHint(context.Cause(ctx), r.runID)) })
 	defer stopHint()
 	progressDone := r.startProgress()
 	defer func() {
@@ -249,6 +246,13 @@ func prepare(cfg *Config) (prepared, error) {
 		errs = append(errs, fmt.Errorf("--workload: %w", err))
 	}
 	return p, errors.Join(errs...)
+}
+
+// interruptHint is what the first Ctrl-C prints: what happens now, what a second one does,
+// and the command that cleans up after it.
+func interruptHint(cause error, runID string) string {
+	return fmt.Sprintf("splitbrain: %v: healing faults and removing run %s; a second Ctrl-C stops at once and skips cleanup (then remove what is left with: splitbrain clean --run %s)",
+		cause, runID, runID)
 }
 
 // record appends a harness-side event, timestamped now unless it carries its own time.

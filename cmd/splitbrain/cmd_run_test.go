@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -79,6 +80,15 @@ func TestRunExitCodes(t *testing.T) {
 	}
 	if code, _ := runExit(context.Background(), nil, fail, false, io.Discard, io.Discard); code != exitHarness {
 		t.Errorf("no outcome: exit %d", code)
+	}
+	// A signal during teardown (harness.Run's error once the lifecycle had finished): 255,
+	// and the message says the run was interrupted but healed and torn down.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	teardownSignal := fmt.Errorf("cancelled during teardown: %w", context.Canceled)
+	code, err := runExit(ctx, &harness.Outcome{Verdict: harness.VerdictUnknown}, teardownSignal, false, io.Discard, io.Discard)
+	if code != exitHarness || err == nil || !strings.Contains(err.Error(), "interrupted; healed and torn down") || !strings.Contains(err.Error(), "during teardown") {
+		t.Errorf("signal during teardown: exit %d, error %v; want 255 and an error saying it was interrupted during teardown", code, err)
 	}
 }
 
