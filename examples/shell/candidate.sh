@@ -9,9 +9,9 @@
 #   splitbrain run --store etcd --candidate-cmd examples/shell/candidate.sh \
 #       --candidate-packages curl,jq --nemesis kill-leader --time 30s
 #
-# Timestamps: a shell has no CLOCK_MONOTONIC, so events carry no "t" (the harness stamps
-# them on receipt) and call_t is read from /proc/uptime, which counts from boot like
-# CLOCK_MONOTONIC on a host that has never been suspended (docs/candidates.md, "Time").
+# Timestamps: a shell has no CLOCK_MONOTONIC, so every line's t and call_t are read from
+# /proc/uptime, which counts from boot like CLOCK_MONOTONIC on a host that has never been
+# suspended (docs/candidates.md R5).
 set -u
 
 die() { echo "candidate.sh: $*" >&2; exit 64; }
@@ -53,14 +53,19 @@ now() {
 
 # emit prints one event line with its own t, so all of this node's times come from one clock
 # (/proc/uptime): mixing them with the harness's receipt stamps would put a write's call_t
-# before the receipt of the elected line that preceded it. uptime has 10 ms steps: a write's
-# t (when the answer came) is rounded up so it is never early, and t never goes back in
-# print order (docs/candidates.md R1, R5).
+# before the receipt of the elected line that preceded it. uptime has 10 ms steps and reads
+# the step's start, so a write's answer came at or after the value read then; "after" waits
+# for the next step and prints that: a t at or after the answer (an answer is never early)
+# and not after the line leaves (the harness refuses a t later than its receipt). t never
+# goes back in print order (docs/candidates.md R1, R5).
 last_t=0
-emit() { # emit JSON_WITHOUT_OPENING_BRACE [ceil]
+emit() { # emit JSON_WITHOUT_OPENING_BRACE [after]
 	now
+	if [ "${2:-}" = after ]; then
+		answered_ms=$now_ms
+		while [ "$now_ms" -le "$answered_ms" ]; do now; done # at most one 10 ms step
+	fi
 	t=$now_ns
-	[ "${2:-}" = ceil ] && t=$((now_ns + 10000000))
 	[ "$t" -lt "$last_t" ] && t=$last_t
 	last_t=$t
 	printf '{"t":%s,%s\n' "$t" "$1" # one write(2) per line: the shell does not buffer printf
@@ -164,7 +169,7 @@ while [ $term = 0 ]; do
 		4??) result=rejected ;;
 		*) result=unknown ;;
 		esac
-		emit "\"kind\":\"write\",\"token\":$token,\"write_id\":\"$id\",\"call_t\":$call_t,\"result\":\"$result\"}" ceil
+		emit "\"kind\":\"write\",\"token\":$token,\"write_id\":\"$id\",\"call_t\":$call_t,\"result\":\"$result\"}" after
 		[ $result = rejected ] && reason="fenced: the resource saw a newer token" && break
 		sleep "$write_sleep"
 	done
