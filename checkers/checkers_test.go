@@ -80,7 +80,7 @@ func pausedLeader(kind string) *hb {
 func TestTenureEndsAtDeathButNotAtPause(t *testing.T) {
 	killed := check(t, pausedLeader("kill"), Params{Require: []string{RequireExclusive}})
 	wantVerdict(t, killed, Valid)
-	if tn := killed.Tenures.Tenures[0]; tn.EndReason != "kill-fault" || tn.EndT != 500*ms {
+	if tn := killed.Tenures.Tenures[0]; tn.EndReason != "sigkill" || tn.EndT != 500*ms {
 		t.Fatalf("killed tenure %+v", tn)
 	}
 	paused := check(t, pausedLeader("pause"), Params{})
@@ -106,7 +106,7 @@ func TestTenureEndsAtDeathButNotAtPause(t *testing.T) {
 	h.fault(400, 1, "kill", "c1").heal(600, 1).end(1000)
 	r := check(t, h, Params{Require: []string{RequireExclusive}})
 	wantVerdict(t, r, Valid)
-	if tn := r.Tenures.Tenures[0]; tn.EndReason != "kill-fault" || tn.EndT != 400*ms || r.Tenures.OverlapCount != 0 {
+	if tn := r.Tenures.Tenures[0]; tn.EndReason != "sigkill" || tn.EndT != 400*ms || r.Tenures.OverlapCount != 0 {
 		t.Fatalf("killed tenure %+v, overlaps %d", tn, r.Tenures.OverlapCount)
 	}
 	// Near miss: the same exit without a kill fault ends the tenure only when noticed.

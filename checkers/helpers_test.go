@@ -57,6 +57,11 @@ func (h *hb) phase(t int64, p string) *hb {
 	return h.add(history.Event{T: t * ms, Kind: history.KindPhase, Phase: p})
 }
 func (h *hb) fault(t int64, id int, kind string, targets ...string) *hb {
+	if kind == "kill" { // the nemesis records a crash as a SIGKILL signal per target first
+		for _, n := range targets {
+			h.signal(t, n, "SIGKILL")
+		}
+	}
 	return h.add(history.Event{T: t * ms, Kind: history.KindFaultStart, FaultID: id, Fault: kind, Targets: targets})
 }
 func (h *hb) heal(t int64, id int) *hb {

@@ -17,7 +17,7 @@ type Tenure struct {
 	CampaignT int64  `json:"campaign_t"` // the last campaigning event before it, or StartT
 	StartT    int64  `json:"start_t"`
 	EndT      int64  `json:"end_t"`
-	EndReason string `json:"end_reason"` // stepped-down[:reason] | process-exit | sigkill | kill-fault | restart | re-elected | run-end
+	EndReason string `json:"end_reason"` // stepped-down[:reason] | process-exit | sigkill | restart | re-elected | run-end
 	Open      bool   `json:"open"`       // still believed when the run ended
 	StartSeq  int64  `json:"start_seq"`
 	EndSeq    int64  `json:"end_seq,omitempty"`
@@ -214,7 +214,18 @@ func analyse(ev []history.Event, p Params) *analysis {
 		case history.KindSignal:
 			a.signals = append(a.signals, i)
 			if e.Signal == "SIGKILL" || e.Signal == "KILL" || e.Signal == "9" {
-				end(get(e.Node), e.T, e.Seq, "sigkill")
+				s := get(e.Node)
+				switch {
+				case s.hasTenure:
+					end(s, e.T, e.Seq, "sigkill")
+				case s.idx >= 0:
+					// The harness's process-exit (stamped when its poll noticed) may have been
+					// appended first and ended the tenure later than the kill: the process was
+					// dead from the kill on.
+					if tn := &raw[s.idx]; tn.StartT <= e.T && e.T < tn.EndT {
+						tn.EndT, tn.EndSeq, tn.EndReason = e.T, e.Seq, "sigkill"
+					}
+				}
 			}
 		case history.KindContractViolation:
 			a.contract = append(a.contract, ContractViolation{Kind: "malformed-output", T: e.T, Node: e.Node, Seq: e.Seq,
@@ -228,23 +239,6 @@ func analyse(ev []history.Event, p Params) *analysis {
 			faultIdx[e.FaultID] = len(a.faults)
 			a.faults = append(a.faults, FaultWindow{ID: e.FaultID, Kind: e.Fault, Targets: e.Targets, Spec: e.Spec,
 				StartT: e.T, EndT: -1, Error: e.Err, StartSeq: e.Seq})
-			if e.Fault == "kill" && e.Err == "" {
-				for _, n := range e.Targets {
-					s := state[n]
-					switch {
-					case s == nil:
-					case s.hasTenure:
-						end(s, e.T, e.Seq, "kill-fault")
-					case s.idx >= 0:
-						// The nemesis appends fault-start after Docker reported the exit, so the
-						// harness's process-exit (stamped on notice) may have ended the tenure
-						// first, later than the kill: the process was dead from the kill on.
-						if tn := &raw[s.idx]; tn.StartT <= e.T && e.T < tn.EndT {
-							tn.EndT, tn.EndSeq, tn.EndReason = e.T, e.Seq, "kill-fault"
-						}
-					}
-				}
-			}
 		case history.KindFaultEnd:
 			if j, ok := faultIdx[e.FaultID]; ok && a.faults[j].EndT < 0 {
 				a.faults[j].EndT = e.T

@@ -20,20 +20,25 @@ import (
 // rewrites at run time. Redis (jemalloc clashes with libfaketime) and etcd (Go ignores it)
 // cannot be skewed, and the fault says so instead of pretending. The host clock is never
 // touched.
-func init() {
-	register(&kindDef{
-		name:          "clock",
-		summary:       "skew a node's clock: bump by delta, or strobe between +delta and 0 every period",
-		defaultTarget: TargetLeader,
-		defaultFor:    "2xTTL",
+type clockKind struct{}
+
+func (clockKind) def() kindDef {
+	return kindDef{
+		Traits: Traits{
+			Name:          "clock",
+			Summary:       "skew a node's clock: bump by delta, or strobe between +delta and 0 every period",
+			DefaultTarget: TargetLeader,
+			DefaultFor:    "2xTTL",
+			Classes:       []NodeClass{ClassCandidate, ClassStore},
+			Clock:         true,
+			Colour:        "#0969da",
+		},
 		params: []paramDef{
 			{"op", "bump (jump by delta for for=) | strobe (flip between +delta and 0 every period= for for=)", "bump", oneOf("bump", "strobe")},
 			{"delta", "signed jump, Go duration or NxTTL, e.g. -3xTTL or +5s", "-3xTTL", checkDelta},
 			{"period", "strobe flip period", "200ms", checkDur(false)},
 		},
-		plan:  planClock,
-		apply: applyClock,
-	})
+	}
 }
 
 func checkDelta(v string) error {
@@ -112,7 +117,7 @@ func ClockSupported(storeKind string) (bool, string) {
 	return false, "clock skew not supported for this node: unknown store kind " + strconv.Quote(storeKind)
 }
 
-func planClock(p *planner, f *FaultSpec, pf *PlannedFault) error {
+func (clockKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
 	for _, name := range pf.Chosen {
 		if contains(p.topo.StoreNodes, name) {
 			if ok, why := ClockSupported(p.topo.StoreKind); !ok {
@@ -143,7 +148,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func applyClock(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func (clockKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
 	delta, err := ParseDur(pf.Params["delta"])
 	if err != nil {
 		return nil, err

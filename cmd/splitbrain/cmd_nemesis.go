@@ -46,6 +46,7 @@ func printNemesisList(w io.Writer) {
 	fmt.Fprintln(tw, "FAULT KINDS (spec: KIND:key=value,...; join faults with ';' or '+'; @FILE reads one per line)")
 	for _, k := range nemesis.Kinds() {
 		fmt.Fprintf(tw, "  %s\t%s (default target %s, for=%s)\n", k.Name, k.Summary, orDash(k.DefaultTarget), k.DefaultFor)
+		fmt.Fprintf(tw, "    \thits: %s%s\n", joinClasses(k.Classes), kindEffects(k))
 		for _, p := range k.Params {
 			def := ""
 			if p.Default != "" {
@@ -149,4 +150,30 @@ func runNemesisPlan(args []string, stdout, stderr io.Writer) (int, error) {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return exitValid, enc.Encode(plan)
+}
+
+func joinClasses(cs []nemesis.NodeClass) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, string(c)+"s")
+	}
+	return strings.Join(out, ", ")
+}
+
+// kindEffects names what a kind changes beyond stopping or starting processes.
+func kindEffects(k nemesis.Traits) string {
+	var out []string
+	if k.Network {
+		out = append(out, "network (iptables)")
+	}
+	if k.Crash {
+		out = append(out, "crash (SIGKILL, restart)")
+	}
+	if k.Clock {
+		out = append(out, "clock")
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; changes: " + strings.Join(out, ", ")
 }
