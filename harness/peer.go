@@ -39,8 +39,8 @@ func checkStoreless(sched nemesis.Schedule) error {
 		if f.Target == nemesis.TargetAllStore || strings.HasPrefix(f.Target, "store-") {
 			bad("target=%s aims at the store; use leader, follower, random-candidate, all-candidates or node:cN", f.Target)
 		}
-		if f.Kind != "partition" && f.Kind != "loss" {
-			continue
+		if k, _ := nemesis.Info(f.Kind); !k.Network {
+			continue // only network faults take shape/peer/among
 		}
 		shape, peer, among := f.Params["shape"], f.Params["peer"], f.Params["among"]
 		switch {

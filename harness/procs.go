@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
-	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
@@ -260,56 +259,6 @@ func (w workloadEnv) Restart(ctx context.Context, node string) error {
 }
 
 func (w workloadEnv) Logf(format string, args ...any) { w.r.logf(format, args...) }
-
-// nemesisEnv is the run as the nemesis sees it.
-type nemesisEnv struct{ r *run }
-
-func (n nemesisEnv) Candidates() []*platform.Node {
-	var out []*platform.Node
-	for _, p := range n.r.candidates() {
-		if p.node != nil {
-			out = append(out, p.node)
-		}
-	}
-	return out
-}
-
-func (n nemesisEnv) StoreNodes() []*platform.Node {
-	if n.r.cluster == nil {
-		return nil // a store-less run
-	}
-	return n.r.cluster.Nodes()
-}
-func (n nemesisEnv) StoreKind() string { return n.r.cfg.Store }
-
-func (n nemesisEnv) Leaders() []string {
-	var out []string
-	for _, t := range n.r.state.Leaders() {
-		out = append(out, t.Node)
-	}
-	return out
-}
-
-func (n nemesisEnv) StoreLeader(ctx context.Context) (string, error) {
-	if n.r.cluster == nil {
-		return "", fmt.Errorf("a --store none run has no store leader")
-	}
-	node, err := n.r.cluster.Leader(ctx)
-	if err != nil {
-		return "", err
-	}
-	return node.Name(), nil
-}
-
-func (n nemesisEnv) Engine() *platform.Engine { return n.r.eng }
-func (n nemesisEnv) RunID() string            { return n.r.runID }
-func (n nemesisEnv) ToolsImage() string       { return n.r.imgs[images.RoleTools] }
-func (n nemesisEnv) LogDir() string           { return n.r.logDir() }
-
-func (n nemesisEnv) Record(e history.Event) error {
-	_, err := n.r.record(e)
-	return err
-}
 
 // logGap records that node's output may be missing from the history, and says so.
 func (r *run) logGap(node, why string) {

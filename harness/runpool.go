@@ -73,22 +73,12 @@ func (r *run) reusable(ctx context.Context) string {
 	if err := stores.Healthy(ctx, r.cluster); err != nil {
 		return "health check: " + err.Error()
 	}
-	if r.touchesNetwork() {
+	if r.prep.schedule.Needs().Network {
 		if err := r.storeRulesGone(ctx); err != nil {
 			return err.Error()
 		}
 	}
 	return ""
-}
-
-// touchesNetwork: only network faults leave iptables rules behind.
-func (r *run) touchesNetwork() bool {
-	for _, f := range r.prep.schedule.Faults {
-		if f.Kind == "partition" || f.Kind == "loss" {
-			return true
-		}
-	}
-	return false
 }
 
 // storeRulesGone lists the filter table in every store node's namespace from a tools

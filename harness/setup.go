@@ -392,17 +392,11 @@ type faketimeSetup struct {
 // store node's clock and the store supports it; otherwise the servers run untouched (a
 // preloaded library is not free, and the JVM is sensitive to it).
 func faketimeFor(storeKind string, sched nemesis.Schedule) faketimeSetup {
-	if ok, _ := nemesis.ClockSupported(storeKind); !ok {
+	if ok, _ := nemesis.ClockSupported(storeKind); !ok || !sched.Needs().StoreClock {
 		return faketimeSetup{}
 	}
-	for _, f := range sched.Faults {
-		storeTarget := strings.HasPrefix(f.Target, "store-") || f.Target == nemesis.TargetAllStore
-		if f.Kind == "clock" && storeTarget {
-			return faketimeSetup{
-				env:   nemesis.FaketimeEnv(storeKind),
-				files: []platform.File{{Path: nemesis.FaketimeFile, Content: []byte(nemesis.FaketimeInitial), Mode: 0o644}},
-			}
-		}
+	return faketimeSetup{
+		env:   nemesis.FaketimeEnv(storeKind),
+		files: []platform.File{{Path: nemesis.FaketimeFile, Content: []byte(nemesis.FaketimeInitial), Mode: 0o644}},
 	}
-	return faketimeSetup{}
 }

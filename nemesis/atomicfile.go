@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
-	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
 // renamers are the ways to rename a file inside a container, tried in order: mv for images
@@ -24,7 +23,7 @@ var renamerOf sync.Map // container id -> int
 // or half-written: Docker's copy removes the old file and writes the new one in place, and
 // the clock-offset contract reads an empty or missing file as offset 0. It copies to a
 // temporary name and renames it; only a container where no renamer works gets the plain copy.
-func writeFileAtomic(ctx context.Context, nd *platform.Node, path string, content []byte) error {
+func writeFileAtomic(ctx context.Context, nd Node, path string, content []byte) error {
 	first, last := 0, len(renamers)-1
 	if i, known := renamerOf.Load(nd.ID()); known {
 		if i.(int) < 0 {

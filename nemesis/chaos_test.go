@@ -44,13 +44,17 @@ type chaosEnv struct {
 	events  []history.Event
 }
 
-func (e *chaosEnv) Candidates() []*platform.Node { return e.cands }
-func (e *chaosEnv) StoreNodes() []*platform.Node { return e.store }
-func (e *chaosEnv) StoreKind() string            { return e.kind }
-func (e *chaosEnv) Leaders() []string {
+func (e *chaosEnv) Candidates() []Node { return dockerNodes(e.cands) }
+func (e *chaosEnv) StoreNodes() []Node { return dockerNodes(e.store) }
+func (e *chaosEnv) StoreKind() string  { return e.kind }
+func (e *chaosEnv) Leaders() []Leader {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]string(nil), e.leaders...)
+	var out []Leader
+	for i, n := range e.leaders {
+		out = append(out, Leader{Node: n, Token: int64(i + 1)})
+	}
+	return out
 }
 func (e *chaosEnv) setLeaders(l ...string) { e.mu.Lock(); e.leaders = l; e.mu.Unlock() }
 func (e *chaosEnv) StoreLeader(ctx context.Context) (string, error) {
@@ -60,10 +64,33 @@ func (e *chaosEnv) StoreLeader(ctx context.Context) (string, error) {
 	}
 	return n.Name(), nil
 }
-func (e *chaosEnv) Engine() *platform.Engine { return e.eng }
-func (e *chaosEnv) RunID() string            { return e.runID }
-func (e *chaosEnv) ToolsImage() string       { return e.imgs[images.RoleTools] }
-func (e *chaosEnv) LogDir() string           { return e.logDir }
+
+// StartSidecar starts a real tools container in target's network namespace, as the run
+// lifecycle does (harness/nemesisenv.go).
+func (e *chaosEnv) StartSidecar(ctx context.Context, target Node) (Sidecar, error) {
+	return e.eng.Start(ctx, e.runID, nil, platform.NodeSpec{
+		Name: SidecarName(target.Name()), Role: "tools", Image: e.imgs[images.RoleTools],
+		Entrypoint: []string{"sleep", "infinity"}, CapAdd: []string{"NET_ADMIN"},
+		NetworkMode: "container:" + target.ID(), LogDir: e.logDir,
+	})
+}
+
+// dockerNode is a real container as the nemesis's Node.
+type dockerNode struct{ *platform.Node }
+
+func (d dockerNode) State(ctx context.Context) (NodeState, error) {
+	st, err := d.Node.State(ctx)
+	return NodeState{Status: st.Status, Running: st.Running, Paused: st.Paused}, err
+}
+
+func dockerNodes(nodes []*platform.Node) []Node {
+	out := make([]Node, len(nodes))
+	for i, n := range nodes {
+		out[i] = dockerNode{n}
+	}
+	return out
+}
+
 func (e *chaosEnv) Record(ev history.Event) error {
 	ev.V = history.Version
 	if err := ev.Validate(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
 // clock: skew what a node believes the time is. Candidates read real time plus the offset
@@ -20,20 +21,27 @@ import (
 // rewrites at run time. Redis (jemalloc clashes with libfaketime) and etcd (Go ignores it)
 // cannot be skewed, and the fault says so instead of pretending. The host clock is never
 // touched.
-func init() {
-	register(&kindDef{
-		name:          "clock",
-		summary:       "skew a node's clock: bump by delta, or strobe between +delta and 0 every period",
-		defaultTarget: TargetLeader,
-		defaultFor:    "2xTTL",
+type clockKind struct{}
+
+func (clockKind) def() kindDef {
+	return kindDef{
+		Traits: Traits{
+			Name:          "clock",
+			Summary:       "skew a node's clock: bump by delta, or strobe between +delta and 0 every period",
+			DefaultTarget: TargetLeader,
+			DefaultFor:    "2xTTL",
+			Classes:       []NodeClass{ClassCandidate, ClassStore},
+			Clock:         true,
+			Colour:        "#0969da",
+			Started:       "had its clock skewed",
+			Healed:        "had its clock restored",
+		},
 		params: []paramDef{
 			{"op", "bump (jump by delta for for=) | strobe (flip between +delta and 0 every period= for for=)", "bump", oneOf("bump", "strobe")},
 			{"delta", "signed jump, Go duration or NxTTL, e.g. -3xTTL or +5s", "-3xTTL", checkDelta},
 			{"period", "strobe flip period", "200ms", checkDur(false)},
 		},
-		plan:  planClock,
-		apply: applyClock,
-	})
+	}
 }
 
 func checkDelta(v string) error {
@@ -99,20 +107,20 @@ func FaketimeEnv(storeKind string) map[string]string {
 	return env
 }
 
-// ClockSupported says whether a store kind's server clock can be skewed, and why not.
+// ClockSupported says whether a store kind's server clock can be skewed, and how or why not
+// (the store's own definition in internal/stores says).
 func ClockSupported(storeKind string) (bool, string) {
-	switch storeKind {
-	case "postgres", "zookeeper":
-		return true, "libfaketime with a run-time timestamp file"
-	case "redis", "redis-multi":
-		return false, "clock skew not supported for this node: Redis (linked with jemalloc) fails to start under libfaketime"
-	case "etcd":
-		return false, "clock skew not supported for this node: etcd is a Go program and ignores libfaketime"
+	st, ok := stores.Info(storeKind)
+	if !ok {
+		return false, "clock skew not supported for this node: unknown store kind " + strconv.Quote(storeKind)
 	}
-	return false, "clock skew not supported for this node: unknown store kind " + strconv.Quote(storeKind)
+	if !st.ClockSkew {
+		return false, "clock skew not supported for this node: " + st.ClockHow
+	}
+	return true, st.ClockHow
 }
 
-func planClock(p *planner, f *FaultSpec, pf *PlannedFault) error {
+func (clockKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
 	for _, name := range pf.Chosen {
 		if contains(p.topo.StoreNodes, name) {
 			if ok, why := ClockSupported(p.topo.StoreKind); !ok {
@@ -143,7 +151,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func applyClock(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func (clockKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
 	delta, err := ParseDur(pf.Params["delta"])
 	if err != nil {
 		return nil, err

@@ -9,17 +9,23 @@ import (
 // freeze: docker pause (cgroup freezer) of a whole node, unpause at the end. Unlike pause it
 // stops every process of the container atomically and Docker reports it as paused; the
 // network namespace keeps answering at the TCP level.
-func init() {
-	register(&kindDef{
-		name:          "freeze",
-		summary:       "freeze a whole node with the cgroup freezer (docker pause), thaw after for=",
-		defaultTarget: TargetLeader,
-		defaultFor:    "2xTTL",
-		apply:         applyFreeze,
-	})
+type freezeKind struct{}
+
+func (freezeKind) def() kindDef {
+	return kindDef{Traits: Traits{
+		Name:          "freeze",
+		Summary:       "freeze a whole node with the cgroup freezer (docker pause), thaw after for=",
+		DefaultTarget: TargetLeader,
+		DefaultFor:    "2xTTL",
+		Classes:       []NodeClass{ClassCandidate, ClassStore},
+		Colour:        "#0e9fb0",
+		Started:       "frozen",
+		Healed:        "thawed",
+		Silences:      true,
+	}}
 }
 
-func applyFreeze(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func (freezeKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
 	names, err := n.targets(ctx, pf)
 	if err != nil {
 		return nil, err

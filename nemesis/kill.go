@@ -16,17 +16,24 @@ import (
 // container after for=. The restarted node gets a new host PID and a fresh network
 // namespace (its iptables rules are gone, so is its sidecar); everything is looked up
 // again afterwards, peers address it by alias.
-func init() {
-	register(&kindDef{
-		name:          "kill",
-		summary:       "SIGKILL a node (crash), restart it after for=",
-		defaultTarget: TargetLeader,
-		defaultFor:    "1xTTL",
-		apply:         applyKill,
-	})
+type killKind struct{}
+
+func (killKind) def() kindDef {
+	return kindDef{Traits: Traits{
+		Name:          "kill",
+		Summary:       "SIGKILL a node (crash), restart it after for=",
+		DefaultTarget: TargetLeader,
+		DefaultFor:    "1xTTL",
+		Classes:       []NodeClass{ClassCandidate, ClassStore},
+		Crash:         true,
+		Colour:        "#6e2c00",
+		Started:       "killed",
+		Healed:        "restarted",
+		Silences:      true,
+	}}
 }
 
-func applyKill(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func (killKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
 	names, err := n.targets(ctx, pf)
 	if err != nil {
 		return nil, err
@@ -47,6 +54,9 @@ func applyKill(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, erro
 			return err
 		}
 		killedT = max(killedT, t)
+		// The crash as a signal event: a checker ends the target's tenure exactly here,
+		// whatever kind of fault sent it.
+		_ = n.env.Record(history.Event{Source: history.SourceHarness, Kind: history.KindSignal, T: t, Node: name, Signal: "SIGKILL"})
 		n.forgetSidecar(ctx, name)
 		return waitUntil(ctx, 10*time.Second, func() (bool, error) {
 			st, err := nd.State(ctx)
@@ -75,7 +85,7 @@ func applyKill(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, erro
 // cgroup (the harness shares the engine's PID namespace, and the PID was not reused);
 // otherwise (Docker Desktop, a remote engine, a race) Docker's kill is used, stamped when it
 // returns: late for failover times, safe for tenure ends.
-func sigkill(ctx context.Context, nd nodeKiller) (int64, error) {
+func sigkill(ctx context.Context, nd Node) (int64, error) {
 	if pid, err := nd.HostPID(ctx); err == nil && pid > 1 && pidInContainer(pid, nd.ID()) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
 			return history.Now(), nil
@@ -91,12 +101,6 @@ func sigkill(ctx context.Context, nd nodeKiller) (int64, error) {
 func pidInContainer(pid int, id string) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	return err == nil && len(id) >= 12 && strings.Contains(string(b), id)
-}
-
-type nodeKiller interface {
-	ID() string
-	HostPID(ctx context.Context) (int, error)
-	Kill(ctx context.Context, signal string) error
 }
 
 // restart starts a node this nemesis killed, if it is not running, and waits for it.

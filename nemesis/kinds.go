@@ -3,31 +3,91 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-// kindDef describes one fault kind. Each kind lives in its own file and registers itself
-// with one line in kinds (see register calls in pause.go, kill.go, ...).
-type kindDef struct {
-	name    string
-	summary string
-	params  []paramDef
-	// defaultTarget and defaultFor apply when the spec leaves target/for out.
-	defaultTarget string
-	defaultFor    string
-	// targets lists the target expressions this kind accepts (node:NAME is always allowed).
-	targets []string
-	// ownTargets: plan handles the target itself (partition shapes give it other meanings).
-	ownTargets bool
-	// validate checks combinations of keys at parse time (optional).
-	validate func(f *FaultSpec) error
-	// plan resolves seeded choices into pf and checks the topology (optional).
-	plan func(p *planner, f *FaultSpec, pf *PlannedFault) error
+// registry lists every fault kind, once. A kind is a value implementing kind, in its own
+// file; adding one is that file plus one entry here (docs/faults.md "Adding a fault kind").
+var registry = []kind{
+	pauseKind{},
+	freezeKind{},
+	killKind{},
+	partitionKind{},
+	lossKind{},
+	clockKind{},
+}
+
+// kind is one fault kind. Everything the rest of the project may know about it is in its
+// definition (def); the nemesis calls apply to inject one occurrence.
+type kind interface {
+	def() kindDef
 	// apply injects one occurrence. It returns what to undo even when it fails halfway,
 	// so a partial fault is still healed.
-	apply func(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error)
+	apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error)
+}
+
+// specValidator is implemented by kinds that check combinations of keys at parse time.
+type specValidator interface {
+	validate(f *FaultSpec) error
+}
+
+// planHook is implemented by kinds that resolve seeded choices into pf and check the
+// topology at plan time.
+type planHook interface {
+	plan(p *planner, f *FaultSpec, pf *PlannedFault) error
+}
+
+// NodeClass is a class of node a fault can hit.
+type NodeClass string
+
+const (
+	ClassCandidate NodeClass = "candidate"
+	ClassStore     NodeClass = "store"
+)
+
+// Traits is what a fault kind declares about itself, once, on its definition. The run
+// lifecycle, the store pool, the reports and `splitbrain nemesis list` ask these instead of
+// naming kinds.
+type Traits struct {
+	Name    string
+	Summary string
+	// DefaultTarget and DefaultFor apply when a spec leaves target/for out ("" target: the
+	// kind resolves it itself, e.g. partition shapes).
+	DefaultTarget, DefaultFor string
+	// Targets lists the target expressions the kind accepts (node:NAME always); nil = all.
+	Targets []string
+	// Classes are the node classes the kind can hit.
+	Classes []NodeClass
+	// Network: it changes iptables rules in network namespaces (tools sidecars are
+	// prewarmed; a pooled store cluster is checked for leftover rules before reuse).
+	Network bool
+	// Crash: it kills processes (a signal SIGKILL event per target ends tenures exactly).
+	Crash bool
+	// Clock: it skews clocks (store servers targeted by it run under libfaketime).
+	Clock bool
+	// Colour is the CSS colour of the kind's bands in reports.
+	Colour string
+	// Started and Healed are the words an explanation uses for the target ("node c1 was
+	// paused", "... resumed").
+	Started, Healed string
+	// Silences: the target cannot renew a lease while the fault lasts, so a leader it hits
+	// is expected to lose leadership after the TTL.
+	Silences bool
+	Params   []ParamInfo
+}
+
+// ParamInfo describes one kind-specific key.
+type ParamInfo struct{ Key, Doc, Default string }
+
+// kindDef is a kind's definition: its public traits plus how its keys are checked.
+type kindDef struct {
+	Traits
+	params []paramDef
+	// ownTargets: plan resolves the target itself (partition shapes give it other meanings).
+	ownTargets bool
 }
 
 type paramDef struct {
@@ -38,17 +98,26 @@ type paramDef struct {
 // applied is one injected fault: the nodes it hit and how to undo it.
 type applied struct {
 	targets []string
-	// ownTargets: plan handles the target itself (partition shapes give it other meanings).
-	ownTargets bool
-	heal       func(ctx context.Context) error
+	heal    func(ctx context.Context) error
 	// inEffectT, when set, is when the fault took effect, earlier than apply's return (a
 	// SIGKILL is delivered when the kill call returns; Docker notices the exit later).
 	inEffectT int64
 }
 
-var kinds = map[string]*kindDef{}
+// kinds indexes the registry by name (built once; tests may add a kind with addKind).
+var kinds = indexKinds(registry)
 
-func register(k *kindDef) { kinds[k.name] = k }
+func indexKinds(list []kind) map[string]kind {
+	m := map[string]kind{}
+	for _, k := range list {
+		d := k.def()
+		if _, dup := m[d.Name]; dup {
+			panic("nemesis: fault kind " + d.Name + " registered twice")
+		}
+		m[d.Name] = k
+	}
+	return m
+}
 
 // unsupportedKinds are faults people ask for that this harness refuses honestly.
 var unsupportedKinds = map[string]string{
@@ -66,8 +135,73 @@ func KindNames() []string {
 	return out
 }
 
-func (k *kindDef) param(key string) (paramDef, bool) {
-	for _, p := range k.params {
+// Info returns the traits of a fault kind; ok is false for a kind this build does not know
+// (a history written by another version).
+func Info(kind string) (Traits, bool) {
+	k, ok := kinds[kind]
+	if !ok {
+		return Traits{}, false
+	}
+	return k.def().traits(), true
+}
+
+// Kinds describes every registered kind, sorted by name.
+func Kinds() []Traits {
+	var out []Traits
+	for _, name := range KindNames() {
+		out = append(out, kinds[name].def().traits())
+	}
+	return out
+}
+
+// traits is the public view of d, with the parameters listed.
+func (d kindDef) traits() Traits {
+	t := d.Traits
+	t.Targets = slices.Clone(t.Targets)
+	t.Classes = slices.Clone(t.Classes)
+	t.Params = nil
+	for _, p := range d.params {
+		t.Params = append(t.Params, ParamInfo{p.key, p.doc, p.def})
+	}
+	return t
+}
+
+// Unsupported lists refused kinds with the reason.
+func Unsupported() map[string]string {
+	out := map[string]string{}
+	for k, v := range unsupportedKinds {
+		out[k] = v
+	}
+	return out
+}
+
+// Needs is what a schedule requires of the run before it starts.
+type Needs struct {
+	// Network: some fault changes iptables rules (check a pooled cluster's rules before reuse).
+	Network bool
+	// StoreClock: some clock fault may hit a store node (start servers under libfaketime).
+	StoreClock bool
+}
+
+// Needs derives the schedule's requirements from its kinds' traits.
+func (s Schedule) Needs() Needs {
+	var n Needs
+	for _, f := range s.Faults {
+		d := kinds[f.Kind].def()
+		n.Network = n.Network || d.Network
+		if d.Clock {
+			target := f.Target
+			if target == "" {
+				target = d.DefaultTarget
+			}
+			n.StoreClock = n.StoreClock || targetMayHit(target, ClassStore)
+		}
+	}
+	return n
+}
+
+func (d kindDef) param(key string) (paramDef, bool) {
+	for _, p := range d.params {
 		if p.key == key {
 			return p, true
 		}
@@ -75,12 +209,12 @@ func (k *kindDef) param(key string) (paramDef, bool) {
 	return paramDef{}, false
 }
 
-func (k *kindDef) keyNames() []string {
+func (d kindDef) keyNames() []string {
 	var out []string
 	for _, c := range commonKeys {
 		out = append(out, c.Key)
 	}
-	for _, p := range k.params {
+	for _, p := range d.params {
 		out = append(out, p.key)
 	}
 	return out
@@ -120,37 +254,4 @@ func checkDur(signed bool) func(string) error {
 		}
 		return nil
 	}
-}
-
-// KindInfo describes a kind for `splitbrain nemesis list` and docs.
-type KindInfo struct {
-	Name, Summary, DefaultTarget, DefaultFor string
-	Targets                                  []string
-	Params                                   []ParamInfo
-}
-
-// ParamInfo describes one kind-specific key.
-type ParamInfo struct{ Key, Doc, Default string }
-
-// Kinds describes every registered kind, sorted by name.
-func Kinds() []KindInfo {
-	var out []KindInfo
-	for _, name := range KindNames() {
-		k := kinds[name]
-		ki := KindInfo{Name: k.name, Summary: k.summary, DefaultTarget: k.defaultTarget, DefaultFor: k.defaultFor, Targets: k.targets}
-		for _, p := range k.params {
-			ki.Params = append(ki.Params, ParamInfo{p.key, p.doc, p.def})
-		}
-		out = append(out, ki)
-	}
-	return out
-}
-
-// Unsupported lists refused kinds with the reason.
-func Unsupported() map[string]string {
-	out := map[string]string{}
-	for k, v := range unsupportedKinds {
-		out[k] = v
-	}
-	return out
 }

@@ -10,27 +10,34 @@ import (
 // the target and its peers, like a lossy network. dir=both drops each packet in each
 // direction independently (a request/response then fails with 1-(1-p)^2); dir=in drops
 // only what the target receives. Delay is not offered: there is no netem here.
-func init() {
-	register(&kindDef{
-		name:          "loss",
-		summary:       "drop a random share p of packets between target and peer (iptables statistic)",
-		defaultTarget: TargetLeader,
-		defaultFor:    "2xTTL",
+type lossKind struct{}
+
+func (lossKind) def() kindDef {
+	return kindDef{
+		Traits: Traits{
+			Name:          "loss",
+			Summary:       "drop a random share p of packets between target and peer (iptables statistic)",
+			DefaultTarget: TargetLeader,
+			DefaultFor:    "2xTTL",
+			Classes:       []NodeClass{ClassCandidate, ClassStore},
+			Network:       true,
+			Colour:        "#bf3989",
+			Started:       "losing packets",
+			Healed:        "no longer losing packets",
+		},
 		params: []paramDef{
 			{"p", "probability that a packet is dropped, 0 < p <= 1", "0.3", checkProbability},
 			{"peer", "the other side: all | store | candidates | leader | store-leader | node:NAME", "all", checkPeer},
 			{"dir", "in (packets the target receives) | out (packets it sends) | both", "both", oneOf("in", "out", "both")},
 		},
-		plan:  planLoss,
-		apply: applyLoss,
-	})
+	}
 }
 
-func planLoss(p *planner, f *FaultSpec, pf *PlannedFault) error {
+func (lossKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
 	return checkPeerTopology(pf.Params["peer"], p.topo)
 }
 
-func applyLoss(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func (lossKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
 	prob, err := strconv.ParseFloat(pf.Params["p"], 64)
 	if err != nil {
 		return nil, fmt.Errorf("p=%q: %w", pf.Params["p"], err)

@@ -15,36 +15,7 @@
 //	err = nem.HealAll(ctx)                                 // on every exit path, before teardown
 package nemesis
 
-import (
-	"context"
-	"time"
-
-	"github.com/splitbrain-chaos/splitbrain/history"
-	"github.com/splitbrain-chaos/splitbrain/internal/platform"
-)
-
-// Env is what the nemesis needs from a live run. The run lifecycle implements it.
-type Env interface {
-	// Candidates are the run's candidate containers (c1..cN); StoreNodes the store cluster's.
-	Candidates() []*platform.Node
-	StoreNodes() []*platform.Node
-	// StoreKind is etcd, zookeeper, postgres, redis or redis-multi.
-	StoreKind() string
-	// Leaders names the candidates that currently believe they lead (elected and not
-	// stepped down, from the live candidate events), sorted.
-	Leaders() []string
-	// StoreLeader names the store node that leads as the store itself reports it (etcd,
-	// ZooKeeper); an error for stores without a leader.
-	StoreLeader(ctx context.Context) (string, error)
-	// Engine, RunID and ToolsImage are used to start fault sidecars (tools image: iptables,
-	// iproute2, procps); LogDir receives their logs ("" = none).
-	Engine() *platform.Engine
-	RunID() string
-	ToolsImage() string
-	LogDir() string
-	// Record appends a nemesis event (fault-start / fault-end) to the run's history.
-	Record(e history.Event) error
-}
+import "time"
 
 // Topology is what planning needs to know of a run before it starts: names, store kind and
 // the lease TTL that "xTTL" durations refer to.

@@ -11,23 +11,29 @@ import (
 // partition: iptables rules in the filter table of the affected nodes' network namespaces
 // (project chains only, applied from a tools sidecar), removed and verified at the end.
 // Shapes are grudges (shapes.go); each directed cut is enforced on one endpoint (Place).
-func init() {
-	register(&kindDef{
-		name:          "partition",
-		summary:       "cut network links with iptables (DROP or REJECT) in one of several shapes, heal after for=",
-		defaultTarget: "",
-		defaultFor:    "2xTTL",
-		ownTargets:    true,
+type partitionKind struct{}
+
+func (partitionKind) def() kindDef {
+	return kindDef{
+		Traits: Traits{
+			Name:       "partition",
+			Summary:    "cut network links with iptables (DROP or REJECT) in one of several shapes, heal after for=",
+			DefaultFor: "2xTTL",
+			Classes:    []NodeClass{ClassCandidate, ClassStore},
+			Network:    true,
+			Colour:     "#8250df",
+			Started:    "cut off from the network",
+			Healed:     "reconnected",
+			Silences:   true,
+		},
+		ownTargets: true,
 		params: []paramDef{
 			{"shape", "isolate | leader-from-store | store-majority | halves | majorities-ring | bridge | one-way", "isolate", oneOf(shapeNames...)},
 			{"peer", "the other side for isolate/one-way: all | store | candidates | leader | store-leader | node:NAME", "", checkPeer},
 			{"among", "nodes a halves/majorities-ring/bridge shape is drawn over: store | candidates | all", "", oneOf("store", "candidates", "all")},
 			{"mode", "drop (silent, connections hang) | reject (TCP reset, fail fast)", ActionDrop, oneOf(ActionDrop, ActionReject)},
 		},
-		validate: validatePartition,
-		plan:     planPartition,
-		apply:    applyPartition,
-	})
+	}
 }
 
 var shapeNames = []string{"isolate", "leader-from-store", "store-majority", "halves", "majorities-ring", "bridge", "one-way"}
@@ -59,7 +65,7 @@ func checkPeer(v string) error {
 	return fmt.Errorf("want all, store, candidates, leader, store-leader or node:NAME")
 }
 
-func validatePartition(f *FaultSpec) error {
+func (partitionKind) validate(f *FaultSpec) error {
 	shape := f.Params["shape"]
 	if shape == "" {
 		shape = "isolate"
@@ -94,8 +100,8 @@ func validatePartition(f *FaultSpec) error {
 	return nil
 }
 
-// planPartition fixes targets and the seeded parts of the shape.
-func planPartition(p *planner, f *FaultSpec, pf *PlannedFault) error {
+// plan fixes targets and the seeded parts of the shape.
+func (partitionKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
 	shape := pf.Params["shape"]
 	all := append(slices.Clone(p.topo.Candidates), p.topo.StoreNodes...)
 	among := func(def string) []string {
@@ -303,7 +309,7 @@ func grudgeNodes(g Grudge) []string {
 	return slices.Compact(out)
 }
 
-func applyPartition(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func (partitionKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
 	g, targets, err := n.grudgeNow(ctx, pf)
 	if err != nil {
 		return nil, err

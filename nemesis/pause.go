@@ -12,17 +12,23 @@ import (
 // handler runs for SIGSTOP) and the kernel keeps their TCP connections open, which is the
 // "long GC pause" that outlives a lease. Docker still reports the container as running, so
 // the nemesis tracks what it stopped and verifies the state (T) itself.
-func init() {
-	register(&kindDef{
-		name:          "pause",
-		summary:       "SIGSTOP all processes of a node (a GC pause), SIGCONT after for=",
-		defaultTarget: TargetLeader,
-		defaultFor:    "2xTTL",
-		apply:         applyPause,
-	})
+type pauseKind struct{}
+
+func (pauseKind) def() kindDef {
+	return kindDef{Traits: Traits{
+		Name:          "pause",
+		Summary:       "SIGSTOP all processes of a node (a GC pause), SIGCONT after for=",
+		DefaultTarget: TargetLeader,
+		DefaultFor:    "2xTTL",
+		Classes:       []NodeClass{ClassCandidate, ClassStore},
+		Colour:        "#e3a008",
+		Started:       "paused",
+		Healed:        "resumed",
+		Silences:      true,
+	}}
 }
 
-func applyPause(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func (pauseKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
 	names, err := n.targets(ctx, pf)
 	if err != nil {
 		return nil, err

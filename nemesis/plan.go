@@ -49,10 +49,11 @@ func (s Schedule) Plan(seed int64, faultPhase time.Duration, topo Topology) (Pla
 
 func planFault(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand) ([]PlannedFault, error) {
 	k := kinds[f.Kind]
+	d := k.def()
 	ttl := topo.TTL
 	forD := f.For
 	if !forD.Set {
-		forD = mustDur(k.defaultFor)
+		forD = mustDur(d.DefaultFor)
 	}
 	length := forD.Resolve(ttl)
 	every := f.Every.Resolve(ttl)
@@ -71,7 +72,7 @@ func planFault(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand) 
 	}
 	target := f.Target
 	if target == "" {
-		target = k.defaultTarget
+		target = d.DefaultTarget
 	}
 
 	// First start: as written, else uniform in the first window that fits the fault.
@@ -98,7 +99,7 @@ func planFault(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand) 
 			Kind: f.Kind, Spec: f.String(), At: Duration(start), For: Duration(length),
 			Target: target, Params: map[string]string{}, Pick: rng.Uint64(),
 		}
-		for _, pd := range k.params {
+		for _, pd := range d.params {
 			if v, ok := f.Params[pd.key]; ok {
 				pf.Params[pd.key] = v
 			} else if pd.def != "" {
@@ -106,15 +107,15 @@ func planFault(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand) 
 			}
 		}
 		resolveParamDurs(pf.Params, ttl)
-		if !k.ownTargets {
+		if !d.ownTargets {
 			chosen, err := chooseTargets(target, topo, rng)
 			if err != nil {
 				return nil, err
 			}
 			pf.Chosen = chosen
 		}
-		if k.plan != nil {
-			if err := k.plan(&planner{topo: topo, rng: rng}, &f, &pf); err != nil {
+		if ph, ok := k.(planHook); ok {
+			if err := ph.plan(&planner{topo: topo, rng: rng}, &f, &pf); err != nil {
 				return nil, err
 			}
 		}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
-	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
 // applyTimeout bounds one fault's apply or heal: a stuck Docker call must not stall the run.
@@ -28,16 +27,17 @@ type Nemesis struct {
 
 	mu         sync.Mutex
 	active     map[int]*activeFault
-	sidecars   map[string]*sidecar // by target node name
-	netNodes   map[string]bool     // nodes that ever got iptables rules
-	frozen     map[string]bool     // nodes this nemesis froze (docker pause)
-	killed     map[string]bool     // nodes killed and not yet restarted
-	stopped    map[string][]proc   // processes this nemesis SIGSTOPped, by fault owner key
-	stopCounts map[proc]int        // how many active pauses hold each stopped process
-	clocks     map[string]int64    // current clock offset (ns) per node this nemesis skewed
-	closing    bool                // HealAll started: no new fault may apply
-	closeCh    chan struct{}       // closed with closing
-	inflight   sync.WaitGroup      // applies in progress, awaited by HealAll
+	sidecars   map[string]*sidecar    // by target node name
+	sideLocks  map[string]*sync.Mutex // by target: two faults never race to create one sidecar
+	netNodes   map[string]bool        // nodes that ever got iptables rules
+	frozen     map[string]bool        // nodes this nemesis froze (docker pause)
+	killed     map[string]bool        // nodes killed and not yet restarted
+	stopped    map[string][]proc      // processes this nemesis SIGSTOPped, by fault owner key
+	stopCounts map[proc]int           // how many active pauses hold each stopped process
+	clocks     map[string]int64       // current clock offset (ns) per node this nemesis skewed
+	closing    bool                   // HealAll started: no new fault may apply
+	closeCh    chan struct{}          // closed with closing
+	inflight   sync.WaitGroup         // applies in progress, awaited by HealAll
 }
 
 type activeFault struct {
@@ -52,7 +52,7 @@ type activeFault struct {
 func New(env Env, topo Topology) *Nemesis {
 	return &Nemesis{
 		env: env, topo: topo,
-		active: map[int]*activeFault{}, sidecars: map[string]*sidecar{}, netNodes: map[string]bool{},
+		active: map[int]*activeFault{}, sidecars: map[string]*sidecar{}, sideLocks: map[string]*sync.Mutex{}, netNodes: map[string]bool{},
 		frozen: map[string]bool{}, killed: map[string]bool{}, stopped: map[string][]proc{}, stopCounts: map[proc]int{}, clocks: map[string]int64{},
 		closeCh: make(chan struct{}),
 	}
@@ -126,7 +126,7 @@ func (n *Nemesis) Run(ctx context.Context, plan Plan) error {
 func (n *Nemesis) prewarmSidecars(ctx context.Context, plan Plan) {
 	needed := false
 	for _, f := range plan.Faults {
-		if f.Kind == "partition" || f.Kind == "loss" {
+		if k, ok := kinds[f.Kind]; ok && k.def().Network {
 			needed = true
 		}
 	}
@@ -343,7 +343,7 @@ func keys(m map[string]bool) []string {
 }
 
 // node finds a live node by name among candidates and store nodes.
-func (n *Nemesis) node(name string) (*platform.Node, error) {
+func (n *Nemesis) node(name string) (Node, error) {
 	for _, nd := range n.env.Candidates() {
 		if nd.Name() == name {
 			return nd, nil

@@ -2,47 +2,13 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
-	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
-
-// fakeEnv is a run without containers: the scheduler and its bookkeeping are tested with
-// the test-only "probe" kind below, which touches nothing outside the process.
-type fakeEnv struct {
-	mu      sync.Mutex
-	events  []history.Event
-	leaders []string
-}
-
-func (f *fakeEnv) Candidates() []*platform.Node { return nil }
-func (f *fakeEnv) StoreNodes() []*platform.Node { return nil }
-func (f *fakeEnv) StoreKind() string            { return "etcd" }
-func (f *fakeEnv) Leaders() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.leaders
-}
-func (f *fakeEnv) StoreLeader(context.Context) (string, error) { return "", errors.New("no leader") }
-func (f *fakeEnv) Engine() *platform.Engine                    { return nil }
-func (f *fakeEnv) RunID() string                               { return "test" }
-func (f *fakeEnv) ToolsImage() string                          { return "" }
-func (f *fakeEnv) LogDir() string                              { return "" }
-func (f *fakeEnv) Record(e history.Event) error {
-	e.V = history.Version
-	if err := e.Validate(); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.events = append(f.events, e)
-	return nil
-}
 
 var (
 	probeMu     sync.Mutex
@@ -50,34 +16,42 @@ var (
 	probeHeals  int
 )
 
-func init() {
-	register(&kindDef{
-		name: "probe", summary: "test only", defaultTarget: TargetLeader, defaultFor: "100ms",
+// probeKind is a test-only kind that touches nothing outside the process: the scheduler's
+// bookkeeping is tested with it; the real kinds have their own tests (kinds_test.go).
+type probeKind struct{}
+
+func init() { kinds["probe"] = probeKind{} }
+
+func (probeKind) def() kindDef {
+	return kindDef{
+		Traits: Traits{Name: "probe", Summary: "test only", DefaultTarget: TargetLeader, DefaultFor: "100ms",
+			Classes: []NodeClass{ClassCandidate}, Colour: "#000"},
 		params: []paramDef{{"fail", "apply fails", "no", oneOf("no", "yes", "half")}},
-		apply: func(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
-			targets, err := n.targets(ctx, pf)
-			if err != nil {
-				return nil, err
-			}
-			if pf.Params["fail"] == "yes" {
-				return nil, fmt.Errorf("probe refused")
-			}
-			probeMu.Lock()
-			probeActive[pf.ID] = true
-			probeMu.Unlock()
-			heal := func(context.Context) error {
-				probeMu.Lock()
-				defer probeMu.Unlock()
-				delete(probeActive, pf.ID)
-				probeHeals++
-				return nil
-			}
-			if pf.Params["fail"] == "half" {
-				return &applied{targets: targets, heal: heal}, fmt.Errorf("probe half applied")
-			}
-			return &applied{targets: targets, heal: heal}, nil
-		},
-	})
+	}
+}
+
+func (probeKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+	targets, err := n.targets(ctx, pf)
+	if err != nil {
+		return nil, err
+	}
+	if pf.Params["fail"] == "yes" {
+		return nil, fmt.Errorf("probe refused")
+	}
+	probeMu.Lock()
+	probeActive[pf.ID] = true
+	probeMu.Unlock()
+	heal := func(context.Context) error {
+		probeMu.Lock()
+		defer probeMu.Unlock()
+		delete(probeActive, pf.ID)
+		probeHeals++
+		return nil
+	}
+	if pf.Params["fail"] == "half" {
+		return &applied{targets: targets, heal: heal}, fmt.Errorf("probe half applied")
+	}
+	return &applied{targets: targets, heal: heal}, nil
 }
 
 func runPlan(t *testing.T, spec string, env *fakeEnv, ctx context.Context) (*Nemesis, Plan, error) {
@@ -96,7 +70,7 @@ func runPlan(t *testing.T, spec string, env *fakeEnv, ctx context.Context) (*Nem
 }
 
 func TestRunRecordsPairs(t *testing.T) {
-	env := &fakeEnv{leaders: []string{"c2"}}
+	env := &fakeEnv{t: t, leaders: []Leader{{"c2", 1}}}
 	start := time.Now()
 	_, p, err := runPlan(t, "probe:at=100ms,for=200ms + probe:target=follower,at=150ms,for=100ms + probe:fail=yes,at=0s + probe:fail=half,at=0s", env, context.Background())
 	if err != nil {
@@ -151,7 +125,7 @@ func TestRunRecordsPairs(t *testing.T) {
 }
 
 func TestRunNoLeaderIsRecorded(t *testing.T) {
-	env := &fakeEnv{}
+	env := &fakeEnv{t: t}
 	_, _, err := runPlan(t, "probe:at=0s", env, context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +136,7 @@ func TestRunNoLeaderIsRecorded(t *testing.T) {
 }
 
 func TestRunCancelHeals(t *testing.T) {
-	env := &fakeEnv{leaders: []string{"c1"}}
+	env := &fakeEnv{t: t, leaders: []Leader{{"c1", 1}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(150 * time.Millisecond); cancel() }()
 	start := time.Now()
@@ -188,7 +162,7 @@ func TestRunCancelHeals(t *testing.T) {
 }
 
 func TestHealAllStopsRun(t *testing.T) {
-	env := &fakeEnv{leaders: []string{"c1"}}
+	env := &fakeEnv{t: t, leaders: []Leader{{"c1", 1}}}
 	s, _ := Parse("probe:at=50ms,for=1500ms + probe:at=1800ms,for=100ms")
 	p, err := s.Plan(1, 2*time.Second, Topology{Candidates: []string{"c1"}, StoreKind: "etcd", TTL: time.Second})
 	if err != nil {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-
-	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
 // sidecar is a tools container sharing one target's network namespace
@@ -15,20 +13,24 @@ import (
 // and distroless targets (no iptables inside them) and on frozen ones. A target restart
 // gives the target a new namespace, so a sidecar is bound to the target's host PID.
 type sidecar struct {
-	node      *platform.Node
+	node      Sidecar
 	targetPID int
 }
-
-var sidecarLocks sync.Map // target name → *sync.Mutex, so two faults never race to create one
 
 // SidecarName is the node name of the sidecar for target.
 func SidecarName(target string) string { return "nemesis-" + target }
 
 // sidecarFor returns a live sidecar in target's current network namespace.
-func (n *Nemesis) sidecarFor(ctx context.Context, target string) (*platform.Node, error) {
-	lk, _ := sidecarLocks.LoadOrStore(n.env.RunID()+"/"+target, &sync.Mutex{})
-	lk.(*sync.Mutex).Lock()
-	defer lk.(*sync.Mutex).Unlock()
+func (n *Nemesis) sidecarFor(ctx context.Context, target string) (Sidecar, error) {
+	n.mu.Lock()
+	lk := n.sideLocks[target]
+	if lk == nil {
+		lk = &sync.Mutex{}
+		n.sideLocks[target] = lk
+	}
+	n.mu.Unlock()
+	lk.Lock()
+	defer lk.Unlock()
 
 	nd, err := n.node(target)
 	if err != nil {
@@ -47,19 +49,7 @@ func (n *Nemesis) sidecarFor(ctx context.Context, target string) (*platform.Node
 	if sc != nil {
 		n.forgetSidecar(ctx, target)
 	}
-	image := n.env.ToolsImage()
-	if image == "" {
-		return nil, fmt.Errorf("no tools image: the run must provide images.RoleTools for network faults")
-	}
-	side, err := n.env.Engine().Start(ctx, n.env.RunID(), nil, platform.NodeSpec{
-		Name:        SidecarName(target),
-		Role:        "tools",
-		Image:       image,
-		Entrypoint:  []string{"sleep", "infinity"},
-		CapAdd:      []string{"NET_ADMIN"},
-		NetworkMode: "container:" + nd.ID(),
-		LogDir:      n.env.LogDir(),
-	})
+	side, err := n.env.StartSidecar(ctx, nd)
 	if err != nil {
 		return nil, fmt.Errorf("start tools sidecar for %s: %w", target, err)
 	}

@@ -200,6 +200,7 @@ func parseFault(item string) (FaultSpec, error) {
 		return FaultSpec{}, fmt.Errorf("unknown fault kind or profile %q in %q: kinds are %s; profiles are %s; %s",
 			name, item, strings.Join(KindNames(), ", "), strings.Join(ProfileNames(), ", "), specForm)
 	}
+	d := k.def()
 	f := FaultSpec{Kind: name, Params: map[string]string{}}
 	seen := map[string]bool{}
 	rest = strings.TrimSpace(rest)
@@ -208,13 +209,13 @@ func parseFault(item string) (FaultSpec, error) {
 			key, val, ok := strings.Cut(kv, "=")
 			key, val = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(val)
 			if !ok || key == "" || val == "" {
-				return FaultSpec{}, fmt.Errorf("%q: %q is not key=value; keys for %s: %s; %s", item, kv, name, strings.Join(k.keyNames(), ", "), specForm)
+				return FaultSpec{}, fmt.Errorf("%q: %q is not key=value; keys for %s: %s; %s", item, kv, name, strings.Join(d.keyNames(), ", "), specForm)
 			}
 			if seen[key] {
 				return FaultSpec{}, fmt.Errorf("%q: key %q given twice", item, key)
 			}
 			seen[key] = true
-			if err := f.set(k, key, val); err != nil {
+			if err := f.set(d, key, val); err != nil {
 				return FaultSpec{}, fmt.Errorf("%q: %w", item, err)
 			}
 		}
@@ -225,15 +226,15 @@ func parseFault(item string) (FaultSpec, error) {
 	if f.Every.Set && f.For.Set && f.Every.TTLs != 0 && f.For.TTLs != 0 && f.Every.TTLs <= f.For.TTLs {
 		return FaultSpec{}, fmt.Errorf("%q: every=%s must be longer than for=%s (occurrences of one fault never overlap)", item, f.Every, f.For)
 	}
-	if k.validate != nil {
-		if err := k.validate(&f); err != nil {
+	if v, ok := k.(specValidator); ok {
+		if err := v.validate(&f); err != nil {
 			return FaultSpec{}, fmt.Errorf("%q: %w", item, err)
 		}
 	}
 	return f, nil
 }
 
-func (f *FaultSpec) set(k *kindDef, key, val string) error {
+func (f *FaultSpec) set(k kindDef, key, val string) error {
 	dur := func() (Dur, error) {
 		d, err := ParseDur(val)
 		if err != nil {
@@ -274,7 +275,7 @@ func (f *FaultSpec) set(k *kindDef, key, val string) error {
 	default:
 		p, ok := k.param(key)
 		if !ok {
-			return fmt.Errorf("unknown key %q for %s: valid keys are %s; %s", key, k.name, strings.Join(k.keyNames(), ", "), specForm)
+			return fmt.Errorf("unknown key %q for %s: valid keys are %s; %s", key, k.Name, strings.Join(k.keyNames(), ", "), specForm)
 		}
 		if p.check != nil {
 			if err := p.check(val); err != nil {

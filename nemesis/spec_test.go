@@ -52,7 +52,7 @@ func TestParseBad(t *testing.T) {
 		{"pause:for=0s", "longer than 0"},
 		{"pause:for=abc", "bad duration"},
 		{"pause:for=0xTTL", "bad TTL multiple"},
-		{"pause:target=leaderr", `target "leaderr" is not valid for pause: use one of leader, follower`},
+		{"pause:target=leaderr", `target "leaderr" is not valid for pause: use one of leader, stale-leader, follower`},
 		{"pause:target=node:", "names no node"},
 		{"pause:for=6s,every=5s", "must be longer than for"},
 		{"pause:for=6s,for=7s", "given twice"},

@@ -6,13 +6,16 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
 // Target expressions. Live ones are resolved from the run's state when a fault starts;
 // seeded ones are chosen at plan time (PlannedFault.Chosen) so the plan shows them.
 const (
-	TargetLeader          = "leader"           // live: a candidate that believes it leads
-	TargetFollower        = "follower"         // live: a candidate that does not
+	TargetLeader          = "leader"           // live: the believer with the newest tenure (highest token)
+	TargetStaleLeader     = "stale-leader"     // live: a believer whose tenure is not the newest (a zombie)
+	TargetFollower        = "follower"         // live: a candidate that does not believe it leads
 	TargetRandomCandidate = "random-candidate" // seeded
 	TargetAllCandidates   = "all-candidates"
 	TargetStoreNode       = "store-node"   // seeded: one store node
@@ -24,7 +27,8 @@ const (
 )
 
 var targetDocs = []struct{ name, doc string }{
-	{TargetLeader, "live: the candidate that believes it leads when the fault starts (one, if several do)"},
+	{TargetLeader, "live: the candidate that believes it leads with the newest tenure (highest token) when the fault starts"},
+	{TargetStaleLeader, "live: a candidate that still believes it leads although a newer tenure exists (a zombie)"},
 	{TargetFollower, "live: a candidate that does not believe it leads"},
 	{TargetRandomCandidate, "seeded: one candidate"},
 	{TargetAllCandidates, "every candidate"},
@@ -58,25 +62,50 @@ func Targets() []TargetInfo {
 	return out
 }
 
-func isLiveTarget(t string) bool {
-	return t == TargetLeader || t == TargetFollower || t == TargetStoreLeader
+// targetClass is the class of node a target expression hits ("" for node:NAME, which
+// may be either).
+func targetClass(t string) NodeClass {
+	switch t {
+	case TargetLeader, TargetStaleLeader, TargetFollower, TargetRandomCandidate, TargetAllCandidates:
+		return ClassCandidate
+	case TargetStoreNode, TargetStoreLeader, TargetStoreMajority, TargetStoreMinority, TargetAllStore:
+		return ClassStore
+	}
+	return ""
 }
 
-func validTarget(t string, k *kindDef) error {
+// targetMayHit reports whether target may resolve to a node of class c.
+func targetMayHit(target string, c NodeClass) bool {
+	tc := targetClass(target)
+	return tc == c || tc == ""
+}
+
+// allowedTargets lists the target expressions a kind accepts.
+func (d kindDef) allowedTargets() []string {
+	if d.Targets != nil {
+		return d.Targets
+	}
+	var out []string
+	for _, t := range targetNames() {
+		if slices.Contains(d.Classes, targetClass(t)) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func validTarget(t string, d kindDef) error {
 	if strings.HasPrefix(t, targetNodePrefix) {
 		if strings.TrimPrefix(t, targetNodePrefix) == "" {
 			return fmt.Errorf("target %q names no node: write node:NAME, e.g. node:c2", t)
 		}
 		return nil
 	}
-	allowed := k.targets
-	if allowed == nil {
-		allowed = targetNames()
-	}
+	allowed := d.allowedTargets()
 	if slices.Contains(allowed, t) {
 		return nil
 	}
-	return fmt.Errorf("target %q is not valid for %s: use one of %s, or node:NAME", t, k.name, strings.Join(allowed, ", "))
+	return fmt.Errorf("target %q is not valid for %s: use one of %s, or node:NAME", t, d.Name, strings.Join(allowed, ", "))
 }
 
 func majority(n int) int { return n/2 + 1 }
@@ -85,7 +114,7 @@ func majority(n int) int { return n/2 + 1 }
 func chooseTargets(target string, topo Topology, rng *rand.Rand) ([]string, error) {
 	store := topo.StoreNodes
 	switch target {
-	case TargetLeader, TargetFollower:
+	case TargetLeader, TargetStaleLeader, TargetFollower:
 		if len(topo.Candidates) == 0 {
 			return nil, fmt.Errorf("target %s needs candidates, the run has none", target)
 		}
@@ -129,7 +158,10 @@ func chooseTargets(target string, topo Topology, rng *rand.Rand) ([]string, erro
 	return nil, fmt.Errorf("unknown target %q", target)
 }
 
-func storeHasLeader(kind string) bool { return kind == "etcd" || kind == "zookeeper" }
+func storeHasLeader(kind string) bool {
+	st, _ := stores.Info(kind)
+	return st.HasLeader
+}
 
 func shuffled(in []string, rng *rand.Rand) []string {
 	out := slices.Clone(in)
@@ -145,29 +177,60 @@ func sorted(in []string) []string {
 
 // liveState is the part of the run the targets are resolved against when a fault starts.
 type liveState interface {
-	Leaders() []string
+	Leaders() []Leader
 	StoreLeader(ctx context.Context) (string, error)
+}
+
+// newestFirst orders believers by token, highest first (ties by name, so the order is
+// deterministic).
+func newestFirst(leaders []Leader) []Leader {
+	out := slices.Clone(leaders)
+	slices.SortFunc(out, func(a, b Leader) int {
+		if a.Token != b.Token {
+			if a.Token > b.Token {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Node, b.Node)
+	})
+	return out
+}
+
+func leaderNames(leaders []Leader) []string {
+	var out []string
+	for _, l := range leaders {
+		out = append(out, fmt.Sprintf("%s (token %d)", l.Node, l.Token))
+	}
+	return out
 }
 
 // resolveTargets turns a planned fault's target into node names, now.
 func resolveTargets(ctx context.Context, live liveState, topo Topology, pf PlannedFault) ([]string, error) {
 	switch pf.Target {
 	case TargetLeader:
-		leaders := live.Leaders()
+		leaders := newestFirst(live.Leaders())
 		if len(leaders) == 0 {
 			return nil, fmt.Errorf("target leader: no candidate believes it leads right now")
 		}
-		return []string{leaders[pf.Pick%uint64(len(leaders))]}, nil
+		return []string{leaders[0].Node}, nil
+	case TargetStaleLeader:
+		leaders := newestFirst(live.Leaders())
+		if len(leaders) < 2 {
+			return nil, fmt.Errorf("target stale-leader: no candidate believes it leads with an older tenure right now (believers: %s)", orNone(leaderNames(leaders)))
+		}
+		stale := leaders[1:]
+		return []string{stale[pf.Pick%uint64(len(stale))].Node}, nil
 	case TargetFollower:
 		leaders := live.Leaders()
 		var followers []string
 		for _, c := range topo.Candidates {
-			if !slices.Contains(leaders, c) {
+			if !slices.ContainsFunc(leaders, func(l Leader) bool { return l.Node == c }) {
 				followers = append(followers, c)
 			}
 		}
 		if len(followers) == 0 {
-			return nil, fmt.Errorf("target follower: every candidate believes it leads right now (%s)", strings.Join(leaders, ", "))
+			return nil, fmt.Errorf("target follower: every candidate believes it leads right now (%s)", strings.Join(leaderNames(leaders), ", "))
 		}
 		return []string{followers[pf.Pick%uint64(len(followers))]}, nil
 	case TargetStoreLeader:
@@ -184,4 +247,11 @@ func resolveTargets(ctx context.Context, live liveState, topo Topology, pf Plann
 		return nil, fmt.Errorf("target %q resolved to no node", pf.Target)
 	}
 	return slices.Clone(pf.Chosen), nil
+}
+
+func orNone(list []string) string {
+	if len(list) == 0 {
+		return "none"
+	}
+	return strings.Join(list, ", ")
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
 // Explanation tells, in a few plain sentences, how one reason that made the verdict came
@@ -393,21 +394,11 @@ type verbs struct {
 	silences   bool // the target cannot renew its lease while the fault lasts
 }
 
-// faultVerbs are the words for a fault kind's start and heal; unknown kinds get neutral ones.
+// faultVerbs are a fault kind's words for its start and heal, from its definition; a kind
+// this build does not know (a history from another version) gets neutral ones.
 func faultVerbs(kind string) verbs {
-	switch kind {
-	case "pause":
-		return verbs{"paused", "resumed", true}
-	case "freeze":
-		return verbs{"frozen", "thawed", true}
-	case "kill":
-		return verbs{"killed", "restarted", true}
-	case "partition":
-		return verbs{"cut off from the network", "reconnected", true}
-	case "loss":
-		return verbs{"losing packets", "no longer losing packets", false}
-	case "clock":
-		return verbs{"had its clock skewed", "had its clock restored", false}
+	if k, ok := nemesis.Info(kind); ok && k.Started != "" {
+		return verbs{k.Started, k.Healed, k.Silences}
 	}
 	return verbs{"hit by a " + kind + " fault", "healed", false}
 }

@@ -19,11 +19,12 @@ var templateFS embed.FS
 // templates are parsed once; html/template escapes every value for its context (text,
 // attribute, URL), which is what keeps candidate output and log lines inert.
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"dur":   fmtDur,
-	"lower": strings.ToLower,
-	"upper": strings.ToUpper,
-	"add":   func(a, b float64) float64 { return round1(a + b) },
-	"sub":   func(a, b float64) float64 { return round1(a - b) },
+	"dur":         fmtDur,
+	"faultStyles": faultStyles,
+	"lower":       strings.ToLower,
+	"upper":       strings.ToUpper,
+	"add":         func(a, b float64) float64 { return round1(a + b) },
+	"sub":         func(a, b float64) float64 { return round1(a - b) },
 }).ParseFS(templateFS, "templates/*.tmpl"))
 
 type fact struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
 // Caps that keep report.html a reasonable size whatever the run's length.
@@ -135,10 +136,9 @@ func tokenColor(token int64) string {
 	return fmt.Sprintf("hsl(%.0f,62%%,58%%)", h)
 }
 
-// faultClass is the CSS class of a fault kind's band; unknown kinds share one style.
+// faultClass is the CSS class of a fault kind's band (faultStyles); unknown kinds share one.
 func faultClass(kind string) string {
-	switch kind {
-	case "pause", "freeze", "kill", "partition", "clock", "loss":
+	if _, known := nemesis.Info(kind); known {
 		return "f-" + kind
 	}
 	return "f-other"

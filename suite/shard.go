@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
 // Shard names one share of a matrix: I of N (1-based), as in `splitbrain matrix --shard 2/4`.
@@ -41,7 +43,7 @@ func cost(c Case) time.Duration { return c.Planned() + rowSetup }
 // and no store clock fault, which starts servers under libfaketime).
 func clusterKey(c Case) string {
 	ft := ""
-	if strings.Contains(c.Row.Fault, "clock") && strings.Contains(c.Row.Fault, "store") {
+	if s, err := nemesis.Parse(c.Row.Fault); err == nil && s.Needs().StoreClock {
 		ft = "/faketime"
 	}
 	return fmt.Sprintf("%s/%d%s", c.Row.Store, c.Row.StoreNodes, ft)

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
@@ -46,6 +47,7 @@ func printNemesisList(w io.Writer) {
 	fmt.Fprintln(tw, "FAULT KINDS (spec: KIND:key=value,...; join faults with ';' or '+'; @FILE reads one per line)")
 	for _, k := range nemesis.Kinds() {
 		fmt.Fprintf(tw, "  %s\t%s (default target %s, for=%s)\n", k.Name, k.Summary, orDash(k.DefaultTarget), k.DefaultFor)
+		fmt.Fprintf(tw, "    \thits: %s%s\n", joinClasses(k.Classes), kindEffects(k))
 		for _, p := range k.Params {
 			def := ""
 			if p.Default != "" {
@@ -77,14 +79,14 @@ func printNemesisList(w io.Writer) {
 	}
 	fmt.Fprintln(tw, "\nSTORE SUPPORT")
 	fmt.Fprintln(tw, "  store\tpause/freeze/kill\tpartition/loss\tclock skew of the server\tstore-leader")
-	for _, s := range []string{"etcd", "zookeeper", "postgres", "redis"} {
+	for _, s := range stores.Kinds() {
 		ok, why := nemesis.ClockSupported(s)
 		clock := "yes: " + why
 		if !ok {
 			clock = "no (" + strings.TrimPrefix(why, "clock skew not supported for this node: ") + ")"
 		}
 		leader := "no"
-		if s == "etcd" || s == "zookeeper" {
+		if st, _ := stores.Info(s); st.HasLeader {
 			leader = "yes"
 		}
 		fmt.Fprintf(tw, "  %s\tyes\tyes\t%s\t%s\n", s, clock, leader)
@@ -130,10 +132,11 @@ func runNemesisPlan(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	n := *storeNodes
 	if n == 0 {
-		n = 1
-		if *store == "etcd" || *store == "zookeeper" {
-			n = 3
+		st, ok := stores.Info(*store)
+		if !ok {
+			return exitUsage, usagef("--store %q: valid stores are %s", *store, strings.Join(stores.Kinds(), ", "))
 		}
+		n = st.DefaultNodes
 	}
 	topo := nemesis.Topology{StoreKind: *store, TTL: *ttl}
 	for i := 1; i <= *cands; i++ {
@@ -149,4 +152,30 @@ func runNemesisPlan(args []string, stdout, stderr io.Writer) (int, error) {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return exitValid, enc.Encode(plan)
+}
+
+func joinClasses(cs []nemesis.NodeClass) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, string(c)+"s")
+	}
+	return strings.Join(out, ", ")
+}
+
+// kindEffects names what a kind changes beyond stopping or starting processes.
+func kindEffects(k nemesis.Traits) string {
+	var out []string
+	if k.Network {
+		out = append(out, "network (iptables)")
+	}
+	if k.Crash {
+		out = append(out, "crash (SIGKILL, restart)")
+	}
+	if k.Clock {
+		out = append(out, "clock")
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; changes: " + strings.Join(out, ", ")
 }

@@ -19,17 +19,8 @@ func NominalNodes(kind Kind, n int) ([]string, error) {
 		}
 		return nil, fmt.Errorf("--store-nodes %d: store %s supports %d..%d nodes", n, kind, info.minNodes, info.maxNod)
 	}
-	switch kind {
-	case KindRedis:
-		return []string{"redis"}, nil
-	case KindPostgres:
-		return []string{"postgres"}, nil
-	case KindEtcd:
-		return nodeNames("etcd", n), nil
-	case KindZooKeeper:
-		return nodeNames("zk", n), nil
-	case KindRedisMulti:
-		return nodeNames("redis", n), nil
+	if info.maxNod == 1 {
+		return []string{info.nodeName}, nil
 	}
-	return nodeNames(string(kind), n), nil
+	return nodeNames(info.nodeName, n), nil
 }

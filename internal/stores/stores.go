@@ -27,20 +27,55 @@ const (
 	KindRedisMulti Kind = "redis-multi" // N independent Redis servers, no replication
 )
 
-// kindInfo holds what differs per kind: default/allowed node counts and the image role.
+// kindInfo is a store kind's definition: everything that differs per kind, declared once.
+// Adding a store is its launcher file plus one entry in kinds (docs/stores.md).
 type kindInfo struct {
 	role             images.Role
 	defNodes         int
 	minNodes, maxNod int
-	launch           func(context.Context, *launchEnv) (Cluster, error)
+	// nodeName is the node names' stem: "etcd" gives etcd1..etcdN; a one-node kind's only
+	// node is called by the stem itself.
+	nodeName string
+	// hasLeader: the store elects a leader of its own, which Cluster.Leader names (the
+	// store-leader fault target).
+	hasLeader bool
+	// clock says how a server's clock can be skewed, or why it cannot (clockOK false).
+	clockOK bool
+	clock   string
+	launch  func(context.Context, *launchEnv) (Cluster, error)
 }
 
 var kinds = map[Kind]kindInfo{
-	KindEtcd:       {images.RoleEtcd, 3, 1, 7, launchEtcd},
-	KindZooKeeper:  {images.RoleZooKeeper, 3, 1, 7, launchZooKeeper},
-	KindPostgres:   {images.RolePostgres, 1, 1, 1, launchPostgres},
-	KindRedis:      {images.RoleRedis, 1, 1, 1, launchRedis},
-	KindRedisMulti: {images.RoleRedis, 3, 1, 9, launchRedisMulti},
+	KindEtcd: {role: images.RoleEtcd, defNodes: 3, minNodes: 1, maxNod: 7, nodeName: "etcd", hasLeader: true,
+		clock: "etcd is a Go program and ignores libfaketime", launch: launchEtcd},
+	KindZooKeeper: {role: images.RoleZooKeeper, defNodes: 3, minNodes: 1, maxNod: 7, nodeName: "zk", hasLeader: true,
+		clockOK: true, clock: "libfaketime with a run-time timestamp file", launch: launchZooKeeper},
+	KindPostgres: {role: images.RolePostgres, defNodes: 1, minNodes: 1, maxNod: 1, nodeName: "postgres",
+		clockOK: true, clock: "libfaketime with a run-time timestamp file", launch: launchPostgres},
+	KindRedis: {role: images.RoleRedis, defNodes: 1, minNodes: 1, maxNod: 1, nodeName: "redis",
+		clock: "Redis (linked with jemalloc) fails to start under libfaketime", launch: launchRedis},
+	KindRedisMulti: {role: images.RoleRedis, defNodes: 3, minNodes: 1, maxNod: 9, nodeName: "redis",
+		clock: "Redis (linked with jemalloc) fails to start under libfaketime", launch: launchRedisMulti},
+}
+
+// Traits is what the rest of splitbrain may know about a store kind.
+type Traits struct {
+	DefaultNodes, MinNodes, MaxNodes int
+	// HasLeader: the store elects a leader of its own (the store-leader target).
+	HasLeader bool
+	// ClockSkew: a server's clock can be skewed; ClockHow says how, or why not.
+	ClockSkew bool
+	ClockHow  string
+}
+
+// Info returns a store kind's traits; ok is false for an unknown kind.
+func Info(kind string) (Traits, bool) {
+	k, ok := kinds[Kind(kind)]
+	if !ok {
+		return Traits{}, false
+	}
+	return Traits{DefaultNodes: k.defNodes, MinNodes: k.minNodes, MaxNodes: k.maxNod,
+		HasLeader: k.hasLeader, ClockSkew: k.clockOK, ClockHow: k.clock}, true
 }
 
 // Kinds lists the valid kinds, sorted.

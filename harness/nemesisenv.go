@@ -1,0 +1,88 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+// nemesisEnv is the run as the nemesis sees it: its Docker nodes behind the nemesis's
+// narrow Node interface.
+type nemesisEnv struct{ r *run }
+
+func (n nemesisEnv) Candidates() []nemesis.Node {
+	var out []nemesis.Node
+	for _, p := range n.r.candidates() {
+		if p.node != nil {
+			out = append(out, dockerNode{p.node})
+		}
+	}
+	return out
+}
+
+func (n nemesisEnv) StoreNodes() []nemesis.Node {
+	if n.r.cluster == nil {
+		return nil // a store-less run
+	}
+	var out []nemesis.Node
+	for _, nd := range n.r.cluster.Nodes() {
+		out = append(out, dockerNode{nd})
+	}
+	return out
+}
+
+func (n nemesisEnv) StoreKind() string { return n.r.cfg.Store }
+
+func (n nemesisEnv) Leaders() []nemesis.Leader {
+	var out []nemesis.Leader
+	for _, t := range n.r.state.Leaders() {
+		out = append(out, nemesis.Leader{Node: t.Node, Token: t.Token})
+	}
+	return out
+}
+
+func (n nemesisEnv) StoreLeader(ctx context.Context) (string, error) {
+	if n.r.cluster == nil {
+		return "", fmt.Errorf("a --store none run has no store leader")
+	}
+	node, err := n.r.cluster.Leader(ctx)
+	if err != nil {
+		return "", err
+	}
+	return node.Name(), nil
+}
+
+// StartSidecar starts a tools container in target's network namespace, labelled with the
+// run so its sweep removes it if the nemesis cannot.
+func (n nemesisEnv) StartSidecar(ctx context.Context, target nemesis.Node) (nemesis.Sidecar, error) {
+	image := n.r.imgs[images.RoleTools]
+	if image == "" {
+		return nil, fmt.Errorf("no tools image: the run must provide images.RoleTools for network faults")
+	}
+	return n.r.eng.Start(ctx, n.r.runID, nil, platform.NodeSpec{
+		Name:        nemesis.SidecarName(target.Name()),
+		Role:        "tools",
+		Image:       image,
+		Entrypoint:  []string{"sleep", "infinity"},
+		CapAdd:      []string{"NET_ADMIN"},
+		NetworkMode: "container:" + target.ID(),
+		LogDir:      n.r.logDir(),
+	})
+}
+
+func (n nemesisEnv) Record(e history.Event) error {
+	_, err := n.r.record(e)
+	return err
+}
+
+// dockerNode is a platform node as the nemesis's Node.
+type dockerNode struct{ *platform.Node }
+
+func (d dockerNode) State(ctx context.Context) (nemesis.NodeState, error) {
+	st, err := d.Node.State(ctx)
+	return nemesis.NodeState{Status: st.Status, Running: st.Running, Paused: st.Paused}, err
+}

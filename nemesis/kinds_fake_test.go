@@ -1,0 +1,187 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
+)
+
+// runKind plans spec on a fake run (candidates c1..c3, store s1..s3), runs it, calls during
+// while the fault is in effect and returns after the run's final HealAll.
+func runKind(t *testing.T, e *fakeEnv, spec string, during func()) {
+	t.Helper()
+	s, err := Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Plan(1, 5*time.Second, e.topo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := New(e, p.Topology)
+	done := make(chan error, 1)
+	go func() { done <- n.Run(context.Background(), p) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for !e.has(history.KindFaultStart) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no fault-start within 5 s", spec)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	during()
+	if err := <-done; err != nil {
+		t.Fatalf("%s: %v", spec, err)
+	}
+	// The run lifecycle ends every run with HealAll: it also removes the chains and sidecars.
+	if err := n.HealAll(context.Background()); err != nil {
+		t.Errorf("%s: HealAll: %v", spec, err)
+	}
+	for _, ev := range e.events {
+		if (ev.Kind == history.KindFaultStart || ev.Kind == history.KindFaultEnd) && ev.Err != "" {
+			t.Errorf("%s: %s recorded error %q", spec, ev.Kind, ev.Err)
+		}
+	}
+	if !e.has(history.KindFaultEnd) {
+		t.Errorf("%s: no fault-end recorded", spec)
+	}
+}
+
+func (e *fakeEnv) has(kind history.Kind) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.ContainsFunc(e.events, func(ev history.Event) bool { return ev.Kind == kind })
+}
+
+func (e *fakeEnv) fakeNode(name string) *fakeNode {
+	for _, n := range append(slices.Clone(e.cands), e.store...) {
+		if n.name == name {
+			return n
+		}
+	}
+	e.t.Fatalf("no fake node %s", name)
+	return nil
+}
+
+func threeByThree(t *testing.T) *fakeEnv {
+	return newFakeEnv(t, []string{"c1", "c2", "c3"}, []string{"s1", "s2", "s3"})
+}
+
+// Each kind's apply and heal, without Docker: what the node sees while the fault lasts and
+// that heal undoes all of it.
+func TestFreezeAppliesAndHeals(t *testing.T) {
+	e := threeByThree(t)
+	c1 := e.fakeNode("c1")
+	runKind(t, e, "freeze:target=node:c1,at=0s,for=200ms", func() {
+		if st, _ := c1.State(context.Background()); !st.Paused {
+			t.Errorf("c1 not frozen while the fault lasts: %+v", st)
+		}
+	})
+	if st, _ := c1.State(context.Background()); st.Paused {
+		t.Errorf("c1 still frozen after heal")
+	}
+	if got := strings.Join(c1.callList(), ","); got != "freeze,thaw" {
+		t.Errorf("calls %q, want freeze,thaw", got)
+	}
+}
+
+func TestKillAppliesAndHeals(t *testing.T) {
+	e := threeByThree(t)
+	c2 := e.fakeNode("c2")
+	runKind(t, e, "kill:target=node:c2,at=0s,for=200ms", func() {
+		if st, _ := c2.State(context.Background()); st.Running {
+			t.Errorf("c2 running while killed")
+		}
+	})
+	if st, _ := c2.State(context.Background()); !st.Running {
+		t.Errorf("c2 not restarted by heal")
+	}
+	if got := strings.Join(c2.callList(), ","); got != "kill SIGKILL,start" {
+		t.Errorf("calls %q, want kill SIGKILL,start (no host pid: the engine's kill)", got)
+	}
+	if !slices.ContainsFunc(e.events, func(ev history.Event) bool {
+		return ev.Kind == history.KindSignal && ev.Node == "c2" && ev.Signal == "SIGKILL"
+	}) {
+		t.Errorf("no SIGKILL signal event for c2: the checkers end its tenure on it")
+	}
+}
+
+func TestNetworkFaultsApplyAndHeal(t *testing.T) {
+	for _, spec := range []string{
+		"partition:shape=isolate,target=node:c1,peer=store,at=0s,for=200ms",
+		"partition:shape=isolate,target=node:c1,peer=store,mode=reject,at=0s,for=200ms",
+		"loss:target=node:c1,p=0.5,at=0s,for=200ms",
+	} {
+		t.Run(spec, func(t *testing.T) {
+			e := threeByThree(t)
+			for _, n := range append(slices.Clone(e.cands), e.store...) {
+				n.pid = os.Getpid() // network faults only check the node runs; no signal is sent
+			}
+			c1 := e.fakeNode("c1")
+			runKind(t, e, spec, func() {
+				if rules := c1.ruleList(); !slices.ContainsFunc(rules, func(r string) bool { return strings.HasPrefix(r, "-A ") }) {
+					t.Errorf("no iptables rule in c1's namespace while the fault lasts: %q", rules)
+				}
+			})
+			if rules := c1.ruleList(); len(rules) != 0 {
+				t.Errorf("rules left after heal: %q", rules)
+			}
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			if len(e.sidecarsStarted) == 0 || len(e.sidecarsStarted) != len(e.sidecarsRemoved) {
+				t.Errorf("sidecars started %v, removed %v: every one must go", e.sidecarsStarted, e.sidecarsRemoved)
+			}
+		})
+	}
+}
+
+func TestCandidateClockAppliesAndHeals(t *testing.T) {
+	e := threeByThree(t)
+	c3 := e.fakeNode("c3")
+	path := defaultCandidateClockFile
+	runKind(t, e, "clock:op=bump,target=node:c3,delta=-90s,at=0s,for=200ms", func() {
+		if got := strings.TrimSpace(c3.file(path)); got != fmt.Sprint(int64(-90*time.Second)) {
+			t.Errorf("offset file %q while skewed, want %d", got, int64(-90*time.Second))
+		}
+	})
+	if got := strings.TrimSpace(c3.file(path)); got != "0" {
+		t.Errorf("offset file %q after heal, want 0", got)
+	}
+	if !slices.ContainsFunc(c3.callList(), func(c string) bool { return strings.HasPrefix(c, "exec mv -f ") }) {
+		t.Errorf("offset file not renamed into place (calls %q): a reader could see it half-written", c3.callList())
+	}
+}
+
+// pause stops the node's real host processes: a child process stands in for the container.
+func TestPauseAppliesAndHeals(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	e := threeByThree(t)
+	c1 := e.fakeNode("c1")
+	c1.pid = cmd.Process.Pid
+	state := func() string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c1.pid))
+		if err != nil {
+			return "?"
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		return f[0]
+	}
+	runKind(t, e, "pause:target=node:c1,at=0s,for=200ms", func() {
+		if s := state(); s != "T" {
+			t.Errorf("c1's process state %s while paused, want T (stopped)", s)
+		}
+	})
+	if s := state(); s == "T" {
+		t.Errorf("c1's process still stopped after heal")
+	}
+}
