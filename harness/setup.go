@@ -144,15 +144,7 @@ func (r *run) setup(ctx context.Context) error {
 	if r.lease != nil {
 		r.logf("store: %s", r.lease.note)
 	}
-	if testHookAfterStore != nil {
-		if err := testHookAfterStore(); err != nil {
-			return err
-		}
-	}
-	if err := r.planFaults(); err != nil {
-		return err
-	}
-	return r.startCandidatesAndMonitor(ctx, ext)
+	return r.afterStore(ctx, ext)
 }
 
 // setupStoreless is setup's tail for --store none: a network, the resource, the candidates.
@@ -168,6 +160,12 @@ func (r *run) setupStoreless(ctx context.Context, ext *external) error {
 		return err
 	}
 	r.logf("resource (%s) ready in %v", r.cfg.ResourceMode, time.Since(step).Round(time.Millisecond))
+	return r.afterStore(ctx, ext)
+}
+
+// afterStore is setup's common tail once the store (or none) and the resource are up: plan
+// the faults against the real topology, then start the candidates and their monitors.
+func (r *run) afterStore(ctx context.Context, ext *external) error {
 	if testHookAfterStore != nil {
 		if err := testHookAfterStore(); err != nil {
 			return err

@@ -39,7 +39,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	if *forDur < 0 {
 		return exitUsage, usagef("--for %v is negative: give a duration like 30s, or 0 to wait for Ctrl-C", *forDur)
 	}
-	profile, err := upProfile(*profileName)
+	profile, err := profileFlag(*profileName)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -122,22 +122,6 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 		<-wait
 	}
 	return exitValid, nil
-}
-
-// upProfile resolves --profile, falling back to the environment's default.
-func upProfile(value string) (images.Profile, error) {
-	if value == "" {
-		p, err := images.DefaultProfile()
-		if err != nil {
-			return "", usagef("%v", err)
-		}
-		return p, nil
-	}
-	p, err := images.ParseProfile(value)
-	if err != nil {
-		return "", usagef("--profile: %v", err)
-	}
-	return p, nil
 }
 
 // upTeardown removes the cluster and the network, then sweeps the run id for anything else
