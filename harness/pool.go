@@ -244,16 +244,7 @@ func (p *StorePool) Close(ctx context.Context) error {
 	p.idle = nil
 	leased := len(p.leased)
 	p.mu.Unlock()
-	var wg sync.WaitGroup
-	errs := make([]error, len(idle))
-	for i, e := range idle {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = p.destroy(ctx, e)
-		}()
-	}
-	wg.Wait()
+	errs := []error{platform.Each(len(idle), 0, func(i int) error { return p.destroy(ctx, idle[i]) })}
 	p.bg.Wait()
 	if leased > 0 {
 		errs = append(errs, fmt.Errorf("store pool closed with %d cluster(s) still leased: they are removed when their runs end", leased))

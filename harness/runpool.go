@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
@@ -85,33 +84,26 @@ func (r *run) reusable(ctx context.Context) string {
 // sidecar (labelled with the run, so the run's sweep removes it if anything goes wrong).
 func (r *run) storeRulesGone(ctx context.Context) error {
 	nodes := r.cluster.Nodes()
-	errs := make([]error, len(nodes))
-	var wg sync.WaitGroup
-	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			side, err := r.eng.Start(ctx, r.runID, nil, platform.NodeSpec{
-				Name: "poolcheck-" + n.Name(), Role: "tools", Image: r.imgs[images.RoleTools],
-				Entrypoint: []string{"sleep", "infinity"}, CapAdd: []string{"NET_ADMIN"},
-				NetworkMode: "container:" + n.ID(),
-			})
-			if err != nil {
-				errs[i] = fmt.Errorf("iptables check of %s: %w", n.Name(), err)
-				return
-			}
-			defer side.Terminate(ctx)
-			code, out, err := side.Exec(ctx, []string{"iptables", "-w", "5", "-S"})
-			switch {
-			case err != nil || code != 0:
-				errs[i] = fmt.Errorf("iptables check of %s: exit %d, %v: %s", n.Name(), code, err, strings.TrimSpace(out))
-			case nemesis.HasProjectRules(out):
-				errs[i] = fmt.Errorf("%s still has project iptables rules:\n%s", n.Name(), out)
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return platform.Each(len(nodes), 0, func(i int) error {
+		n := nodes[i]
+		side, err := r.eng.Start(ctx, r.runID, nil, platform.NodeSpec{
+			Name: "poolcheck-" + n.Name(), Role: "tools", Image: r.imgs[images.RoleTools],
+			Entrypoint: []string{"sleep", "infinity"}, CapAdd: []string{"NET_ADMIN"},
+			NetworkMode: "container:" + n.ID(),
+		})
+		if err != nil {
+			return fmt.Errorf("iptables check of %s: %w", n.Name(), err)
+		}
+		defer side.Terminate(ctx)
+		code, out, err := side.Exec(ctx, []string{"iptables", "-w", "5", "-S"})
+		switch {
+		case err != nil || code != 0:
+			return fmt.Errorf("iptables check of %s: exit %d, %v: %s", n.Name(), code, err, strings.TrimSpace(out))
+		case nemesis.HasProjectRules(out):
+			return fmt.Errorf("%s still has project iptables rules:\n%s", n.Name(), out)
+		}
+		return nil
+	})
 }
 
 // resetLeased wipes the cluster for the next run: the faketime offset back to its initial

@@ -326,27 +326,20 @@ func (r *run) startCandidates(ctx context.Context, ext *external) error {
 		r.byName[name] = procs[i]
 	}
 	r.mu.Unlock()
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	for i, p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			r.markStarting(p)
-			n, err := r.eng.Start(ctx, r.runID, r.net, r.candidateSpec(p.name, ext))
-			if err != nil {
-				r.markStartFailed(p)
-				errs[i] = fmt.Errorf("candidate %s: %w", p.name, err)
-				return
-			}
-			p.node = n
-			r.markStarted(ctx, p)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return platform.Each(len(procs), 0, func(i int) error {
+		p := procs[i]
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		r.markStarting(p)
+		n, err := r.eng.Start(ctx, r.runID, r.net, r.candidateSpec(p.name, ext))
+		if err != nil {
+			r.markStartFailed(p)
+			return fmt.Errorf("candidate %s: %w", p.name, err)
+		}
+		p.node = n
+		r.markStarted(ctx, p)
+		return nil
+	})
 }
 
 // planFaults turns the schedule into a plan for the real topology and prepares the nemesis.

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
@@ -264,17 +263,7 @@ func (b *base) HostEndpoints(ctx context.Context) ([]string, error) {
 
 // Ready does the round trip through every node, all at once.
 func (b *base) Ready(ctx context.Context) error {
-	errs := make([]error, len(b.nodes))
-	var wg sync.WaitGroup
-	for i, n := range b.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = b.NodeRoundTrip(ctx, n)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return platform.Each(len(b.nodes), 0, func(i int) error { return b.NodeRoundTrip(ctx, b.nodes[i]) })
 }
 
 func (b *base) NodeRoundTrip(ctx context.Context, n *platform.Node) error {
@@ -323,35 +312,21 @@ func (b *base) owns(n *platform.Node) bool {
 }
 
 func (b *base) Close(ctx context.Context) error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(b.nodes))
-	for i, n := range b.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = n.Terminate(ctx)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return platform.Each(len(b.nodes), 0, func(i int) error { return b.nodes[i].Terminate(ctx) })
 }
 
 // startNodes starts the specs concurrently; on any failure it removes those that started.
 func startNodes(ctx context.Context, env *launchEnv, specs []platform.NodeSpec) ([]*platform.Node, error) {
 	nodes := make([]*platform.Node, len(specs))
-	errs := make([]error, len(specs))
-	var wg sync.WaitGroup
-	for i, s := range specs {
+	err := platform.Each(len(specs), 0, func(i int) error {
+		s := specs[i]
 		s.Env = withExtraEnv(s.Env, env.opts.ExtraEnv)
 		s.Files = append(append([]platform.File(nil), s.Files...), env.opts.ExtraFiles...)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			nodes[i], errs[i] = env.eng.Start(ctx, env.runID, env.net, s)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+		var err error
+		nodes[i], err = env.eng.Start(ctx, env.runID, env.net, s)
+		return err
+	})
+	if err != nil {
 		for _, n := range nodes {
 			if n != nil {
 				n.Terminate(ctx)
