@@ -325,10 +325,6 @@ func selfCommand(recipe string) func() *exec.Cmd {
 	}
 }
 
-func withEnv(extra string, mk func() *exec.Cmd) func() *exec.Cmd {
-	return func() *exec.Cmd { c := mk(); c.Env = append(c.Env, extra); return c }
-}
-
 // rounds of handoff + crash per recipe; -rounds=10 gives the figures for docs/performance.md.
 var rounds = flag.Int("rounds", 1, "graceful handoffs and crash failovers per recipe")
 

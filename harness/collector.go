@@ -2,7 +2,6 @@ package harness
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/workloads/resource"
 )
 
 // maxViolationLine bounds how much of an offending line a contract-violation event keeps.
@@ -86,7 +86,7 @@ func (r *Recorder) CandidateLine(node string, line []byte) {
 // ResourceLine records one stdout line of the resource (its decision log).
 func (r *Recorder) ResourceLine(node string, line []byte) {
 	defer r.survive(node, line)
-	e, err := ParseResourceLine(line)
+	e, err := resource.ParseLine(line)
 	if errors.Is(err, contract.ErrNotEvent) {
 		return
 	}
@@ -155,35 +155,4 @@ func truncateLine(line []byte, max int) string {
 		s += "…"
 	}
 	return s
-}
-
-// ParseResourceLine turns one stdout line of the resource into a decision or bad-request
-// event. Lines not starting with '{' are log output (contract.ErrNotEvent); anything else
-// that is not a valid resource event is an error naming what is wrong.
-func ParseResourceLine(line []byte) (history.Event, error) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 || line[0] != '{' {
-		return history.Event{}, contract.ErrNotEvent
-	}
-	if len(line) > contract.MaxLineBytes {
-		return history.Event{}, fmt.Errorf("resource line of %d bytes exceeds %d", len(line), contract.MaxLineBytes)
-	}
-	var e history.Event
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil {
-		return history.Event{}, fmt.Errorf("resource output is not a history event: %v", err)
-	}
-	if dec.More() {
-		return history.Event{}, errors.New("resource output has trailing data after the JSON object")
-	}
-	if e.Kind != history.KindDecision && e.Kind != history.KindBadRequest {
-		return history.Event{}, fmt.Errorf("resource printed kind %q: want %q or %q", e.Kind, history.KindDecision, history.KindBadRequest)
-	}
-	// The writer owns version and sequence; the source is known from who printed the line.
-	e.V, e.Seq, e.Source = history.Version, 0, history.SourceResource
-	if err := e.Validate(); err != nil {
-		return history.Event{}, err
-	}
-	return e, nil
 }

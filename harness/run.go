@@ -92,7 +92,6 @@ type run struct {
 	byName    map[string]*proc
 	nem       *nemesis.Nemesis
 	plan      nemesis.Plan
-	workload  workloads.Workload
 	stopProcs context.CancelFunc
 	procsDone chan struct{}
 

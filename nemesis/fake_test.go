@@ -45,7 +45,6 @@ func (e *fakeEnv) Leaders() []Leader {
 	defer e.mu.Unlock()
 	return slices.Clone(e.leaders)
 }
-func (e *fakeEnv) setLeaders(l ...Leader) { e.mu.Lock(); e.leaders = l; e.mu.Unlock() }
 func (e *fakeEnv) StoreLeader(context.Context) (string, error) {
 	return "", errors.New("no leader")
 }

@@ -29,7 +29,7 @@ func runKind(t *testing.T, e *fakeEnv, spec string, during func()) {
 	done := make(chan error, 1)
 	go func() { done <- n.Run(context.Background(), p) }()
 	deadline := time.Now().Add(5 * time.Second)
-	for !e.has(history.KindFaultStart) {
+	for len(e.eventsOf(history.KindFaultStart)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: no fault-start within 5 s", spec)
 		}
@@ -48,25 +48,9 @@ func runKind(t *testing.T, e *fakeEnv, spec string, during func()) {
 			t.Errorf("%s: %s recorded error %q", spec, ev.Kind, ev.Err)
 		}
 	}
-	if !e.has(history.KindFaultEnd) {
+	if len(e.eventsOf(history.KindFaultEnd)) == 0 {
 		t.Errorf("%s: no fault-end recorded", spec)
 	}
-}
-
-func (e *fakeEnv) has(kind history.Kind) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.ContainsFunc(e.events, func(ev history.Event) bool { return ev.Kind == kind })
-}
-
-func (e *fakeEnv) fakeNode(name string) *fakeNode {
-	for _, n := range append(slices.Clone(e.cands), e.store...) {
-		if n.name == name {
-			return n
-		}
-	}
-	e.t.Fatalf("no fake node %s", name)
-	return nil
 }
 
 func threeByThree(t *testing.T) *fakeEnv {
@@ -77,7 +61,7 @@ func threeByThree(t *testing.T) *fakeEnv {
 // that heal undoes all of it.
 func TestFreezeAppliesAndHeals(t *testing.T) {
 	e := threeByThree(t)
-	c1 := e.fakeNode("c1")
+	c1 := e.node("c1")
 	runKind(t, e, "freeze:target=node:c1,at=0s,for=200ms", func() {
 		if st, _ := c1.State(context.Background()); !st.Paused {
 			t.Errorf("c1 not frozen while the fault lasts: %+v", st)
@@ -93,7 +77,7 @@ func TestFreezeAppliesAndHeals(t *testing.T) {
 
 func TestKillAppliesAndHeals(t *testing.T) {
 	e := threeByThree(t)
-	c2 := e.fakeNode("c2")
+	c2 := e.node("c2")
 	runKind(t, e, "kill:target=node:c2,at=0s,for=200ms", func() {
 		if st, _ := c2.State(context.Background()); st.Running {
 			t.Errorf("c2 running while killed")
@@ -123,7 +107,7 @@ func TestNetworkFaultsApplyAndHeal(t *testing.T) {
 			for _, n := range append(slices.Clone(e.cands), e.store...) {
 				n.pid = os.Getpid() // network faults only check the node runs; no signal is sent
 			}
-			c1 := e.fakeNode("c1")
+			c1 := e.node("c1")
 			runKind(t, e, spec, func() {
 				if rules := c1.ruleList(); !slices.ContainsFunc(rules, func(r string) bool { return strings.HasPrefix(r, "-A ") }) {
 					t.Errorf("no iptables rule in c1's namespace while the fault lasts: %q", rules)
@@ -143,7 +127,7 @@ func TestNetworkFaultsApplyAndHeal(t *testing.T) {
 
 func TestCandidateClockAppliesAndHeals(t *testing.T) {
 	e := threeByThree(t)
-	c3 := e.fakeNode("c3")
+	c3 := e.node("c3")
 	path := defaultCandidateClockFile
 	runKind(t, e, "clock:op=bump,target=node:c3,delta=-90s,at=0s,for=200ms", func() {
 		if got := strings.TrimSpace(c3.file(path)); got != fmt.Sprint(int64(-90*time.Second)) {
@@ -166,7 +150,7 @@ func TestPauseAppliesAndHeals(t *testing.T) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	e := threeByThree(t)
-	c1 := e.fakeNode("c1")
+	c1 := e.node("c1")
 	c1.pid = cmd.Process.Pid
 	state := func() string {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c1.pid))

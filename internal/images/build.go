@@ -29,7 +29,7 @@ type builder struct {
 }
 
 func newBuilder(ctx context.Context, profile Profile, opts EnsureOptions) (*builder, error) {
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv) // negotiates the API version by default
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}

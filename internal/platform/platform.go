@@ -61,7 +61,7 @@ func Connect(ctx context.Context) (*Engine, error) {
 		// testcontainers-go prints a banner and per-container chatter to stderr by default.
 		tclog.SetDefault(tclog.NewNoopLogger())
 	}
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv) // negotiates the API version by default
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
@@ -274,20 +275,34 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// ParseLine reads one line of the resource's log back into a history event (Seq unset), for
-// the harness that collects the log into history.jsonl.
+// ParseLine turns one stdout line of the resource into its decision or bad-request event
+// (Seq unset), for the harness that collects the log into history.jsonl. Lines not starting
+// with '{' are log output (contract.ErrNotEvent); anything else that is not a valid resource
+// event is an error naming what is wrong. This is the only parser of the format.
 func ParseLine(line []byte) (history.Event, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return history.Event{}, contract.ErrNotEvent
+	}
+	if len(line) > contract.MaxLineBytes {
+		return history.Event{}, fmt.Errorf("resource line of %d bytes exceeds %d", len(line), contract.MaxLineBytes)
+	}
 	var e history.Event
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
-		return e, fmt.Errorf("resource log line is not a history event: %w", err)
+		return history.Event{}, fmt.Errorf("resource output is not a history event: %v", err)
 	}
-	if e.Source != history.SourceResource {
-		return e, fmt.Errorf("resource log line has source %q, want %q", e.Source, history.SourceResource)
+	if dec.More() {
+		return history.Event{}, errors.New("resource output has trailing data after the JSON object")
 	}
+	if e.Kind != history.KindDecision && e.Kind != history.KindBadRequest {
+		return history.Event{}, fmt.Errorf("resource printed kind %q: want %q or %q", e.Kind, history.KindDecision, history.KindBadRequest)
+	}
+	// The writer owns version and sequence; the source is known from who printed the line.
+	e.V, e.Seq, e.Source = history.Version, 0, history.SourceResource
 	if err := e.Validate(); err != nil {
-		return e, fmt.Errorf("resource log line: %w", err)
+		return history.Event{}, err
 	}
 	return e, nil
 }
