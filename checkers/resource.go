@@ -126,6 +126,13 @@ func checkResource(a *analysis, rl *reasonList) ResourceResult {
 			}
 		}
 	}
+	summariseStaleRejected(a, &res, rl)
+	compareViews(a, &res, decided, rl)
+	return res
+}
+
+// summariseStaleRejected is one finding for all the stale writes fencing turned away.
+func summariseStaleRejected(a *analysis, res *ResourceResult, rl *reasonList) {
 	if res.StaleRejectedN > 0 {
 		first := res.StaleRejected[0]
 		rl.add(Reason{Checker: "resource", Code: "stale-write-rejected", Severity: SevFinding, T: first.T, Count: res.StaleRejectedN,
@@ -133,7 +140,11 @@ func checkResource(a *analysis, rl *reasonList) ResourceResult {
 			Message: fmt.Sprintf("fencing rejected %d stale writes (first at %s: %s token %d < max %d)",
 				res.StaleRejectedN, fmtT(first.T, a.startT), first.Node, first.Token, first.Max)})
 	}
-	// Candidate view vs resource view.
+}
+
+// compareViews checks each write as the candidate reported it against the resource's
+// decision for it: unknown outcomes the log resolves, and disagreements.
+func compareViews(a *analysis, res *ResourceResult, decided map[string]int, rl *reasonList) {
 	for _, i := range a.writes {
 		w := &a.ev[i]
 		di, ok := decided[w.WriteID]
@@ -160,5 +171,4 @@ func checkResource(a *analysis, rl *reasonList) ResourceResult {
 			Nodes: []string{d.Node}, Seqs: []int64{d.Seq},
 			Message: fmt.Sprintf("%d writes where the candidate and the resource disagree; first: %s %s", res.DisagreementsN, d.WriteID, d.Detail)})
 	}
-	return res
 }
