@@ -57,15 +57,27 @@ func TestMonitorStopWaitsAndDoesNotLose(t *testing.T) {
 }
 
 func TestMonitorChecksPeriodically(t *testing.T) {
+	// Counts checks rather than timing them: a loaded machine may delay ticks, but the
+	// loop must keep checking until stopped and never check after stop returns.
 	var calls atomic.Int32
+	fifth := make(chan struct{})
 	lost, stop := Monitor(10*time.Millisecond, func(ctx context.Context) error {
-		calls.Add(1)
+		if calls.Add(1) == 5 {
+			close(fifth)
+		}
 		return nil
 	})
-	time.Sleep(105 * time.Millisecond)
+	select {
+	case <-fifth:
+	case <-time.After(10 * time.Second):
+		stop()
+		t.Fatalf("only %d checks in 10s at a 10ms period", calls.Load())
+	}
 	stop()
-	if n := calls.Load(); n < 5 || n > 11 {
-		t.Fatalf("%d checks in ~105ms at a 10ms period, want 5..11", n)
+	after := calls.Load()
+	time.Sleep(50 * time.Millisecond)
+	if n := calls.Load(); n != after {
+		t.Fatalf("%d checks after stop returned", n-after)
 	}
 	if lost.Err() != nil {
 		t.Fatal("lost cancelled though every check succeeded")
