@@ -69,7 +69,7 @@ func Load(dir string) (*Recorded, error) {
 		c.Plan = &p
 	}
 	r := &Recorded{Dir: abs, Config: c}
-	r.Verdict, r.Codes, err = readVerdict(abs)
+	r.Verdict, r.Codes, err = ReadVerdict(abs)
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +99,9 @@ func argDuration(args []string, name string) time.Duration {
 	return 0
 }
 
-// readVerdict reads the verdict and its reason codes from results.json.
-func readVerdict(dir string) (string, []string, error) {
+// ReadVerdict reads a run directory's verdict and its reason codes (sorted, once each) from
+// results.json.
+func ReadVerdict(dir string) (string, []string, error) {
 	b, err := os.ReadFile(filepath.Join(dir, harness.ResultsFile))
 	if err != nil {
 		return "", nil, fmt.Errorf("%s has no results.json (the run never got to checking): %w", dir, err)
@@ -155,7 +156,7 @@ func (h HarnessRunner) Run(ctx context.Context, c Case) (Outcome, error) {
 	if err != nil {
 		return o, err
 	}
-	o.Verdict, o.Codes, err = readVerdict(out.RunDir)
+	o.Verdict, o.Codes, err = ReadVerdict(out.RunDir)
 	if err != nil {
 		return o, err
 	}

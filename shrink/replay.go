@@ -36,7 +36,7 @@ func Replay(ctx context.Context, rec *Recorded, times int, configure func(i int,
 			o.RunDir = out.RunDir
 		}
 		if err == nil {
-			o.Verdict, o.Codes, err = readVerdict(o.RunDir)
+			o.Verdict, o.Codes, err = ReadVerdict(o.RunDir)
 		}
 		o.Failed = err == nil && o.Verdict == rec.Verdict && slices.Equal(o.Codes, rec.Codes)
 		if each != nil {

@@ -83,7 +83,7 @@ func TestShrinkRedisZombie(t *testing.T) {
 	// The minimal plan's failing try is a real invalid run of exactly that plan, linked to
 	// the original.
 	dir := res.LastFailure.RunDir
-	verdict, codes, err := readVerdict(dir)
+	verdict, codes, err := ReadVerdict(dir)
 	if err != nil || verdict != harness.VerdictInvalid || !slices.Contains(codes, "stale-write-accepted") {
 		t.Fatalf("minimal run %s: %s %v %v", dir, verdict, codes, err)
 	}

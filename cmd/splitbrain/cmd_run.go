@@ -24,40 +24,8 @@ func init() {
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("run", stderr)
-	var c harness.Config
-	fs.StringVar(&c.Store, "store", "", "store: etcd, zookeeper, postgres, redis, or none (candidates elect among themselves: raft, bully, ring) (required)")
-	fs.IntVar(&c.StoreNodes, "store-nodes", 0, "store cluster size (0 = the store's default)")
-	fs.StringVar(&c.Recipe, "recipe", "", "election recipe: "+strings.Join(harness.RecipeNames(), ", "))
-	fs.IntVar(&c.Nodes, "nodes", harness.DefaultNodes, "number of candidates c1..cN")
-	fs.DurationVar(&c.FaultTime, "time", 0, "length of the faults phase, e.g. 30s (required)")
-	fs.DurationVar(&c.Warmup, "warmup", harness.DefaultWarmup, "no-fault phase before the faults")
-	fs.DurationVar(&c.Recovery, "recovery", harness.DefaultRecovery, "no-fault phase after the final heal")
-	fs.DurationVar(&c.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
-	fs.DurationVar(&c.WriteInterval, "write-interval", harness.DefaultWriteInterval, "leader write interval")
-	fs.StringVar(&c.Workload, "workload", harness.DefaultWorkload, "workload: "+strings.Join(workloads.Names(), ", "))
-	fs.DurationVar(&c.HandoffEvery, "handoff-every", 0, "handoff workload: period between SIGTERMs of the leader (0 = 3×TTL, at least 2s)")
-	fs.DurationVar(&c.HandoffPause, "handoff-pause", 0, "handoff workload: how long the resigned leader stays down (0 = 1s)")
-	fs.StringVar(&c.ResourceMode, "resource", harness.DefaultResourceMode, "resource mode: fenced (rejects stale tokens) or unfenced (accepts all, records staleness)")
-	fs.StringVar(&c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract (docs/candidates.md), instead of --recipe")
-	fs.StringVar(&c.CandidateImage, "candidate-image", "", "image whose entrypoint speaks the candidate contract, instead of --recipe")
-	packages := fs.String("candidate-packages", "", "with --candidate-cmd: comma-separated Debian packages the script needs (e.g. python3,python3-redis); it runs in the base image plus these, built once and cached")
-	fs.DurationVar(&c.RenewInterval, "renew-interval", 0, "passed as SPLITBRAIN_RENEW_INTERVAL: a lease holder's renew period, < --ttl (0 = the candidate's default)")
-	fs.DurationVar(&c.RetryInterval, "retry-interval", 0, "passed as SPLITBRAIN_RETRY_INTERVAL: a waiting candidate's poll period (0 = the candidate's default); also part of the expected failover bound")
-	fs.Func("leader-work", "passed as SPLITBRAIN_LEADER_WORK: a leader's gap between its lease check and its write, e.g. 0s (default: not set, the write interval for Go recipes)", func(v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return fmt.Errorf("%q is not a Go duration such as 50ms or 0s", v)
-		}
-		c.LeaderWork, c.LeaderWorkSet = d, true
-		return nil
-	})
-	fs.DurationVar(&c.FailoverBound, "failover-bound", 0, "crash-failover bound the candidate promises, judged by the latency checker (0 = the recipe's; external candidates: TTL + retry + 1s)")
-	fs.Int64Var(&c.Seed, "seed", 0, "seed of the fault plan (0 = from the clock; recorded in config.json)")
-	fs.StringVar(&c.Nemesis, "nemesis", "none", "fault spec or profile (splitbrain nemesis list), e.g. pause-leader or pause:target=leader,every=10s,for=6s")
-	fs.StringVar(&c.StoreRoot, "out", "", "root of run directories (default $"+harness.EnvStoreDir+" or ./store)")
-	fs.StringVar(&c.TestName, "name", "", "test name, the directory under --out (default <store>-<recipe>-<nemesis>)")
-	profile := fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
-	require := fs.String("require", "", "extra requirements, comma-separated: exclusive (no belief overlap), liveness")
+	rf := addRunFlags(fs, true)
+	c := &rf.c
 	quiet := fs.Bool("quiet", false, "no progress lines; only the summary at the end")
 	asJSON := fs.Bool("json", false, "progress and summary as JSON objects, one per line (for tools)")
 	progressPeriod := fs.Duration("progress", harness.DefaultProgressPeriod, "period of the plain progress lines (a terminal gets one live line)")
@@ -67,28 +35,14 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		fs.Usage()
 		return exitUsage, flag.ErrHelp
 	}
-	c.Profile = images.Profile(*profile)
-	if *packages != "" {
-		pk, err := images.ParsePackages(*packages)
-		if err != nil {
-			return exitUsage, usagef("--candidate-packages: %v", err)
-		}
-		c.CandidatePackages = pk
-	}
-	if *require != "" {
-		for _, r := range strings.Split(*require, ",") {
-			if r = strings.TrimSpace(r); r != "" {
-				c.Require = append(c.Require, r)
-			}
-		}
-	}
+	problems = append(problems, rf.finish()...)
 	mode, err := progress.ParseProgressMode(*quiet, *asJSON)
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
 	c.ProgressPeriod, c.ProgressMode, c.Progress = *progressPeriod, mode, stdout
 	c.Args = append([]string{"splitbrain", "run"}, args...)
-	if err := harness.CheckConfig(&c); err != nil {
+	if err := harness.CheckConfig(c); err != nil {
 		problems = append(problems, strings.Split(err.Error(), "\n")...)
 	}
 	if len(problems) > 0 {
@@ -96,10 +50,78 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	}
 	if !*quiet && !*asJSON {
 		fmt.Fprintf(stdout, "splitbrain run: %s on %s, %d candidates, %v faults (%s), seed %d\n",
-			candidateDesc(&c), c.Store, c.Nodes, c.FaultTime, c.Nemesis, c.Seed)
+			candidateDesc(c), c.Store, c.Nodes, c.FaultTime, c.Nemesis, c.Seed)
 	}
-	out, err := harness.Run(ctx, c)
+	out, err := harness.Run(ctx, *c)
 	return runExit(ctx, out, err, *asJSON, stdout, stderr)
+}
+
+// runFlags are the flags that describe one run. run and explore share them; explore draws
+// --nemesis and --seed itself.
+type runFlags struct {
+	c                          harness.Config
+	profile, require, packages *string
+}
+
+func addRunFlags(fs *flag.FlagSet, withNemesis bool) *runFlags {
+	r := &runFlags{}
+	fs.StringVar(&r.c.Store, "store", "", "store: etcd, zookeeper, postgres, redis, or none (candidates elect among themselves: raft, bully, ring) (required)")
+	fs.IntVar(&r.c.StoreNodes, "store-nodes", 0, "store cluster size (0 = the store's default)")
+	fs.StringVar(&r.c.Recipe, "recipe", "", "election recipe: "+strings.Join(harness.RecipeNames(), ", "))
+	fs.IntVar(&r.c.Nodes, "nodes", harness.DefaultNodes, "number of candidates c1..cN")
+	fs.DurationVar(&r.c.FaultTime, "time", 0, "length of the faults phase, e.g. 30s (required)")
+	fs.DurationVar(&r.c.Warmup, "warmup", harness.DefaultWarmup, "no-fault phase before the faults")
+	fs.DurationVar(&r.c.Recovery, "recovery", harness.DefaultRecovery, "no-fault phase after the final heal")
+	fs.DurationVar(&r.c.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
+	fs.DurationVar(&r.c.WriteInterval, "write-interval", harness.DefaultWriteInterval, "leader write interval")
+	fs.StringVar(&r.c.Workload, "workload", harness.DefaultWorkload, "workload: "+strings.Join(workloads.Names(), ", "))
+	fs.DurationVar(&r.c.HandoffEvery, "handoff-every", 0, "handoff workload: period between SIGTERMs of the leader (0 = 3×TTL, at least 2s)")
+	fs.DurationVar(&r.c.HandoffPause, "handoff-pause", 0, "handoff workload: how long the resigned leader stays down (0 = 1s)")
+	fs.StringVar(&r.c.ResourceMode, "resource", harness.DefaultResourceMode, "resource mode: fenced (rejects stale tokens) or unfenced (accepts all, records staleness)")
+	fs.StringVar(&r.c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract (docs/candidates.md), instead of --recipe")
+	fs.StringVar(&r.c.CandidateImage, "candidate-image", "", "image whose entrypoint speaks the candidate contract, instead of --recipe")
+	r.packages = fs.String("candidate-packages", "", "with --candidate-cmd: comma-separated Debian packages the script needs (e.g. python3,python3-redis); it runs in the base image plus these, built once and cached")
+	fs.DurationVar(&r.c.RenewInterval, "renew-interval", 0, "passed as SPLITBRAIN_RENEW_INTERVAL: a lease holder's renew period, < --ttl (0 = the candidate's default)")
+	fs.DurationVar(&r.c.RetryInterval, "retry-interval", 0, "passed as SPLITBRAIN_RETRY_INTERVAL: a waiting candidate's poll period (0 = the candidate's default); also part of the expected failover bound")
+	fs.Func("leader-work", "passed as SPLITBRAIN_LEADER_WORK: a leader's gap between its lease check and its write, e.g. 0s (default: not set, the write interval for Go recipes)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a Go duration such as 50ms or 0s", v)
+		}
+		r.c.LeaderWork, r.c.LeaderWorkSet = d, true
+		return nil
+	})
+	fs.DurationVar(&r.c.FailoverBound, "failover-bound", 0, "crash-failover bound the candidate promises, judged by the latency checker (0 = the recipe's; external candidates: TTL + retry + 1s)")
+	fs.StringVar(&r.c.StoreRoot, "out", "", "root of run directories (default $"+harness.EnvStoreDir+" or ./store)")
+	fs.StringVar(&r.c.TestName, "name", "", "test name, the directory under --out (default <store>-<recipe>-<nemesis>)")
+	r.profile = fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
+	r.require = fs.String("require", "", "extra requirements, comma-separated: exclusive (no belief overlap), liveness")
+	if withNemesis {
+		fs.Int64Var(&r.c.Seed, "seed", 0, "seed of the fault plan (0 = from the clock; recorded in config.json)")
+		fs.StringVar(&r.c.Nemesis, "nemesis", "none", "fault spec or profile (splitbrain nemesis list), e.g. pause-leader or pause:target=leader,every=10s,for=6s")
+	}
+	return r
+}
+
+// finish fills the configuration from the parsed flags and returns what is wrong with them.
+func (r *runFlags) finish() []string {
+	var problems []string
+	r.c.Profile = images.Profile(*r.profile)
+	if *r.packages != "" {
+		pk, err := images.ParsePackages(*r.packages)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("--candidate-packages: %v", err))
+		}
+		r.c.CandidatePackages = pk
+	}
+	if *r.require != "" {
+		for _, req := range strings.Split(*r.require, ",") {
+			if req = strings.TrimSpace(req); req != "" {
+				r.c.Require = append(r.c.Require, req)
+			}
+		}
+	}
+	return problems
 }
 
 // runExit publishes the run's report and maps its outcome to the exit code: the verdict's

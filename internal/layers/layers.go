@@ -19,8 +19,8 @@ var Layers = [][]string{
 	{"internal/runconfig", "internal/progress", "reports"},
 	// 5 the run lifecycle.
 	{"harness"},
-	// 6 what drives many runs: the known-answer matrix, replay and shrink.
-	{"suite", "shrink"},
+	// 6 what drives many runs: the known-answer matrix, replay, shrink and explore.
+	{"suite", "shrink", "explore"},
 	// 7 the command line, and the example candidates (programs that import nothing of the
 	// module: they show the contract from outside).
 	{"cmd/splitbrain", "examples", "examples/go"},

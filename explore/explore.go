@@ -1,0 +1,334 @@
+// Package explore searches for a violation: it runs one recipe again and again, each time
+// with a fresh seed and a randomly composed fault schedule drawn from the nemesis's own
+// vocabulary (kinds, targets, partition shapes, durations relative to the TTL), and stops at
+// the first invalid run. Every try is a normal run directory, so the find replays and
+// shrinks like any other run.
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+	"github.com/splitbrain-chaos/splitbrain/shrink"
+)
+
+// Options says what to explore and for how long.
+type Options struct {
+	// Base is the run to explore: store, recipe or candidate, nodes, timings, resource mode.
+	// Its Nemesis and Seed are drawn per try.
+	Base harness.Config
+	// Budget: no try starts once this much time has passed (a try that started runs to its
+	// end, so the whole search may exceed it by one run).
+	Budget time.Duration
+	// MaxRuns stops after this many tries (0: until the budget).
+	MaxRuns int
+	// Vocabulary is what schedules are drawn from (see NewVocabulary).
+	Vocabulary Vocabulary
+	// Seed drives the draws: the same seed draws the same schedules and run seeds.
+	Seed int64
+	// Configure adjusts each try's config (test name, progress output) before it runs.
+	Configure func(i int, c *harness.Config)
+	// Started and Each report each try as it starts and ends.
+	Started func(i int, spec string, seed int64)
+	Each    func(Try)
+}
+
+// Try is one run of the search.
+type Try struct {
+	N       int
+	Spec    string // the drawn --nemesis spec
+	Seed    int64  // the run's --seed
+	RunDir  string
+	Verdict string
+	Codes   []string
+	Elapsed time.Duration
+	Err     error // a harness failure (the search goes on; the try counts as proving nothing)
+}
+
+// Stop reasons.
+const (
+	StopFound       = "found"       // a run came out invalid
+	StopBudget      = "budget"      // the time budget ran out
+	StopRuns        = "runs"        // MaxRuns tries done
+	StopInterrupted = "interrupted" // ctx was cancelled
+)
+
+// Result is what the search tried and why it stopped.
+type Result struct {
+	Tries []Try
+	// Found is the first invalid try, nil when none was.
+	Found *Try
+	// Refused counts drawn schedules the run's configuration refused before anything started
+	// (e.g. store-leader on a store without one); they were redrawn, never run.
+	Refused int
+	Stop    string
+}
+
+// Tally counts the tries by verdict ("error" for harness failures).
+func (r Result) Tally() map[string]int {
+	out := map[string]int{}
+	for _, t := range r.Tries {
+		if t.Err != nil {
+			out["error"]++
+			continue
+		}
+		out[t.Verdict]++
+	}
+	return out
+}
+
+// maxRefusals bounds the redraws in a row before the vocabulary is declared useless for
+// this configuration (so a search never spins without running anything).
+const maxRefusals = 200
+
+// Explore runs the search. It returns an error only when no try could start at all (bad
+// options, or a vocabulary the configuration refuses entirely); harness failures of single
+// tries are recorded in their Try and the search goes on.
+func Explore(ctx context.Context, opt Options) (Result, error) {
+	var res Result
+	if len(opt.Vocabulary.atoms) == 0 {
+		return res, errors.New("explore: empty fault vocabulary")
+	}
+	if opt.Budget <= 0 && opt.MaxRuns <= 0 {
+		return res, errors.New("explore: give a time budget or a number of runs")
+	}
+	if opt.Vocabulary.MaxFaults < 1 {
+		opt.Vocabulary.MaxFaults = 1
+	}
+	if opt.Base.TTL <= 0 {
+		// Durations are drawn as TTL multiples; the run applies the same default.
+		opt.Base.TTL = harness.DefaultTTL
+	}
+	rng := rand.New(rand.NewPCG(uint64(opt.Seed), 0x5eed))
+	start := time.Now()
+	for i := 1; ; i++ {
+		switch {
+		case ctx.Err() != nil:
+			res.Stop = StopInterrupted
+			return res, nil
+		case opt.MaxRuns > 0 && len(res.Tries) >= opt.MaxRuns:
+			res.Stop = StopRuns
+			return res, nil
+		case opt.Budget > 0 && time.Since(start) >= opt.Budget:
+			res.Stop = StopBudget
+			return res, nil
+		}
+		cfg, spec, err := drawRunnable(rng, opt, i, &res.Refused)
+		if err != nil {
+			return res, err
+		}
+		if opt.Started != nil {
+			opt.Started(i, spec, cfg.Seed)
+		}
+		t := runTry(ctx, cfg, i, spec)
+		res.Tries = append(res.Tries, t)
+		if opt.Each != nil {
+			opt.Each(t)
+		}
+		if t.Err == nil && t.Verdict == harness.VerdictInvalid {
+			res.Found = &res.Tries[len(res.Tries)-1]
+			res.Stop = StopFound
+			return res, nil
+		}
+	}
+}
+
+// drawRunnable draws schedules until the configuration accepts one.
+func drawRunnable(rng *rand.Rand, opt Options, i int, refused *int) (harness.Config, string, error) {
+	var last error
+	for range maxRefusals {
+		cfg := opt.Base
+		cfg.Plan = nil
+		cfg.Nemesis = opt.Vocabulary.Draw(rng, cfg.TTL, cfg.FaultTime)
+		cfg.Seed = rng.Int64N(1<<53) + 1
+		if opt.Configure != nil {
+			opt.Configure(i, &cfg)
+		}
+		probe := cfg
+		if last = harness.CheckConfig(&probe); last == nil {
+			return cfg, cfg.Nemesis, nil
+		}
+		*refused++
+	}
+	return harness.Config{}, "", fmt.Errorf("explore: %d drawn schedules in a row were refused by this store/recipe; narrow --kinds to faults it takes (last refusal: %v)", maxRefusals, last)
+}
+
+func runTry(ctx context.Context, cfg harness.Config, i int, spec string) Try {
+	t := Try{N: i, Spec: spec, Seed: cfg.Seed}
+	t0 := time.Now()
+	out, err := harness.Run(ctx, cfg)
+	t.Elapsed = time.Since(t0)
+	if out != nil {
+		t.RunDir = out.RunDir
+	}
+	if err != nil {
+		t.Err = err
+		// A proof recorded before the failure stays a proof.
+		if out != nil && out.Verdict == harness.VerdictInvalid && t.RunDir != "" {
+			t.Verdict, t.Codes, _ = shrink.ReadVerdict(t.RunDir)
+			if t.Verdict == harness.VerdictInvalid {
+				t.Err = nil
+			}
+		}
+		return t
+	}
+	t.Verdict, t.Codes, t.Err = shrink.ReadVerdict(t.RunDir)
+	return t
+}
+
+// atom is one fault shape the vocabulary can draw: a kind with a target or a partition shape.
+type atom struct {
+	kind, target, shape string
+}
+
+func (a atom) String() string {
+	s := a.kind + ":"
+	if a.shape != "" {
+		return s + "shape=" + a.shape
+	}
+	return s + "target=" + a.target
+}
+
+// Vocabulary is the set of single faults a schedule is composed from.
+type Vocabulary struct {
+	atoms []atom
+	// MaxFaults: a schedule has 1..MaxFaults faults.
+	MaxFaults int
+}
+
+// Atoms lists the vocabulary's single faults, e.g. "pause:target=leader".
+func (v Vocabulary) Atoms() []string {
+	var out []string
+	for _, a := range v.atoms {
+		out = append(out, a.String())
+	}
+	return out
+}
+
+// NewVocabulary builds the vocabulary from the nemesis's registry: every target each kind
+// accepts (node:NAME aside: targets are drawn by role) and, for partitions, every shape.
+// only narrows it: each entry is a kind ("pause") or one atom ("pause:target=leader",
+// "partition:shape=halves"); nil means everything.
+func NewVocabulary(only []string, maxFaults int) (Vocabulary, error) {
+	if maxFaults < 1 {
+		return Vocabulary{}, fmt.Errorf("at most %d faults per schedule: want at least 1", maxFaults)
+	}
+	every := allAtoms()
+	if len(only) == 0 {
+		return Vocabulary{atoms: every, MaxFaults: maxFaults}, nil
+	}
+	v := Vocabulary{MaxFaults: maxFaults}
+	for _, want := range only {
+		want = strings.TrimSpace(want)
+		var hit []atom
+		for _, a := range every {
+			if a.kind == want || a.String() == want {
+				hit = append(hit, a)
+			}
+		}
+		if len(hit) == 0 {
+			return Vocabulary{}, unknownAtom(want, every)
+		}
+		for _, a := range hit {
+			if !slices.Contains(v.atoms, a) {
+				v.atoms = append(v.atoms, a)
+			}
+		}
+	}
+	return v, nil
+}
+
+func allAtoms() []atom {
+	var roles []string
+	for _, t := range nemesis.Targets() {
+		if !strings.Contains(t.Name, ":") {
+			roles = append(roles, t.Name)
+		}
+	}
+	var out []atom
+	for _, k := range nemesis.Kinds() {
+		if hasParam(k, "shape") {
+			for _, s := range nemesis.Shapes() {
+				out = append(out, atom{kind: k.Name, shape: s.Name})
+			}
+			continue
+		}
+		targets := k.Targets
+		if targets == nil {
+			targets = roles
+		}
+		for _, t := range targets {
+			if !strings.Contains(t, ":") {
+				out = append(out, atom{kind: k.Name, target: t})
+			}
+		}
+	}
+	return out
+}
+
+func unknownAtom(want string, every []atom) error {
+	kind, _, _ := strings.Cut(want, ":")
+	if why, ok := nemesis.Unsupported()[kind]; ok {
+		return fmt.Errorf("fault kind %q is not offered here: %s", kind, why)
+	}
+	if slices.Contains(nemesis.KindNames(), kind) {
+		var forms []string
+		for _, a := range every {
+			if a.kind == kind {
+				forms = append(forms, a.String())
+			}
+		}
+		return fmt.Errorf("%q is not in the vocabulary; %s takes: %s", want, kind, strings.Join(forms, ", "))
+	}
+	return fmt.Errorf("unknown fault kind %q; give a kind (%s) or one of its forms such as pause:target=leader", want, strings.Join(nemesis.KindNames(), ", "))
+}
+
+func hasParam(t nemesis.Traits, key string) bool {
+	return slices.ContainsFunc(t.Params, func(p nemesis.ParamInfo) bool { return p.Key == key })
+}
+
+// Draw composes one schedule: 1..MaxFaults faults, each held for 1–4×TTL, either once at a
+// random offset of the faults phase or repeatedly with 1–3×TTL between occurrences. Lengths
+// are clamped so every fault fits the faults phase.
+func (v Vocabulary) Draw(rng *rand.Rand, ttl, faultPhase time.Duration) string {
+	n := 1 + rng.IntN(v.MaxFaults)
+	var parts []string
+	for range n {
+		a := v.atoms[rng.IntN(len(v.atoms))]
+		parts = append(parts, a.String()+","+timing(rng, ttl, faultPhase))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// timing draws for= and at= or every= for one fault.
+func timing(rng *rand.Rand, ttl, faultPhase time.Duration) string {
+	if ttl <= 0 || faultPhase <= 0 {
+		return "for=1xTTL"
+	}
+	k := 1 + rng.IntN(4)
+	for k > 1 && time.Duration(k)*ttl >= faultPhase {
+		k--
+	}
+	hold := time.Duration(k) * ttl
+	forKey := fmt.Sprintf("for=%dxTTL", k)
+	if hold >= faultPhase {
+		hold = faultPhase / 2
+		forKey = "for=" + hold.Round(time.Millisecond).String()
+	}
+	if rng.IntN(2) == 0 {
+		gap := time.Duration(1+rng.IntN(3)) * ttl
+		if hold+gap < faultPhase {
+			return fmt.Sprintf("%s,every=%v", forKey, (hold + gap).Round(time.Millisecond))
+		}
+	}
+	slack := faultPhase - hold
+	at := time.Duration(rng.Int64N(int64(slack)/int64(time.Millisecond)+1)) * time.Millisecond
+	return fmt.Sprintf("%s,at=%v", forKey, at)
+}

@@ -1,0 +1,106 @@
+package explore
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+func TestVocabularyCoversEveryKindTargetAndShape(t *testing.T) {
+	v, err := NewVocabulary(nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	atoms := v.Atoms()
+	for _, want := range []string{"pause:target=leader", "kill:target=follower", "freeze:target=all-store",
+		"clock:target=stale-leader", "partition:shape=halves", "partition:shape=leader-from-store"} {
+		if !slices.Contains(atoms, want) {
+			t.Errorf("vocabulary lacks %s", want)
+		}
+	}
+	for _, k := range nemesis.KindNames() {
+		if !slices.ContainsFunc(atoms, func(a string) bool { return strings.HasPrefix(a, k+":") }) {
+			t.Errorf("kind %s has no atom", k)
+		}
+	}
+	for _, a := range atoms {
+		if strings.Contains(a, "node:") {
+			t.Errorf("atom %s names a node; targets are drawn by role", a)
+		}
+	}
+}
+
+func TestNarrowedVocabulary(t *testing.T) {
+	v, err := NewVocabulary([]string{"pause:target=leader", "partition"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := v.Atoms()
+	if got[0] != "pause:target=leader" || len(got) != 1+len(nemesis.Shapes()) {
+		t.Fatalf("atoms %v, want pause:target=leader and every partition shape", got)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"delay", "not offered here"},
+		{"bogus", `unknown fault kind "bogus"`},
+		{"pause:target=nowhere", "pause takes: pause:target=leader"},
+	} {
+		_, err := NewVocabulary([]string{c.in}, 2)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want one containing %q", c.in, err, c.want)
+		}
+	}
+	if _, err := NewVocabulary(nil, 0); err == nil {
+		t.Error("0 faults per schedule accepted")
+	}
+}
+
+// Every drawn schedule must be a spec the nemesis parses, whose faults fit the faults phase;
+// most must be runnable on a store with every target class.
+func TestDrawnSchedulesParseFitAndMostlyRun(t *testing.T) {
+	v, err := NewVocabulary(nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := harness.Config{Store: "etcd", Recipe: "etcd-election", Nodes: 3, TTL: 2 * time.Second,
+		FaultTime: 20 * time.Second, Warmup: 5 * time.Second, Recovery: 5 * time.Second,
+		WriteInterval: 50 * time.Millisecond, Workload: harness.DefaultWorkload, ResourceMode: harness.DefaultResourceMode}
+	rng := rand.New(rand.NewPCG(7, 0))
+	accepted := 0
+	const draws = 300
+	for range draws {
+		spec := v.Draw(rng, base.TTL, base.FaultTime)
+		s, err := nemesis.Parse(spec)
+		if err != nil {
+			t.Fatalf("drawn %q does not parse: %v", spec, err)
+		}
+		if n := len(s.Faults); n < 1 || n > 3 {
+			t.Fatalf("drawn %q has %d faults, want 1..3", spec, n)
+		}
+		for _, f := range s.Faults {
+			if d := f.For.Resolve(base.TTL); d <= 0 || d >= base.FaultTime {
+				t.Fatalf("drawn %q holds a fault %v in a %v phase", spec, d, base.FaultTime)
+			}
+		}
+		cfg := base
+		cfg.Nemesis, cfg.Seed = spec, 1
+		if harness.CheckConfig(&cfg) == nil {
+			accepted++
+		}
+	}
+	t.Logf("%d of %d drawn schedules run on etcd", accepted, draws)
+	if accepted < draws*6/10 {
+		t.Fatalf("only %d of %d drawn schedules run on etcd", accepted, draws)
+	}
+	// The same seed draws the same schedules.
+	a, b := rand.New(rand.NewPCG(3, 0)), rand.New(rand.NewPCG(3, 0))
+	for range 20 {
+		if x, y := v.Draw(a, base.TTL, base.FaultTime), v.Draw(b, base.TTL, base.FaultTime); x != y {
+			t.Fatalf("same seed drew %q and %q", x, y)
+		}
+	}
+}
