@@ -136,9 +136,17 @@ func (c *Client) Version(ctx context.Context) error {
 	return c.do(ctx, "GET", "/version", nil, http.StatusOK, nil)
 }
 
-// CreateLink adds a proxied connection and starts listening.
-func (c *Client) CreateLink(ctx context.Context, name, listen, upstream string) error {
-	return c.do(ctx, "POST", "/proxies", Link{Name: name, Listen: listen, Upstream: upstream, Enabled: true}, http.StatusCreated, nil)
+// CreateLink adds a proxied connection and starts listening; the result's Listen is the
+// address actually bound (port 0 picks one).
+func (c *Client) CreateLink(ctx context.Context, name, listen, upstream string) (Link, error) {
+	var out Link
+	err := c.do(ctx, "POST", "/proxies", Link{Name: name, Listen: listen, Upstream: upstream, Enabled: true}, http.StatusCreated, &out)
+	return out, err
+}
+
+// DeleteLink stops a link and closes its connections.
+func (c *Client) DeleteLink(ctx context.Context, name string) error {
+	return c.do(ctx, "DELETE", "/proxies/"+name, nil, http.StatusNoContent, nil)
 }
 
 // AddToxic adds t to link.
@@ -159,4 +167,77 @@ func (c *Client) Toxics(ctx context.Context, link string) ([]Toxic, error) {
 	var out []Toxic
 	err := c.do(ctx, "GET", "/proxies/"+link+"/toxics", nil, http.StatusOK, &out)
 	return out, err
+}
+
+// FirstLinkPort is the proxy port of the first link; link i listens on FirstLinkPort+i.
+const FirstLinkPort = 20000
+
+// Proxy is a proxy with one link per candidate and store endpoint.
+type Proxy struct {
+	*Client
+	links     map[string][]string // link names by candidate
+	endpoints map[string][]string // the endpoints a candidate is given, by candidate
+}
+
+// LinkName names the link of candidate to its i-th store endpoint.
+func LinkName(candidate string, i int) string { return fmt.Sprintf("%s-store-%d", candidate, i) }
+
+// Setup creates, on the proxy c, a link for each candidate and store endpoint, listening on
+// listenIP from firstPort on (0: ports the proxy picks). host is the proxy's name as the
+// candidates resolve it; Endpoints(candidate) is then what that candidate is given instead
+// of the store's own endpoints.
+func Setup(ctx context.Context, c *Client, host, listenIP string, firstPort int, candidates, endpoints []string) (*Proxy, error) {
+	p := &Proxy{Client: c, links: map[string][]string{}, endpoints: map[string][]string{}}
+	port := firstPort
+	for _, cand := range candidates {
+		for i, ep := range endpoints {
+			name := LinkName(cand, i)
+			l, err := c.CreateLink(ctx, name, net.JoinHostPort(listenIP, fmt.Sprint(port)), ep)
+			if err != nil {
+				p.Close(ctx)
+				return nil, err
+			}
+			_, bound, err := net.SplitHostPort(l.Listen)
+			if err != nil {
+				p.Close(ctx)
+				return nil, fmt.Errorf("fault proxy link %s listens on %q: %w", name, l.Listen, err)
+			}
+			p.links[cand] = append(p.links[cand], name)
+			p.endpoints[cand] = append(p.endpoints[cand], net.JoinHostPort(host, bound))
+			if port != 0 {
+				port++
+			}
+		}
+	}
+	return p, nil
+}
+
+// Close deletes every link (their listeners and connections go with them).
+func (p *Proxy) Close(ctx context.Context) error {
+	var errs []error
+	for _, links := range p.links {
+		for _, l := range links {
+			errs = append(errs, p.DeleteLink(ctx, l))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Links names candidate's links.
+func (p *Proxy) Links(candidate string) []string { return p.links[candidate] }
+
+// Endpoints are the store endpoints candidate is given: its links on the proxy.
+func (p *Proxy) Endpoints(candidate string) []string { return p.endpoints[candidate] }
+
+// ToxicNames lists the names of link's toxics.
+func (p *Proxy) ToxicNames(ctx context.Context, link string) ([]string, error) {
+	tx, err := p.Toxics(ctx, link)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(tx))
+	for i, t := range tx {
+		out[i] = t.Name
+	}
+	return out, nil
 }

@@ -30,16 +30,6 @@ func echo(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // roundTrips measures n request/response round trips of one line over one connection.
 func roundTrips(t *testing.T, addr string, n int) []time.Duration {
 	t.Helper()
@@ -85,10 +75,11 @@ func TestLatencyThroughProxy(t *testing.T) {
 	if err := c.Version(ctx); err != nil {
 		t.Fatal(err)
 	}
-	listen := freeAddr(t)
-	if err := c.CreateLink(ctx, "c1-0", listen, echo(t)); err != nil {
+	l, err := c.CreateLink(ctx, "c1-0", "127.0.0.1:0", echo(t))
+	if err != nil {
 		t.Fatal(err)
 	}
+	listen := l.Listen
 	base := median(roundTrips(t, listen, 20))
 	if base > 20*time.Millisecond {
 		t.Fatalf("round trip through the idle proxy takes %v, want a few ms at most", base)
@@ -121,6 +112,12 @@ func TestLatencyThroughProxy(t *testing.T) {
 	}
 	if err := c.RemoveToxic(ctx, "c1-0", "nope"); err == nil {
 		t.Error("removing an unknown toxic succeeded, want an error")
+	}
+	if err := c.DeleteLink(ctx, "c1-0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := net.DialTimeout("tcp", listen, time.Second); err == nil {
+		t.Error("the deleted link still accepts connections")
 	}
 	cancel()
 	if err := <-done; err != nil {
