@@ -60,6 +60,13 @@ var profiles = map[string]Profile{
 	"partition-leader-refused": {"partition-leader-refused",
 		"cut the leader off from the store with refusals (TCP resets: requests fail at once) for 3xTTL, repeatedly; pair of partition-leader-silent",
 		"partition:shape=leader-from-store,mode=reject,for=3xTTL,every=6xTTL"},
+	// Clock rate on candidates (their clock-offset file carries the rate).
+	"clock-slow-leader": {"clock-slow-leader",
+		"the leader's clock runs at half speed for 3xTTL (its own lease deadline comes late), repeatedly",
+		"clock:op=rate,rate=0.5,target=leader,for=3xTTL,every=6xTTL"},
+	"clock-fast-follower": {"clock-fast-follower",
+		"a follower's clock runs at twice real speed for 3xTTL (the leader's lease seems to run out early), repeatedly",
+		"clock:op=rate,rate=2,target=follower,for=3xTTL,every=6xTTL"},
 	// Slow store connections through the fault proxy.
 	"delay-leader": {"delay-leader",
 		"add 1xTTL of latency each way to the leader's store connections for 4xTTL (a renewal round trip takes 2xTTL), repeatedly",
