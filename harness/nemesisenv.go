@@ -74,6 +74,14 @@ func (n nemesisEnv) StartSidecar(ctx context.Context, target nemesis.Node) (neme
 	})
 }
 
+// StoreProxy is the run's fault proxy, nil when the candidates connect to the store directly.
+func (n nemesisEnv) StoreProxy() nemesis.StoreProxy {
+	if n.r.proxy == nil {
+		return nil
+	}
+	return n.r.proxy
+}
+
 func (n nemesisEnv) Record(e history.Event) error {
 	_, err := n.r.record(e)
 	return err

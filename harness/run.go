@@ -19,6 +19,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/faultproxy"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
@@ -82,18 +83,22 @@ type run struct {
 	// root is the caller's context: when it ends the run heals and tears down.
 	root context.Context
 
-	eng       *platform.Engine
-	net       *platform.Network
-	imgs      images.Set
-	cluster   stores.Cluster
-	resource  *platform.Node
-	mu        sync.Mutex
-	cands     []*proc
-	byName    map[string]*proc
-	nem       *nemesis.Nemesis
-	plan      nemesis.Plan
-	stopProcs context.CancelFunc
-	procsDone chan struct{}
+	eng      *platform.Engine
+	net      *platform.Network
+	imgs     images.Set
+	cluster  stores.Cluster
+	resource *platform.Node
+	// storeProxy is the fault proxy container and proxy its links, only in runs whose plan
+	// has a fault acting through it (delay).
+	storeProxy *platform.Node
+	proxy      *faultproxy.Proxy
+	mu         sync.Mutex
+	cands      []*proc
+	byName     map[string]*proc
+	nem        *nemesis.Nemesis
+	plan       nemesis.Plan
+	stopProcs  context.CancelFunc
+	procsDone  chan struct{}
 
 	lifeStart time.Time // warmup start: progress counts elapsed/total from here
 	healErr   error
@@ -512,6 +517,9 @@ func (r *run) teardown(ctx context.Context) {
 	}
 	if r.resource != nil {
 		remove(r.resource.Terminate)
+	}
+	if r.storeProxy != nil {
+		remove(r.storeProxy.Terminate)
 	}
 	// A leased cluster is checked while the rest goes; it is wiped (or removed) after, when
 	// no candidate can reach it any more.

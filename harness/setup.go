@@ -174,6 +174,9 @@ func (r *run) afterStore(ctx context.Context, ext *external) error {
 	if err := r.planFaults(); err != nil {
 		return err
 	}
+	if err := r.startStoreProxy(ctx); err != nil {
+		return err
+	}
 	return r.startCandidatesAndMonitor(ctx, ext)
 }
 
@@ -272,6 +275,9 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 	}
 	if r.cluster != nil {
 		cc.Endpoints = r.cluster.Endpoints()
+	}
+	if r.proxy != nil {
+		cc.Endpoints = r.proxy.Endpoints(name)
 	}
 	env := map[string]string{}
 	for _, kv := range cc.Environ() {

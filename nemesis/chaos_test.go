@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/faultproxy"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
@@ -38,6 +39,7 @@ type chaosEnv struct {
 	store   []*platform.Node
 	kind    string
 	cands   []*platform.Node
+	proxy   *faultproxy.Proxy // set by tests that route candidates through the fault proxy
 
 	mu      sync.Mutex
 	leaders []string
@@ -55,6 +57,12 @@ func (e *chaosEnv) Leaders() []Leader {
 		out = append(out, Leader{Node: n, Token: int64(i + 1)})
 	}
 	return out
+}
+func (e *chaosEnv) StoreProxy() StoreProxy {
+	if e.proxy == nil {
+		return nil
+	}
+	return e.proxy
 }
 func (e *chaosEnv) setLeaders(l ...string) { e.mu.Lock(); e.leaders = l; e.mu.Unlock() }
 func (e *chaosEnv) StoreLeader(ctx context.Context) (string, error) {

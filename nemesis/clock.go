@@ -27,7 +27,7 @@ func (clockKind) def() kindDef {
 	return kindDef{
 		Traits: Traits{
 			Name:          "clock",
-			Summary:       "skew a node's clock: bump by delta, or strobe between +delta and 0 every period",
+			Summary:       "skew a node's clock: bump by delta, strobe between +delta and 0 every period, or run it at rate× real time",
 			DefaultTarget: TargetLeader,
 			DefaultFor:    "2xTTL",
 			Classes:       []NodeClass{ClassCandidate, ClassStore},
@@ -37,11 +37,37 @@ func (clockKind) def() kindDef {
 			Healed:        "had its clock restored",
 		},
 		params: []paramDef{
-			{"op", "bump (jump by delta for for=) | strobe (flip between +delta and 0 every period= for for=)", "bump", oneOf("bump", "strobe")},
+			{"op", "bump (jump by delta for for=) | strobe (flip between +delta and 0 every period= for for=) | rate (run at rate× real time for for=; candidates only)", "bump", oneOf("bump", "strobe", "rate")},
 			{"delta", "signed jump, Go duration or NxTTL, e.g. -3xTTL or +5s", "-3xTTL", checkDelta},
 			{"period", "strobe flip period", "200ms", checkDur(false)},
+			{"rate", "op=rate: how fast the clock runs, a number > 0 other than 1 (2 = twice real speed, 0.5 = half)", "", checkRate},
 		},
 	}
+}
+
+func checkRate(v string) error {
+	r, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(r > 0) || r == 1 || math.IsInf(r, 0) {
+		return fmt.Errorf("want a number > 0 other than 1, e.g. rate=2 (twice real speed) or rate=0.5")
+	}
+	return nil
+}
+
+func (clockKind) validate(f *FaultSpec) error {
+	_, hasRate := f.Params["rate"]
+	switch op := f.Params["op"]; {
+	case op == "rate" && !hasRate:
+		return fmt.Errorf("op=rate needs rate=, e.g. clock:op=rate,rate=2,target=leader,for=3xTTL")
+	case op == "rate":
+		for _, k := range []string{"delta", "period"} {
+			if _, ok := f.Params[k]; ok {
+				return fmt.Errorf("%s= does not apply to op=rate (the clock keeps its offset and changes speed); valid form: clock:op=rate,rate=2,target=leader,for=3xTTL", k)
+			}
+		}
+	case hasRate:
+		return fmt.Errorf("rate= applies only to op=rate, e.g. clock:op=rate,rate=2,target=leader,for=3xTTL")
+	}
+	return nil
 }
 
 func checkDelta(v string) error {
@@ -133,6 +159,13 @@ func (clockKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
 			return fmt.Errorf("store-leader: %s", why)
 		}
 	}
+	if pf.Params["op"] == "rate" {
+		for _, name := range pf.Chosen {
+			if contains(p.topo.StoreNodes, name) {
+				return fmt.Errorf("%s: op=rate runs candidates' clocks only (store servers' libfaketime counts a rate from each process's start, so it cannot begin mid-run without a jump)", name)
+			}
+		}
+	}
 	if pf.Params["op"] == "strobe" {
 		period, _ := time.ParseDuration(pf.Params["period"])
 		if period <= 0 || period > time.Duration(pf.For) {
@@ -152,6 +185,9 @@ func contains(list []string, s string) bool {
 }
 
 func (clockKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+	if pf.Params["op"] == "rate" {
+		return applyRate(ctx, n, pf)
+	}
 	delta, err := ParseDur(pf.Params["delta"])
 	if err != nil {
 		return nil, err
@@ -297,4 +333,54 @@ func envList(env map[string]string) string {
 		parts = append(parts, k+"="+env[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// applyRate makes each target candidate's clock run at rate× real time from now on,
+// continuing from its current offset; the heal puts the offset back to what it was before
+// (a step back by the drift gained), as an NTP correction of a fast clock would.
+func applyRate(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+	rate, err := strconv.ParseFloat(pf.Params["rate"], 64)
+	if err != nil {
+		return nil, fmt.Errorf("rate=%q: %w", pf.Params["rate"], err)
+	}
+	names, err := n.targets(ctx, pf)
+	if err != nil {
+		return nil, err
+	}
+	base := map[string]int64{}
+	n.mu.Lock()
+	for _, name := range names {
+		base[name] = n.clocks[name]
+	}
+	n.mu.Unlock()
+	done, err := forEachTarget(names, func(name string) error {
+		if !n.isCandidate(name) {
+			return fmt.Errorf("op=rate runs candidates' clocks only, %s is a store node", name)
+		}
+		nd, err := n.node(name)
+		if err != nil {
+			return err
+		}
+		n.mu.Lock()
+		n.rated[name] = true
+		n.mu.Unlock()
+		st := contract.ClockSetting{Offset: time.Duration(base[name]), Rate: rate, Since: time.Now().UnixNano()}
+		return writeFileAtomic(ctx, nd, n.candidateClockFile(), []byte(st.String()+"\n"))
+	})
+	heal := func(ctx context.Context) error {
+		var errs []error
+		for _, name := range done {
+			if err := n.setClock(ctx, name, base[name]); err != nil {
+				errs = append(errs, fmt.Errorf("restore clock of %s: %w", name, err))
+				continue
+			}
+			n.mu.Lock()
+			delete(n.rated, name)
+			n.mu.Unlock()
+		}
+		return errors.Join(errs...)
+	}
+	// A node whose write failed keeps its old file (the write is a rename); it stays in
+	// n.rated, so HealAll's sweep resets it anyway.
+	return &applied{targets: names, heal: heal}, err
 }

@@ -47,11 +47,10 @@ func waitSkew(t *testing.T, within time.Duration, want, tol time.Duration, skew 
 	}
 }
 
-// A real naive-lease candidate decides and writes its lease expiry on its own clock: a -1h
-// bump of that candidate's clock shows in the record it writes to Redis, and heal undoes it.
-func TestChaosClockCandidateLease(t *testing.T) {
-	ctx, e := newChaosEnv(t, stores.KindRedis, 0) // c1 runs the fenced resource
-	const ttl = 2 * time.Second
+// startNaiveLease starts c2 as a real naive-lease candidate on the env's Redis and returns
+// it with skew: expiry − real now of the record c2 last wrote (a true clock gives (0, TTL]).
+func startNaiveLease(t *testing.T, ctx context.Context, e *chaosEnv, ttl time.Duration) (*platform.Node, func() (time.Duration, error)) {
+	t.Helper()
 	election := "clock-chaos"
 	cc := contract.Config{
 		NodeID: "c2", Store: contract.StoreRedis, Endpoints: e.cluster.Endpoints(),
@@ -79,7 +78,7 @@ func TestChaosClockCandidateLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: eps[0]})
-	defer rdb.Close()
+	t.Cleanup(func() { rdb.Close() })
 	// expiry - real now of the record c2 wrote; a holder on a true clock gives (0, TTL].
 	skew := func() (time.Duration, error) {
 		b, err := rdb.Get(ctx, "splitbrain:naive:"+election).Bytes()
@@ -98,6 +97,15 @@ func TestChaosClockCandidateLease(t *testing.T) {
 		}
 		return time.Until(time.Unix(0, rec.Expiry)), nil
 	}
+	return cand, skew
+}
+
+// A real naive-lease candidate decides and writes its lease expiry on its own clock: a -1h
+// bump of that candidate's clock shows in the record it writes to Redis, and heal undoes it.
+func TestChaosClockCandidateLease(t *testing.T) {
+	ctx, e := newChaosEnv(t, stores.KindRedis, 0) // c1 runs the fenced resource
+	const ttl = 2 * time.Second
+	cand, skew := startNaiveLease(t, ctx, e, ttl)
 	tol := ttl + 5*time.Second
 	if d, ok := waitSkew(t, 30*time.Second, 0, tol, skew); !ok {
 		t.Fatalf("before the fault c2's lease expiry is %v from real now, want within %v (candidate log: %s)", d, tol, cand.LogPath())
@@ -122,6 +130,59 @@ func TestChaosClockCandidateLease(t *testing.T) {
 		t.Errorf("c2's lease expiry is %v from real now after heal, want within %v", d, tol)
 	}
 	assertClean(t, ctx, e)
+}
+
+// A clock running at 3× real time, seen in the lease expiry the real naive-lease candidate
+// computes on its clock and writes to Redis: expiry − real now grows by 2 s per real second
+// while the rate is on, and the heal brings it back.
+func TestChaosClockRateCandidate(t *testing.T) {
+	ctx, e := newChaosEnv(t, stores.KindRedis, 0)
+	const ttl = 2 * time.Second
+	cand, skew := startNaiveLease(t, ctx, e, ttl)
+	tol := ttl + 5*time.Second
+	if d, ok := waitSkew(t, 30*time.Second, 0, tol, skew); !ok {
+		t.Fatalf("before the fault c2's lease expiry is %v from real now (candidate log: %s)", d, cand.LogPath())
+	}
+	_, _, heal := applyNow(t, ctx, e, "clock:op=rate,rate=3,target=node:c2,at=0s,for=1m", 1)
+	// The skew grows linearly: sample it over 8 s and fit the slope of (skew, real time).
+	var xs, ys []float64
+	t0 := time.Now()
+	for time.Since(t0) < 8*time.Second {
+		if d, err := skew(); err == nil {
+			xs = append(xs, time.Since(t0).Seconds())
+			ys = append(ys, d.Seconds())
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if len(xs) < 10 {
+		t.Fatalf("only %d samples of c2's lease record in 8 s", len(xs))
+	}
+	slope := fitSlope(xs, ys)
+	rate := slope + 1 // skew = clock − real grows at (rate − 1) s per s
+	t.Logf("c2's clock ran at %.3fx real time (%d samples over %.1fs; skew %.1fs → %.1fs)", rate, len(xs), xs[len(xs)-1], ys[0], ys[len(ys)-1])
+	if rate < 2.8 || rate > 3.2 {
+		t.Errorf("c2's clock ran at %.3fx real time under rate=3, want 3 ± 0.2", rate)
+	}
+	if err := heal(); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := waitSkew(t, 10*time.Second, 0, tol, skew); !ok {
+		t.Errorf("c2's lease expiry is %v from real now after heal, want within %v", d, tol)
+	}
+	assertClean(t, ctx, e)
+}
+
+// fitSlope is the least-squares slope of ys over xs.
+func fitSlope(xs, ys []float64) float64 {
+	var sx, sy, sxx, sxy float64
+	n := float64(len(xs))
+	for i := range xs {
+		sx += xs[i]
+		sy += ys[i]
+		sxx += xs[i] * xs[i]
+		sxy += xs[i] * ys[i]
+	}
+	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
 }
 
 // ZooKeeper under libfaketime (the environment FaketimeEnv names, monotonic clock left real)

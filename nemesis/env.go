@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/faultproxy"
 )
 
 // Env is what the nemesis needs from a live run. The run lifecycle implements it over its
@@ -71,3 +72,25 @@ type Leader struct {
 	Node  string
 	Token int64
 }
+
+// StoreProxyEnv is implemented by an Env whose candidates may reach the store through the
+// TCP fault proxy; StoreProxy returns nil when this run's candidates connect directly.
+type StoreProxyEnv interface {
+	StoreProxy() StoreProxy
+}
+
+// StoreProxy is the fault proxy (Toxiproxy) between the candidates and the store. The run
+// starts it, with one link per candidate and store endpoint, only when its plan has a fault
+// whose kind declares Traits.Proxy; other runs keep direct connections.
+type StoreProxy interface {
+	// Links names the proxied connections of one candidate (one per store endpoint).
+	Links(candidate string) []string
+	AddToxic(ctx context.Context, link string, t Toxic) error
+	RemoveToxic(ctx context.Context, link, name string) error
+	// ToxicNames lists the names of a link's toxics.
+	ToxicNames(ctx context.Context, link string) ([]string, error)
+}
+
+// Toxic is one Toxiproxy toxic: Type latency, bandwidth, timeout, ...; Stream upstream
+// (candidate to store) or downstream; Attributes in Toxiproxy's units (ms, KB/s).
+type Toxic = faultproxy.Toxic

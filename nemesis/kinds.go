@@ -18,6 +18,7 @@ var registry = []kind{
 	partitionKind{},
 	lossKind{},
 	clockKind{},
+	delayKind{},
 }
 
 // kind is one fault kind. Everything the rest of the project may know about it is in its
@@ -68,6 +69,9 @@ type Traits struct {
 	Crash bool
 	// Clock: it skews clocks (store servers targeted by it run under libfaketime).
 	Clock bool
+	// Proxy: it acts on the candidates' store connections through the TCP fault proxy, so
+	// a run whose plan has it starts the proxy and points the candidates' endpoints at it.
+	Proxy bool
 	// Colour is the CSS colour of the kind's bands in reports.
 	Colour string
 	// Started and Healed are the words an explanation uses for the target ("node c1 was
@@ -119,10 +123,9 @@ func indexKinds(list []kind) map[string]kind {
 	return m
 }
 
-// unsupportedKinds are faults people ask for that this harness refuses honestly.
+// unsupportedKinds are faults people ask for under another name, refused with the right one.
 var unsupportedKinds = map[string]string{
-	"delay":   "this kernel has no netem qdisc (sch_netem), so packet delay cannot be injected honestly; use loss or partition:mode=drop (silent, connections hang) instead",
-	"latency": "this kernel has no netem qdisc (sch_netem), so packet delay cannot be injected honestly; use loss or partition:mode=drop (silent, connections hang) instead",
+	"latency": "latency is a key of the delay kind: write delay:latency=200ms (see splitbrain nemesis list)",
 }
 
 // KindNames lists the fault kinds, sorted.
@@ -181,6 +184,9 @@ type Needs struct {
 	Network bool
 	// StoreClock: some clock fault may hit a store node (start servers under libfaketime).
 	StoreClock bool
+	// StoreProxy: some fault acts through the store fault proxy (route the candidates'
+	// store connections through it).
+	StoreProxy bool
 }
 
 // Needs derives the schedule's requirements from its kinds' traits.
@@ -189,6 +195,7 @@ func (s Schedule) Needs() Needs {
 	for _, f := range s.Faults {
 		d := kinds[f.Kind].def()
 		n.Network = n.Network || d.Network
+		n.StoreProxy = n.StoreProxy || d.Proxy
 		if d.Clock {
 			target := f.Target
 			if target == "" {
@@ -198,6 +205,17 @@ func (s Schedule) Needs() Needs {
 		}
 	}
 	return n
+}
+
+// NeedsStoreProxy reports whether a plan has a fault that acts through the store fault
+// proxy (a replayed plan decides this as its schedule would).
+func (p Plan) NeedsStoreProxy() bool {
+	for _, f := range p.Faults {
+		if k, ok := kinds[f.Kind]; ok && k.def().Proxy {
+			return true
+		}
+	}
+	return false
 }
 
 func (d kindDef) param(key string) (paramDef, bool) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
@@ -139,6 +140,24 @@ func TestCandidateClockAppliesAndHeals(t *testing.T) {
 	}
 	if !slices.ContainsFunc(c3.callList(), func(c string) bool { return strings.HasPrefix(c, "exec mv -f ") }) {
 		t.Errorf("offset file not renamed into place (calls %q): a reader could see it half-written", c3.callList())
+	}
+}
+
+// op=rate writes OFFSET RATE SINCE (SINCE = when the fault started) and the heal writes the
+// old offset back as one number.
+func TestCandidateClockRateAppliesAndHeals(t *testing.T) {
+	e := threeByThree(t)
+	c2 := e.node("c2")
+	path := defaultCandidateClockFile
+	before := time.Now().UnixNano()
+	runKind(t, e, "clock:op=rate,rate=2.5,target=node:c2,at=0s,for=200ms", func() {
+		st, err := contract.ParseClockSetting(c2.file(path))
+		if err != nil || st.Offset != 0 || st.Rate != 2.5 || st.Since < before || st.Since > time.Now().UnixNano() {
+			t.Errorf("clock file %q while the rate is on (%+v, %v), want 0 2.5 <start>", c2.file(path), st, err)
+		}
+	})
+	if got := strings.TrimSpace(c2.file(path)); got != "0" {
+		t.Errorf("clock file %q after heal, want 0", got)
 	}
 }
 

@@ -117,6 +117,12 @@ func TestPlanErrors(t *testing.T) {
 		{"clock:target=store-node", time.Minute, etcdTopo, "clock skew not supported for this node"},
 		{"clock:op=strobe,period=10s,for=2s", time.Minute, etcdTopo, "strobe period"},
 		{"loss:peer=node:zz", time.Minute, etcdTopo, "no such node"},
+		{"delay:target=node:etcd-1", time.Minute, etcdTopo, "delay hits candidates only"},
+		{"clock:op=rate,rate=2,target=store-node", time.Minute, Topology{Candidates: []string{"c1"}, StoreNodes: []string{"postgres-1"}, StoreKind: "postgres", TTL: time.Second}, "op=rate runs candidates' clocks only"},
+		{"delay:latency=500us", time.Minute, etcdTopo, "whole milliseconds"},
+		{"delay:latency=100ms,latency-jitter=200ms", time.Minute, etcdTopo, "larger than latency"},
+		{"delay:latency=0.1xTTL,latency-jitter=0.2xTTL", time.Minute, etcdTopo, "larger than latency"},
+		{"delay", time.Minute, Topology{Candidates: []string{"c1", "c2"}, TTL: time.Second}, "--store none"},
 	}
 	for _, c := range cases {
 		s, err := Parse(c.spec)

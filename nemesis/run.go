@@ -35,6 +35,8 @@ type Nemesis struct {
 	stopped    map[string][]proc      // processes this nemesis SIGSTOPped, by fault owner key
 	stopCounts map[proc]int           // how many active pauses hold each stopped process
 	clocks     map[string]int64       // current clock offset (ns) per node this nemesis skewed
+	proxyLinks map[string]bool        // store proxy links that ever got toxics
+	rated      map[string]bool        // candidates whose clock file carries a rate
 	closing    bool                   // HealAll started: no new fault may apply
 	closeCh    chan struct{}          // closed with closing
 	inflight   sync.WaitGroup         // applies in progress, awaited by HealAll
@@ -53,7 +55,7 @@ func New(env Env, topo Topology) *Nemesis {
 	return &Nemesis{
 		env: env, topo: topo,
 		active: map[int]*activeFault{}, sidecars: map[string]*sidecar{}, sideLocks: map[string]*sync.Mutex{}, netNodes: map[string]bool{},
-		frozen: map[string]bool{}, killed: map[string]bool{}, stopped: map[string][]proc{}, stopCounts: map[proc]int{}, clocks: map[string]int64{},
+		frozen: map[string]bool{}, killed: map[string]bool{}, stopped: map[string][]proc{}, stopCounts: map[proc]int{}, clocks: map[string]int64{}, proxyLinks: map[string]bool{}, rated: map[string]bool{},
 		closeCh: make(chan struct{}),
 	}
 }
@@ -297,6 +299,9 @@ func (n *Nemesis) HealAll(ctx context.Context) error {
 			clocks[k] = v
 		}
 	}
+	for k := range n.rated {
+		clocks[k] = 1 // a rate in effect: reset to offset 0 at real speed
+	}
 	netNodes := keys(n.netNodes)
 	n.mu.Unlock()
 
@@ -324,6 +329,9 @@ func (n *Nemesis) HealAll(ctx context.Context) error {
 		if err := n.clearNetwork(hctx, name); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := n.clearProxy(hctx); err != nil {
+		errs = append(errs, err)
 	}
 	if err := n.removeSidecars(hctx); err != nil {
 		errs = append(errs, err)

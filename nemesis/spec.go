@@ -110,7 +110,34 @@ type keyDoc struct {
 // Parse reads a nemesis spec: faults separated by ';', '+' or newlines, profile names, or
 // @FILE. "none" and "" give an empty schedule.
 func Parse(spec string) (Schedule, error) {
-	return parse(spec, true)
+	s, err := parse(spec, true)
+	if err != nil {
+		return Schedule{}, err
+	}
+	if err := s.checkProxyMix(); err != nil {
+		return Schedule{}, err
+	}
+	return s, nil
+}
+
+// checkProxyMix refuses a proxy fault together with an iptables fault: with the proxy in
+// the path the candidates' store traffic goes to the proxy's address, so rules between
+// candidates and store nodes would no longer cut it.
+func (s Schedule) checkProxyMix() error {
+	var proxy, network []string
+	for _, f := range s.Faults {
+		d := kinds[f.Kind].def()
+		if d.Proxy {
+			proxy = append(proxy, f.String())
+		}
+		if d.Network {
+			network = append(network, f.String())
+		}
+	}
+	if len(proxy) > 0 && len(network) > 0 {
+		return fmt.Errorf("%q routes the candidates' store connections through the fault proxy, so the iptables rules of %q would miss that traffic: run them in separate runs", proxy[0], network[0])
+	}
+	return nil
 }
 
 func parse(spec string, allowFile bool) (Schedule, error) {

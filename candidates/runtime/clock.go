@@ -5,24 +5,25 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 )
 
 // clockRefresh bounds how stale the offset may be: the harness rewrites the file while a run
 // goes, and a lease decision must see a bump within a few ms.
 const clockRefresh = 2 * time.Millisecond
 
-// Clock is the candidate's clock for lease decisions: real time plus the offset (signed ns)
-// in the harness's control file. A missing file means offset 0.
+// Clock is the candidate's clock for lease decisions: real time plus the offset in the
+// harness's control file, which may also make it run at a rate (contract.ClockSetting). A
+// missing file means offset 0.
 type Clock struct {
 	path    string
 	onError func(error) // told once per distinct bad content
 
 	mu      sync.Mutex
-	offset  time.Duration
+	setting contract.ClockSetting
 	readAt  time.Time // monotonic reading of the last file read
 	lastErr string
 }
@@ -36,45 +37,49 @@ func NewClock(path string, onError func(error)) *Clock {
 }
 
 // Now returns the candidate's current time.
-func (c *Clock) Now() time.Time { return time.Now().Add(c.Offset()) }
+func (c *Clock) Now() time.Time {
+	now := time.Now()
+	return now.Add(c.current().OffsetAt(now.UnixNano()))
+}
 
-// Offset returns the current offset, re-reading the file at most every clockRefresh.
+// Offset returns the current offset from real time (it changes while a rate is set),
+// re-reading the file at most every clockRefresh.
 func (c *Clock) Offset() time.Duration {
+	return c.current().OffsetAt(time.Now().UnixNano())
+}
+
+func (c *Clock) current() contract.ClockSetting {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.readAt.IsZero() && time.Since(c.readAt) < clockRefresh {
-		return c.offset
+		return c.setting
 	}
 	c.readAt = time.Now()
-	off, err := readOffset(c.path)
+	st, err := readSetting(c.path)
 	if err != nil {
-		// Keep the last good offset: a half-written file must not jump the clock to 0.
+		// Keep the last good setting: a half-written file must not jump the clock to 0.
 		if msg := err.Error(); msg != c.lastErr {
 			c.lastErr = msg
 			c.onError(err)
 		}
-		return c.offset
+		return c.setting
 	}
 	c.lastErr = ""
-	c.offset = off
-	return off
+	c.setting = st
+	return st
 }
 
-func readOffset(path string) (time.Duration, error) {
+func readSetting(path string) (contract.ClockSetting, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+		return contract.ClockSetting{}, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("clock offset file: %w", err)
+		return contract.ClockSetting{}, fmt.Errorf("clock offset file: %w", err)
 	}
-	s := strings.TrimSpace(string(b))
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
+	st, err := contract.ParseClockSetting(string(b))
 	if err != nil {
-		return 0, fmt.Errorf("clock offset file %s holds %.40q, want a signed integer of ns (e.g. -1500000000)", path, s)
+		return st, fmt.Errorf("%s: %w", path, err)
 	}
-	return time.Duration(n), nil
+	return st, nil
 }

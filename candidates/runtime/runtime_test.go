@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -59,6 +60,35 @@ func TestClockOffsetFile(t *testing.T) {
 	time.Sleep(clockRefresh + time.Millisecond)
 	if off := c.Offset(); off != 0 {
 		t.Fatalf("removed file: offset %v, want 0", off)
+	}
+}
+
+// A file with a rate makes the clock run at that rate from SINCE on, continuously; one
+// number again puts it back to real speed.
+func TestClockRateFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "offset")
+	c := NewClock(path, func(err error) { t.Errorf("clock error: %v", err) })
+	since := time.Now()
+	if err := os.WriteFile(path, []byte(fmt.Sprintf("-1000000000 3 %d\n", since.UnixNano())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(clockRefresh + time.Millisecond)
+	r0, c0 := time.Now(), c.Now()
+	time.Sleep(300 * time.Millisecond)
+	r1, c1 := time.Now(), c.Now()
+	rate := float64(c1.Sub(c0)) / float64(r1.Sub(r0))
+	if rate < 2.9 || rate > 3.1 {
+		t.Errorf("clock ran at %.3fx real time, want 3x", rate)
+	}
+	// At SINCE the clock read real - 1s; now it is ahead by -1s + 2×(elapsed since SINCE).
+	want := -time.Second + 2*r1.Sub(since)
+	if d := c1.Sub(r1) - want; d < -5*time.Millisecond || d > 5*time.Millisecond {
+		t.Errorf("clock is %v ahead of real time, want %v", c1.Sub(r1), want)
+	}
+	os.WriteFile(path, []byte("0"), 0o644)
+	time.Sleep(clockRefresh + time.Millisecond)
+	if off := c.Offset(); off != 0 {
+		t.Errorf("one number 0 after a rate: offset %v, want 0", off)
 	}
 }
 

@@ -92,8 +92,9 @@ func printNemesisList(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\tyes\tyes\t%s\t%s\n", s, clock, leader)
 	}
 	fmt.Fprintln(tw, "  candidates\tyes\tyes\tyes: the clock-offset file of the candidate contract\t-")
-	fmt.Fprintln(tw, "  packet delay\t-\t-\tno netem in this kernel: not offered\t-")
 	tw.Flush()
+	_, netem := nemesis.ProbeNetem()
+	fmt.Fprintf(w, "  delay (every store): candidates' store connections through the TCP fault proxy (Toxiproxy); kernel netem probe: %s\n", netem)
 }
 
 func sortedNames(m map[string]string) []string {
@@ -173,6 +174,9 @@ func kindEffects(k nemesis.Traits) string {
 	}
 	if k.Clock {
 		out = append(out, "clock")
+	}
+	if k.Proxy {
+		out = append(out, "store connections (through the fault proxy, started for such runs)")
 	}
 	if len(out) == 0 {
 		return ""

@@ -7,8 +7,8 @@ package layers
 var Layers = [][]string{
 	// 0 kernel: the event schema every stage reads and writes.
 	{"history"},
-	// 1 platform: the Docker engine and the images.
-	{"internal/platform", "internal/images"},
+	// 1 platform: the Docker engine, the images and the TCP fault proxy.
+	{"internal/platform", "internal/images", "internal/faultproxy"},
 	// 2 stages that produce the history: store clusters, candidates, workloads, faults.
 	{"internal/stores", "internal/platform/platformtest",
 		"candidates/contract", "candidates/runtime", "candidates",
