@@ -186,6 +186,9 @@ func runTry(ctx context.Context, cfg harness.Config, i int, spec string) Try {
 // atom is one fault shape the vocabulary can draw: a kind with a target or a partition shape.
 type atom struct {
 	kind, target, shape string
+	// proxy and network: the kind's traits; one schedule cannot mix them (with the proxy in
+	// the path, iptables rules between candidates and store would miss the traffic).
+	proxy, network bool
 }
 
 func (a atom) String() string {
@@ -246,27 +249,17 @@ func NewVocabulary(only []string, maxFaults int) (Vocabulary, error) {
 }
 
 func allAtoms() []atom {
-	var roles []string
-	for _, t := range nemesis.Targets() {
-		if !strings.Contains(t.Name, ":") {
-			roles = append(roles, t.Name)
-		}
-	}
 	var out []atom
 	for _, k := range nemesis.Kinds() {
 		if hasParam(k, "shape") {
 			for _, s := range nemesis.Shapes() {
-				out = append(out, atom{kind: k.Name, shape: s.Name})
+				out = append(out, atom{kind: k.Name, shape: s.Name, proxy: k.Proxy, network: k.Network})
 			}
 			continue
 		}
-		targets := k.Targets
-		if targets == nil {
-			targets = roles
-		}
-		for _, t := range targets {
+		for _, t := range k.Targets {
 			if !strings.Contains(t, ":") {
-				out = append(out, atom{kind: k.Name, target: t})
+				out = append(out, atom{kind: k.Name, target: t, proxy: k.Proxy, network: k.Network})
 			}
 		}
 	}
@@ -296,12 +289,21 @@ func hasParam(t nemesis.Traits, key string) bool {
 
 // Draw composes one schedule: 1..MaxFaults faults, each held for 1–4×TTL, either once at a
 // random offset of the faults phase or repeatedly with 1–3×TTL between occurrences. Lengths
-// are clamped so every fault fits the faults phase.
+// are clamped so every fault fits the faults phase. A schedule never mixes a proxy fault with
+// an iptables one (the nemesis refuses that mix).
 func (v Vocabulary) Draw(rng *rand.Rand, ttl, faultPhase time.Duration) string {
 	n := 1 + rng.IntN(v.MaxFaults)
 	var parts []string
+	var proxy, network bool
 	for range n {
-		a := v.atoms[rng.IntN(len(v.atoms))]
+		var fits []atom
+		for _, a := range v.atoms {
+			if !(a.proxy && network) && !(a.network && proxy) {
+				fits = append(fits, a)
+			}
+		}
+		a := fits[rng.IntN(len(fits))]
+		proxy, network = proxy || a.proxy, network || a.network
 		parts = append(parts, a.String()+","+timing(rng, ttl, faultPhase))
 	}
 	return strings.Join(parts, "; ")

@@ -45,7 +45,7 @@ func TestNarrowedVocabulary(t *testing.T) {
 		t.Fatalf("atoms %v, want pause:target=leader and every partition shape", got)
 	}
 	for _, c := range []struct{ in, want string }{
-		{"delay", "not offered here"},
+		{"latency", "not offered here"},
 		{"bogus", `unknown fault kind "bogus"`},
 		{"pause:target=nowhere", "pause takes: pause:target=leader"},
 	} {

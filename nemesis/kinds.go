@@ -58,7 +58,8 @@ type Traits struct {
 	// DefaultTarget and DefaultFor apply when a spec leaves target/for out ("" target: the
 	// kind resolves it itself, e.g. partition shapes).
 	DefaultTarget, DefaultFor string
-	// Targets lists the target expressions the kind accepts (node:NAME always); nil = all.
+	// Targets lists the target expressions the kind accepts (node:NAME always); nil in a
+	// definition means every target of its Classes, and the public view lists those.
 	Targets []string
 	// Classes are the node classes the kind can hit.
 	Classes []NodeClass
@@ -160,7 +161,7 @@ func Kinds() []Traits {
 // traits is the public view of d, with the parameters listed.
 func (d kindDef) traits() Traits {
 	t := d.Traits
-	t.Targets = slices.Clone(t.Targets)
+	t.Targets = slices.Clone(d.allowedTargets())
 	t.Classes = slices.Clone(t.Classes)
 	t.Params = nil
 	for _, p := range d.params {
