@@ -58,7 +58,7 @@ var kinds = map[Kind]kindInfo{
 	KindRedisMulti: {role: images.RoleRedis, defNodes: 3, minNodes: 1, maxNod: 9, nodeName: "redis",
 		clock: "Redis (linked with jemalloc) fails to start under libfaketime", launch: launchRedisMulti},
 	KindDynamoDB: {role: images.RoleDynamoDB, defNodes: 1, minNodes: 1, maxNod: 1, nodeName: "dynamodb",
-		clockOK: true, clock: "libfaketime with a run-time timestamp file (node.js; dynalite's conditions never read the clock)", launch: launchDynamoDB},
+		clockOK: true, clock: "libfaketime with a run-time timestamp file (no condition reads the server clock)", launch: launchDynamoDB},
 }
 
 // Traits is what the rest of splitbrain may know about a store kind.
