@@ -20,6 +20,8 @@ engine_answers || command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 # The local image profile debootstraps a Debian base and applies faults with iptables.
 command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 command -v iptables >/dev/null 2>&1 || need+=(iptables)
+# The dynamodb image's dynalite tree is installed with npm (from its own configuration).
+command -v npm >/dev/null 2>&1 || need+=(npm)
 # debootstrap verifies bookworm's Release file with Debian's key (absent on e.g. Ubuntu).
 [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
 

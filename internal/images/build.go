@@ -162,6 +162,23 @@ func (b *builder) recipeFor(ctx context.Context, role Role, parent string) (reci
 			return rec, withRole(err, role)
 		}
 		rec.files = append(rec.files, contextFile{name: "etcd", mode: 0o755, data: data})
+	case RoleDynamoDB:
+		unlock, err := lockTag(ctx, "npm-dynalite")
+		if err != nil {
+			return rec, err
+		}
+		files, err := func() ([]contextFile, error) {
+			defer unlock()
+			dir, err := dynaliteModules(ctx, b.opts.Log)
+			if err != nil {
+				return nil, err
+			}
+			return dynaliteContext(dir)
+		}()
+		if err != nil {
+			return rec, withRole(err, role)
+		}
+		rec.files = append(rec.files, files...)
 	case RoleCandidate:
 		data, err := buildAndRead(ctx, "go-build-splitbrain", func() (string, error) { return candidateBinary(ctx, b.opts.Log) })
 		if err != nil {

@@ -35,12 +35,13 @@ const (
 	RoleZooKeeper Role = "zookeeper" // ZooKeeper 3.8 server
 	RolePostgres  Role = "postgres"  // PostgreSQL 15
 	RoleRedis     Role = "redis"     // Redis 7.0
+	RoleDynamoDB  Role = "dynamodb"  // dynalite on Debian's nodejs: the DynamoDB API, in memory
 	RoleTools     Role = "tools"     // iptables, iproute2, procps: fault-injection sidecars
 	RoleCandidate Role = "candidate" // FROM scratch + static splitbrain binary (candidates and the resource)
 )
 
 // Roles lists every role a run can ask for, in build order (the base is implied).
-var Roles = []Role{RoleEtcd, RoleZooKeeper, RolePostgres, RoleRedis, RoleTools, RoleCandidate}
+var Roles = []Role{RoleEtcd, RoleZooKeeper, RolePostgres, RoleRedis, RoleDynamoDB, RoleTools, RoleCandidate}
 
 // Namespace prefixes every local tag. ".invalid" can never resolve (RFC 2606), so a local
 // image can never be pulled by accident.

@@ -86,6 +86,7 @@ func TestImagesRunTheirBinaries(t *testing.T) {
 		{RoleRedis, nil, []string{"redis-server", "--version"}, "Redis server v=7.0."},
 		{RolePostgres, nil, []string{"/usr/lib/postgresql/15/bin/postgres", "--version"}, "(PostgreSQL) 15."},
 		{RoleZooKeeper, nil, []string{"version"}, "Apache ZooKeeper, version 3.8."},
+		{RoleDynamoDB, nil, []string{"node", "-p", "require('dynalite/package.json').version + ' ' + process.version"}, DynaliteVersion + " v18."},
 		{RoleTools, nil, []string{"sh", "-c", "iptables --version && ip -V && ps --version"}, "iptables v1."},
 		{RoleCandidate, nil, []string{"version"}, "splitbrain"},
 		// The base is cleaned: policy-rc.d refuses service starts, no apt lists or .debs.

@@ -17,6 +17,9 @@ var officialRefs = map[Role]string{
 	RolePostgres:  "postgres:15",
 	RoleRedis:     "redis:7.0",
 	RoleZooKeeper: "zookeeper:3.8",
+	// Not dynalite: the DynamoDB-compatible server AWS publishes (a Java jar, in memory here
+	// by its default command), on the same port.
+	RoleDynamoDB: "amazon/dynamodb-local:2.5.2",
 }
 
 const officialToolsParent = "debian:bookworm-slim"
@@ -115,6 +118,13 @@ func LaunchFor(profile Profile, role Role) Launch {
 		return Launch{Cmd: []string{"zkServer.sh", "start-foreground"}, Ports: []string{"2181/tcp", "2888/tcp", "3888/tcp"},
 			Env:   map[string]string{"ZOO_4LW_COMMANDS_WHITELIST": "*"},
 			Notes: "set ZOO_MY_ID and ZOO_SERVERS=\"server.1=zk-1:2888:3888;2181 ...\"; JVMFLAGS for JVM options"}
+	case RoleDynamoDB:
+		if profile == ProfileOfficial { // the image's entrypoint is java
+			return Launch{Cmd: []string{"-jar", "DynamoDBLocal.jar", "-inMemory"}, Ports: []string{"8000/tcp"},
+				Notes: "DynamoDB Local in memory; any access key and region are accepted"}
+		}
+		return Launch{Cmd: []string{"node", "/opt/dynalite/server.js"}, Ports: []string{"8000/tcp"},
+			Notes: "dynalite " + DynaliteVersion + " in memory; any access key and region are accepted; libfaketime present"}
 	case RoleTools:
 		return Launch{Cmd: []string{"sleep", "infinity"}, Notes: "run with NET_ADMIN and NetworkMode container:<target>; StopSignal is SIGKILL"}
 	case RoleCandidate:

@@ -1,6 +1,7 @@
 // Package stores launches the store clusters leader-election recipes run against: etcd,
-// ZooKeeper, PostgreSQL, Redis and N independent Redis servers (for Redlock), each on the
-// run's network through internal/platform, ready only after a real client round trip.
+// ZooKeeper, PostgreSQL, Redis, N independent Redis servers (for Redlock) and a
+// DynamoDB-compatible server, each on the run's network through internal/platform, ready only
+// after a real client round trip.
 package stores
 
 import (
@@ -24,6 +25,7 @@ const (
 	KindPostgres   Kind = "postgres"
 	KindRedis      Kind = "redis"
 	KindRedisMulti Kind = "redis-multi" // N independent Redis servers, no replication
+	KindDynamoDB   Kind = "dynamodb"    // one DynamoDB-compatible server (dynalite, in memory)
 )
 
 // kindInfo is a store kind's definition: everything that differs per kind, declared once.
@@ -55,6 +57,8 @@ var kinds = map[Kind]kindInfo{
 		clock: "Redis (linked with jemalloc) fails to start under libfaketime", launch: launchRedis},
 	KindRedisMulti: {role: images.RoleRedis, defNodes: 3, minNodes: 1, maxNod: 9, nodeName: "redis",
 		clock: "Redis (linked with jemalloc) fails to start under libfaketime", launch: launchRedisMulti},
+	KindDynamoDB: {role: images.RoleDynamoDB, defNodes: 1, minNodes: 1, maxNod: 1, nodeName: "dynamodb",
+		clockOK: true, clock: "libfaketime with a run-time timestamp file (no condition reads the server clock)", launch: launchDynamoDB},
 }
 
 // Traits is what the rest of splitbrain may know about a store kind.
@@ -107,7 +111,7 @@ var ErrNotSupported = errors.New("not supported")
 // Options configure Launch.
 type Options struct {
 	Kind    Kind
-	Nodes   int            // 0 = the kind's default (etcd 3, zookeeper 3, postgres 1, redis 1, redis-multi 3)
+	Nodes   int            // 0 = the kind's default (etcd 3, zookeeper 3, postgres 1, redis 1, redis-multi 3, dynamodb 1)
 	Profile images.Profile // "" = local
 	Images  images.Set     // pre-resolved images; when nil Launch calls images.Ensure
 	LogDir  string         // node logs go to <LogDir>/<node>.log

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
@@ -222,10 +224,49 @@ func TestRedisMulti(t *testing.T) {
 	}
 }
 
+// DynamoDB (dynalite): round trip, kill/restart, freeze; the server keeps its data in memory,
+// so a restarted one has lost every table (the round trip makes its own again), and Reset
+// leaves no table behind.
+func TestDynamoDB(t *testing.T) {
+	ctx, cl, logDir := launch(t, stores.KindDynamoDB, 0)
+	if !strings.HasPrefix(cl.Version(), "dynalite 3.2.2 (node v18.") {
+		t.Errorf("version %q, want dynalite 3.2.2 on Debian's node 18", cl.Version())
+	}
+	eps, err := cl.HostEndpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := func() []string {
+		out, err := stores.DynamoClient(eps[0]).ListTables(ctx, &dynamodb.ListTablesInput{})
+		if err != nil {
+			t.Fatalf("ListTables: %v", err)
+		}
+		return out.TableNames
+	}
+	if got := tables(); len(got) != 1 || got[0] != "splitbrain_ready" {
+		t.Fatalf("tables after the ready round trip: %v, want [splitbrain_ready]", got)
+	}
+	singleNodeFaults(t, ctx, cl)
+	if eps, err = cl.HostEndpoints(ctx); err != nil { // the restart changed the published port
+		t.Fatal(err)
+	}
+	if err := stores.Reset(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	if got := tables(); len(got) != 0 {
+		t.Fatalf("tables after Reset: %v", got)
+	}
+	time.Sleep(200 * time.Millisecond)
+	b, _ := os.ReadFile(filepath.Join(logDir, "dynamodb.log"))
+	if c := strings.Count(string(b), "listening on 8000"); c != 2 {
+		t.Errorf("dynamodb.log has %d listening lines, want 2 (start + restart):\n%s", c, b)
+	}
+}
+
 // BenchmarkLaunch measures up-to-ready per store (images present):
 // go test -tags chaos -run '^$' -bench Launch -benchtime 3x ./internal/stores
 func BenchmarkLaunch(b *testing.B) {
-	for _, k := range []stores.Kind{stores.KindEtcd, stores.KindZooKeeper, stores.KindPostgres, stores.KindRedis} {
+	for _, k := range []stores.Kind{stores.KindEtcd, stores.KindZooKeeper, stores.KindPostgres, stores.KindRedis, stores.KindDynamoDB} {
 		b.Run(string(k), func(b *testing.B) {
 			ctx := context.Background()
 			eng := platformtest.Connect(b, ctx)

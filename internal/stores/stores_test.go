@@ -7,13 +7,13 @@ import (
 )
 
 func TestParseKind(t *testing.T) {
-	for _, k := range []string{"etcd", "zookeeper", "postgres", "redis", "redis-multi"} {
+	for _, k := range []string{"etcd", "zookeeper", "postgres", "redis", "redis-multi", "dynamodb"} {
 		if got, err := ParseKind(k); err != nil || string(got) != k {
 			t.Errorf("ParseKind(%q) = %q, %v", k, got, err)
 		}
 	}
 	_, err := ParseKind("consul")
-	if err == nil || !strings.Contains(err.Error(), "etcd, postgres, redis, redis-multi, zookeeper") {
+	if err == nil || !strings.Contains(err.Error(), "dynamodb, etcd, postgres, redis, redis-multi, zookeeper") {
 		t.Fatalf("unknown kind error must list the valid ones: %v", err)
 	}
 }
@@ -34,6 +34,7 @@ func TestOptionsValidate(t *testing.T) {
 		"image profile":  {Kind: KindRedis, Profile: "docker-hub"},
 		"tick time":      {Kind: KindZooKeeper, ZKTickTime: time.Millisecond},
 		"supports 1..9":  {Kind: KindRedisMulti, Nodes: 10},
+		"exactly 1 node": {Kind: KindDynamoDB, Nodes: 2},
 		"supports 1..7 ": {Kind: KindZooKeeper, Nodes: -1},
 	}
 	for want, o := range bad {
