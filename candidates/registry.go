@@ -13,6 +13,7 @@ var Registry = runtime.Registry{
 	postgresAdvisory,
 	redisSetNX,
 	redisSplitIncr,
+	redisIncrAfterSetNX,
 	naiveLease,
 	raftElection,
 	bullyElection,

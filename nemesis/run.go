@@ -37,6 +37,7 @@ type Nemesis struct {
 	clocks     map[string]int64       // current clock offset (ns) per node this nemesis skewed
 	closing    bool                   // HealAll started: no new fault may apply
 	closeCh    chan struct{}          // closed with closing
+	armed      *armed                 // the plan's triggers while Run is in the fault phase
 	inflight   sync.WaitGroup         // applies in progress, awaited by HealAll
 }
 
@@ -91,6 +92,10 @@ func (n *Nemesis) Run(ctx context.Context, plan Plan) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var healErrs []error
+	var trig *armed
+	if len(plan.Triggers) > 0 {
+		trig = n.arm(ctx, plan, start.Add(time.Duration(plan.FaultPhase)), &wg)
+	}
 	for _, pf := range plan.Faults {
 		wait := time.Until(start.Add(time.Duration(pf.At)))
 		if wait > 0 {
@@ -116,7 +121,21 @@ func (n *Nemesis) Run(ctx context.Context, plan Plan) error {
 			}
 		}(pf)
 	}
+	if trig != nil {
+		// Triggers stay armed for the whole fault phase.
+		t := time.NewTimer(time.Until(trig.end))
+		select {
+		case <-ctx.Done():
+		case <-n.closed():
+		case <-t.C:
+		}
+		t.Stop()
+		n.disarm()
+	}
 	wg.Wait()
+	if trig != nil {
+		healErrs = append(healErrs, trig.errs...)
+	}
 	return errors.Join(healErrs...)
 }
 
@@ -127,6 +146,11 @@ func (n *Nemesis) prewarmSidecars(ctx context.Context, plan Plan) {
 	needed := false
 	for _, f := range plan.Faults {
 		if k, ok := kinds[f.Kind]; ok && k.def().Network {
+			needed = true
+		}
+	}
+	for _, t := range plan.Triggers {
+		if k, ok := kinds[t.Fault.Kind]; ok && k.def().Network {
 			needed = true
 		}
 	}
@@ -243,6 +267,9 @@ func (n *Nemesis) record(kind history.Kind, pf PlannedFault, targets []string, t
 	}
 	if err != nil {
 		e.Err = err.Error()
+	}
+	if kind == history.KindFaultStart && pf.Trigger != nil {
+		e.Trigger, e.TriggerNodes, e.TriggerSeq, e.TriggerT = pf.Trigger.On, pf.Trigger.Nodes, pf.Trigger.Seq, pf.Trigger.T
 	}
 	_ = n.env.Record(e) // the history writer reports its own errors to the run
 }
