@@ -38,7 +38,7 @@ type Plan struct {
 	// Triggers are the faults that start on an event (on=EVENT), in schedule order. Their
 	// occurrences get fault ids after the planned ones, in the order they fire.
 	Triggers []PlannedTrigger `json:"triggers,omitempty"`
-	Topology   Topology       `json:"topology"`
+	Topology Topology         `json:"topology"`
 }
 
 // PlannedFault is one occurrence of a fault.
