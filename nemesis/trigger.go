@@ -24,6 +24,12 @@ const (
 	EventStep        = "step"
 )
 
+// TriggerBound is the stated bound from a triggering event's t to its fault's start t (minus
+// after=): the candidate's output reaching the harness through the container engine's log
+// stream, plus the fault's own apply. Measured in docs/performance.md ("Triggered faults");
+// harness/trigger_chaos_test.go holds real runs to it.
+const TriggerBound = 500 * time.Millisecond
+
 // TargetTrigger is the node whose event fired a triggered fault (fault-end: the healed
 // fault's targets). With a candidate event, target=leader means the same node.
 const TargetTrigger = "trigger"
