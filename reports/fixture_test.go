@@ -18,7 +18,7 @@ const ms = int64(time.Millisecond)
 var sourceOf = map[history.Kind]history.Source{
 	history.KindCampaigning: history.SourceCandidate, history.KindElected: history.SourceCandidate,
 	history.KindSteppedDown: history.SourceCandidate, history.KindWrite: history.SourceCandidate, history.KindError: history.SourceCandidate,
-	history.KindStep: history.SourceCandidate,
+	history.KindStep:     history.SourceCandidate,
 	history.KindDecision: history.SourceResource, history.KindBadRequest: history.SourceResource,
 	history.KindRunStart: history.SourceHarness, history.KindPhase: history.SourceHarness, history.KindProcessStart: history.SourceHarness,
 	history.KindProcessExit: history.SourceHarness, history.KindSignal: history.SourceHarness,
