@@ -38,6 +38,7 @@ type Nemesis struct {
 	closing    bool                   // HealAll started: no new fault may apply
 	closeCh    chan struct{}          // closed with closing
 	armed      *armed                 // the plan's triggers while Run is in the fault phase
+	writes     map[string]int         // candidate → writes reported in its current tenure (on=write:N)
 	inflight   sync.WaitGroup         // applies in progress, awaited by HealAll
 }
 
@@ -55,7 +56,7 @@ func New(env Env, topo Topology) *Nemesis {
 		env: env, topo: topo,
 		active: map[int]*activeFault{}, sidecars: map[string]*sidecar{}, sideLocks: map[string]*sync.Mutex{}, netNodes: map[string]bool{},
 		frozen: map[string]bool{}, killed: map[string]bool{}, stopped: map[string][]proc{}, stopCounts: map[proc]int{}, clocks: map[string]int64{},
-		closeCh: make(chan struct{}),
+		closeCh: make(chan struct{}), writes: map[string]int{},
 	}
 }
 

@@ -231,7 +231,6 @@ type armed struct {
 	end      time.Time // end of the fault phase: an occurrence must end before it
 	triggers []*armedTrigger
 	nextID   int
-	writes   map[string]int // candidate → writes reported in its current tenure
 	wg       *sync.WaitGroup
 	errMu    sync.Mutex
 	errs     []error
@@ -247,7 +246,7 @@ type armedTrigger struct {
 }
 
 // match reports whether e fires t, and the nodes it names.
-func (a *armed) match(t *armedTrigger, e history.Event) ([]string, bool) {
+func (a *armed) match(t *armedTrigger, e history.Event, writes map[string]int) ([]string, bool) {
 	if t.trig.Event == EventFaultEnd {
 		if e.Source != history.SourceNemesis || e.Kind != history.KindFaultEnd || t.own[e.FaultID] || e.Err != "" || len(e.Targets) == 0 {
 			return nil, false
@@ -259,7 +258,7 @@ func (a *armed) match(t *armedTrigger, e history.Event) ([]string, bool) {
 	}
 	switch t.trig.Event {
 	case EventWrite:
-		if e.Kind != history.KindWrite || a.writes[e.Node] != t.trig.N {
+		if e.Kind != history.KindWrite || writes[e.Node] != t.trig.N {
 			return nil, false
 		}
 	case EventStep:
@@ -280,18 +279,20 @@ func (a *armed) match(t *armedTrigger, e history.Event) ([]string, bool) {
 // trigger's fault after its after= delay. It never blocks.
 func (n *Nemesis) Observe(e history.Event) {
 	n.mu.Lock()
+	// Writes are counted per tenure from its elected event, also before the fault phase,
+	// so write:N means the tenure's N-th write even for a leader elected during warmup.
+	if e.Source == history.SourceCandidate {
+		switch e.Kind {
+		case history.KindElected:
+			n.writes[e.Node] = 0
+		case history.KindWrite:
+			n.writes[e.Node]++
+		}
+	}
 	a := n.armed
 	if a == nil || n.closing {
 		n.mu.Unlock()
 		return
-	}
-	if e.Source == history.SourceCandidate {
-		switch e.Kind {
-		case history.KindElected:
-			a.writes[e.Node] = 0
-		case history.KindWrite:
-			a.writes[e.Node]++
-		}
 	}
 	now := time.Now()
 	type start struct {
@@ -300,7 +301,7 @@ func (n *Nemesis) Observe(e history.Event) {
 	}
 	var starts []start
 	for _, t := range a.triggers {
-		nodes, ok := a.match(t, e)
+		nodes, ok := a.match(t, e, n.writes)
 		if !ok || t.busy || (t.pt.Count > 0 && t.fired >= t.pt.Count) {
 			continue
 		}
@@ -361,7 +362,7 @@ func (n *Nemesis) runTriggered(a *armed, t *armedTrigger, pf PlannedFault) {
 
 // arm starts watching for the plan's triggers; disarm stops it (no new occurrence starts).
 func (n *Nemesis) arm(ctx context.Context, plan Plan, end time.Time, wg *sync.WaitGroup) *armed {
-	a := &armed{ctx: ctx, end: end, nextID: len(plan.Faults), writes: map[string]int{}, wg: wg}
+	a := &armed{ctx: ctx, end: end, nextID: len(plan.Faults), wg: wg}
 	for _, f := range plan.Faults {
 		a.nextID = max(a.nextID, f.ID)
 	}

@@ -338,3 +338,34 @@ func TestTriggerNearThePhaseEndDoesNotFire(t *testing.T) {
 		t.Fatalf("an occurrence that cannot end inside the fault phase started (%d)", n)
 	}
 }
+
+func TestTriggerWriteCountsFromTheTenureStartBeforeThePhase(t *testing.T) {
+	s, err := Parse("probe:on=write:3,for=50ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Plan(1, 2*time.Second, Topology{Candidates: []string{"c1"}, StoreKind: "etcd", TTL: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &loopEnv{fakeEnv: &fakeEnv{t: t}}
+	env.nem = New(env, p.Topology)
+	write := func() {
+		env.feed(history.KindWrite, "c1", func(e *history.Event) { e.Token, e.WriteID, e.CallT, e.Result = 1, "w", e.T, "accepted" })
+	}
+	// Warmup: elected and two writes before the fault phase.
+	env.feed(history.KindElected, "c1", func(e *history.Event) { e.Token = 1 })
+	write()
+	write()
+	done := make(chan error, 1)
+	go func() { done <- env.nem.Run(context.Background(), p) }()
+	time.Sleep(20 * time.Millisecond)
+	write() // the tenure's third write
+	waitFor(t, "write:3", func() bool { return len(env.eventsOf(history.KindFaultStart)) == 1 })
+	if err := env.nem.HealAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
