@@ -127,18 +127,6 @@ func validStepName(s string) bool {
 	return s != ""
 }
 
-// StepsUsed lists the step names the schedule's triggers wait for, sorted.
-func (s Schedule) StepsUsed() []string {
-	var out []string
-	for _, f := range s.Faults {
-		if f.On.Event == EventStep && !slices.Contains(out, f.On.Step) {
-			out = append(out, f.On.Step)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // CheckSteps refuses triggers that can never fire for a recipe: a step the recipe does not
 // emit. recipe names it in the message; steps are the ones it declares.
 func (s Schedule) CheckSteps(recipe string, steps []string) error {
