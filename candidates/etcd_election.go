@@ -24,6 +24,7 @@ import (
 var etcdElection = runtime.Spec{
 	Name: "etcd-election", Store: contract.StoreEtcd,
 	Summary: "etcd concurrency.Election on a leased session; token = leader key create revision",
+	Steps:   []string{"lock-acquired"},
 	Timing: func(c contract.Config) runtime.Timing {
 		ttl := etcdTTL(c.LeaseTTL)
 		return runtime.Timing{TTL: ttl, Renew: ttl / 3,
@@ -85,6 +86,7 @@ func (r *etcdRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		}
 		return runtime.Term{}, fmt.Errorf("campaign: %w", err)
 	}
+	r.env.Step("lock-acquired") // our key leads; the etcd#19597 re-read follows
 
 	// etcd#19597 guard: our key must still exist, bound to our lease, at the revision we won with.
 	resp, err := r.cli.Get(cctx, r.el.Key())

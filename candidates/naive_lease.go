@@ -26,6 +26,7 @@ import (
 var naiveLease = runtime.Spec{
 	Name: "naive-lease", Store: contract.StoreRedis, ClockAware: true, Negative: true,
 	Summary: "NEGATIVE CONTROL: GET record, SET it if expired by the local clock (not atomic)",
+	Steps:   []string{"token-drawn", "lock-acquired"},
 	Timing:  redisTiming,
 	New:     newNaiveLease,
 }
@@ -102,11 +103,13 @@ func (r *naiveRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 			if err != nil {
 				return runtime.Term{}, fmt.Errorf("incr token: %w", err)
 			}
+			r.env.Step("token-drawn")
 			rec := naiveRecord{Holder: r.env.NodeID, Expiry: now.Add(t.TTL).UnixNano(), Token: token}
 			if err := r.write(ctx, rec); err != nil {
 				return runtime.Term{}, fmt.Errorf("set leader record: %w", err)
 			}
 			r.mine = rec
+			r.env.Step("lock-acquired")
 			break
 		}
 		select {

@@ -35,6 +35,7 @@ import (
 var postgresAdvisory = runtime.Spec{
 	Name: "postgres-advisory", Store: contract.StorePostgres,
 	Summary: "PostgreSQL session advisory lock on one connection + term row; token = term",
+	Steps:   []string{"lock-acquired", "token-drawn"},
 	Timing: func(c contract.Config) runtime.Timing {
 		ttl := pgTTL(c.LeaseTTL)
 		return runtime.Timing{TTL: ttl, Renew: firstNonZero(c.RenewInterval, ttl/4), Retry: firstNonZero(c.RetryInterval, 50*time.Millisecond),
@@ -138,6 +139,7 @@ func (r *pgRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 			return runtime.Term{}, fmt.Errorf("pg_try_advisory_lock: %w", err)
 		}
 		if got {
+			r.env.Step("lock-acquired") // the term row is bumped next, in a second statement
 			break
 		}
 		select {
@@ -157,6 +159,7 @@ func (r *pgRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		r.closeLocked() // closing the session frees the lock
 		return runtime.Term{}, fmt.Errorf("bump term: %w", err)
 	}
+	r.env.Step("token-drawn")
 
 	var (
 		okMu   sync.Mutex

@@ -38,6 +38,7 @@ import (
 var raftElection = runtime.Spec{
 	Name: "raft", Store: contract.StoreNone,
 	Summary: "hashicorp/raft among the candidates (no store); token = the Raft term",
+	Steps:   []string{"leader-verified"},
 	Timing:  raftTiming,
 	New:     newRaftRecipe,
 }
@@ -178,6 +179,7 @@ func (rr *raftNode) confirm(ctx context.Context) (runtime.Term, bool) {
 	if err := waitFuture(ctx, rr.r.VerifyLeader()); err != nil {
 		return runtime.Term{}, false
 	}
+	rr.env.Step("leader-verified") // a quorum answered; the term is read again next
 	term := rr.r.CurrentTerm()
 	if term != before || rr.r.State() != raft.Leader {
 		return runtime.Term{}, false

@@ -418,6 +418,43 @@ func runRecipe(t *testing.T, def runtime.Definition, eps []string, strict bool) 
 	spec := def.Describe()
 	g := newGroup(t, spec.Store, eps, "t-"+spec.Name, selfCommand(spec.Name))
 	exercise(t, g, def, strict)
+	checkSteps(t, g, spec)
+}
+
+// checkSteps: every step a recipe declares is printed, by the candidate that is elected
+// next, before its elected event (a trigger on it can then fire in the candidate's window).
+func checkSteps(t *testing.T, g *group, spec runtime.Info) {
+	t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, step := range spec.Steps {
+		seen := false
+		for i, e := range g.events {
+			if e.Kind != history.KindStep || e.Name != step {
+				continue
+			}
+			for _, later := range g.events[i+1:] {
+				if later.Node == e.Node && later.Kind == history.KindElected {
+					seen = true
+					break
+				}
+				if later.Node == e.Node && later.Kind != history.KindStep {
+					break // a failed campaign: look at the next one
+				}
+			}
+			if seen {
+				break
+			}
+		}
+		if !seen {
+			t.Errorf("%s declares step %q but never printed it right before an elected event", spec.Name, step)
+		}
+	}
+	for _, e := range g.events {
+		if e.Kind == history.KindStep && !slices.Contains(spec.Steps, e.Name) {
+			t.Errorf("%s printed step %q, which it does not declare (Steps: %v)", spec.Name, e.Name, spec.Steps)
+		}
+	}
 }
 
 // runControl runs a negative control without faults: it must elect and write; its verdicts
@@ -433,6 +470,7 @@ func runControl(t *testing.T, def runtime.Definition, eps []string) {
 	if g.acceptedFrom(e.Node, e.Token) == 0 {
 		t.Errorf("%s: leader %s wrote nothing", spec.Name, e.Node)
 	}
+	checkSteps(t, g, spec)
 	g.stopAll()
 	g.mu.Lock()
 	t.Logf("%s: %d events, overlaps: %v", spec.Name, len(g.events), g.overlaps)

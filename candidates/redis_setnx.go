@@ -25,9 +25,10 @@ import (
 var redisSetNX = runtime.Spec{
 	Name: "redis-setnx", Store: contract.StoreRedis, ClockAware: true,
 	Summary: "Redis SET NX PX + INCR in one Lua script; token = fence counter",
+	Steps:   []string{"lock-acquired"},
 	Timing:  redisTiming,
 	New: func(ctx context.Context, env runtime.Env) (runtime.Recipe, error) {
-		return newRedisLease(env, false)
+		return newRedisLease(env, acquireAtomic)
 	},
 }
 
@@ -48,12 +49,22 @@ const (
 // leaseDrift is subtracted from the local deadline for clock rate differences (as redsync does).
 const leaseDrift = 0.01
 
+// How a redis lease recipe takes the lock and draws its fencing token.
+type acquireMode int
+
+const (
+	acquireAtomic     acquireMode = iota // redis-setnx: SET NX PX and INCR in one Lua script
+	acquireTicketLast                    // redis-split-incr: INCR when the campaign starts, SET NX polled later
+	acquireIncrAfter                     // redis-incr-after-setnx: SET NX, then INCR as a second command
+)
+
 type redisLease struct {
-	env       runtime.Env
-	rdb       *redis.Client
-	lockKey   string
-	fenceKey  string
-	splitIncr bool // negative control: INCR as a separate command after SET NX
+	env      runtime.Env
+	rdb      *redis.Client
+	lockKey  string
+	fenceKey string
+	mode     acquireMode
+	incrGap  time.Duration // acquireIncrAfter: time between SET NX returning and INCR
 
 	terms   int
 	value   string // holder value of the current term, "" when none
@@ -71,12 +82,12 @@ func newRedisClient(env runtime.Env) (*redis.Client, error) {
 		DisableIdentity: true}), nil
 }
 
-func newRedisLease(env runtime.Env, splitIncr bool) (*redisLease, error) {
+func newRedisLease(env runtime.Env, mode acquireMode) (*redisLease, error) {
 	rdb, err := newRedisClient(env)
 	if err != nil {
 		return nil, err
 	}
-	return &redisLease{env: env, rdb: rdb, splitIncr: splitIncr,
+	return &redisLease{env: env, rdb: rdb, mode: mode,
 		lockKey: "splitbrain:lock:" + env.ElectionName, fenceKey: "splitbrain:fence:" + env.ElectionName}, nil
 }
 
@@ -99,7 +110,7 @@ func (r *redisLease) leaseFor() time.Duration {
 // token inversion hid (a smoke run saw tokens 1, 2, 3, 4 in order).
 func (r *redisLease) retryWait() time.Duration {
 	retry := r.env.Timing.Retry
-	if !r.splitIncr || retry <= 0 {
+	if r.mode != acquireTicketLast || retry <= 0 {
 		return retry
 	}
 	return retry/2 + rand.N(retry)
@@ -111,7 +122,7 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 	r.value = r.env.NodeID + "/" + strconv.FormatInt(time.Now().UnixNano(), 36) + "/" + strconv.Itoa(r.terms)
 	ttlMs := strconv.FormatInt(t.TTL.Milliseconds(), 10)
 	var token, ticket int64
-	if r.splitIncr {
+	if r.mode == acquireTicketLast {
 		// The bug on purpose: the fencing token is drawn once, when the campaign starts, and
 		// the lock is taken later by a separate SET NX. A candidate that waits while a later
 		// one (with a higher ticket) wins then wins itself with its older, lower token.
@@ -119,6 +130,7 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 		if ticket, err = r.rdb.Incr(ctx, r.fenceKey).Result(); err != nil {
 			return runtime.Term{}, errOrNil("draw fencing ticket", err)
 		}
+		r.env.Step("token-drawn")
 	}
 	var sent time.Time
 	var callT int64
@@ -133,6 +145,9 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 			return runtime.Term{}, err
 		}
 		if token > 0 {
+			if r.mode != acquireIncrAfter {
+				r.env.Step("lock-acquired")
+			}
 			break
 		}
 		select {
@@ -140,6 +155,11 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 			return runtime.Term{}, ctx.Err()
 		case <-time.After(r.retryWait()):
 		}
+	}
+	if r.mode == acquireIncrAfter {
+		// The second bug of this control: the lease is counted from when the acquire
+		// finished, not from when SET NX was sent (redis-setnx's rule).
+		sent = r.env.Clock.Now()
 	}
 	dl := &deadline{}
 	dl.set(sent.Add(r.leaseFor()))
@@ -167,10 +187,10 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 	return runtime.Term{Token: token, Lost: lost, Valid: valid, CallT: callT}, nil
 }
 
-// acquire returns the new token, or 0 when another candidate holds the lock. With
-// splitIncr the token is the ticket drawn at the start of the campaign.
+// acquire returns the new token, or 0 when another candidate holds the lock. In
+// acquireTicketLast mode the token is the ticket drawn at the start of the campaign.
 func (r *redisLease) acquire(ctx context.Context, ttlMs string, ticket int64) (int64, error) {
-	if !r.splitIncr {
+	if r.mode == acquireAtomic {
 		n, err := r.rdb.Eval(ctx, luaAcquire, []string{r.lockKey, r.fenceKey}, r.value, ttlMs).Int64()
 		if err != nil {
 			return 0, fmt.Errorf("acquire: %w", err)
@@ -181,7 +201,22 @@ func (r *redisLease) acquire(ctx context.Context, ttlMs string, ticket int64) (i
 	if err != nil || !ok {
 		return 0, errOrNil("acquire", err)
 	}
-	return ticket, nil
+	if r.mode == acquireTicketLast {
+		return ticket, nil
+	}
+	// acquireIncrAfter: the lock is ours, the token is drawn by a second command. A pause
+	// longer than the TTL between the two lets the lock expire and another candidate take it
+	// and draw a lower token than the one this candidate draws when it resumes.
+	r.env.Step("lock-acquired")
+	if r.incrGap > 0 {
+		time.Sleep(r.incrGap)
+	}
+	n, err := r.rdb.Incr(ctx, r.fenceKey).Result()
+	if err != nil {
+		return 0, fmt.Errorf("incr fence after SET NX: %w", err)
+	}
+	r.env.Step("token-drawn")
+	return n, nil
 }
 
 func errOrNil(what string, err error) error {

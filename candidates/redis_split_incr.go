@@ -17,8 +17,9 @@ import (
 var redisSplitIncr = runtime.Spec{
 	Name: "redis-split-incr", Store: contract.StoreRedis, ClockAware: true, Negative: true,
 	Summary: "NEGATIVE CONTROL: INCR a ticket when the campaign starts, then poll SET NX PX; token = that ticket",
+	Steps:   []string{"token-drawn", "lock-acquired"},
 	Timing:  redisTiming,
 	New: func(ctx context.Context, env runtime.Env) (runtime.Recipe, error) {
-		return newRedisLease(env, true)
+		return newRedisLease(env, acquireTicketLast)
 	},
 }

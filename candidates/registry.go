@@ -14,6 +14,7 @@ var Registry = runtime.Registry{
 	redisSetNX,
 	redisSplitIncr,
 	dynamoLease,
+	redisIncrAfterSetNX,
 	naiveLease,
 	raftElection,
 	bullyElection,

@@ -29,6 +29,7 @@ import (
 var zookeeperSeq = runtime.Spec{
 	Name: "zookeeper-seq", Store: contract.StoreZooKeeper,
 	Summary: "ZooKeeper ephemeral sequential znode, predecessor watch; token = czxid",
+	Steps:   []string{"lock-acquired"},
 	Timing: func(c contract.Config) runtime.Timing {
 		return runtime.Timing{TTL: c.LeaseTTL, Renew: c.LeaseTTL / 3,
 			// Crash: session expiry is checked in tickTime buckets (0.5 s in our ensemble).
@@ -125,6 +126,7 @@ func (r *zkRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 			return runtime.Term{}, fmt.Errorf("own znode %s vanished (session expired?)", path)
 		}
 		if idx == 0 {
+			r.env.Step("lock-acquired") // lowest znode; its existence is confirmed next
 			break
 		}
 		pred := r.dir + "/" + kids[idx-1]

@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -420,5 +421,35 @@ func TestStrictModelIgnoresInFlightWriteOfDeadLeader(t *testing.T) {
 	// The lease form does see it: the resource observed token 1 after token 2 was granted.
 	if m := model(r, ModelElectionLease); m.Result != PorcIllegal {
 		t.Fatalf("lease form: %+v", m)
+	}
+}
+
+// Step events (optional contract event) are for fault triggers only: a history with them
+// gets the same verdict, reasons and tenures as without.
+func TestStepEventsAreIgnored(t *testing.T) {
+	for _, c := range []struct {
+		c2Start int64
+		p       Params
+	}{{1000, Params{}}, {999, Params{Require: []string{RequireExclusive}}}} {
+		plain := check(t, handoff(c.c2Start), c.p)
+		h := handoff(c.c2Start)
+		var ev []history.Event
+		for _, e := range h.ev {
+			if e.Kind == history.KindElected || e.Kind == history.KindSteppedDown {
+				// Before it, on the same node: a lock taken before elected is printed.
+				ev = append(ev, history.Event{V: history.Version, T: e.T, Source: history.SourceCandidate, Kind: history.KindStep, Node: e.Node, Name: "lock-acquired"})
+			}
+			ev = append(ev, e)
+		}
+		for i := range ev {
+			ev[i].Seq = int64(i + 1)
+		}
+		h.ev = ev
+		withSteps := check(t, h, c.p)
+		if withSteps.Verdict != plain.Verdict || fmt.Sprint(codes(withSteps.Reasons)) != fmt.Sprint(codes(plain.Reasons)) ||
+			fmt.Sprint(codes(withSteps.Findings)) != fmt.Sprint(codes(plain.Findings)) || len(withSteps.Tenures.Tenures) != len(plain.Tenures.Tenures) ||
+			withSteps.Contract.Count != plain.Contract.Count {
+			t.Fatalf("step events changed the outcome: %s %v %v vs %s %v %v", withSteps.Verdict, withSteps.Reasons, withSteps.Contract, plain.Verdict, plain.Reasons, plain.Contract)
+		}
 	}
 }

@@ -74,6 +74,11 @@ type FaultWindow struct {
 	Error    string   `json:"error,omitempty"`      // the fault did not apply
 	HealErr  string   `json:"heal_error,omitempty"` // the heal reported an error
 	StartSeq int64    `json:"start_seq"`
+	// Trigger is the event that started a triggered fault (on=EVENT), on TriggerNodes at
+	// TriggerT; empty for a time-tabled fault.
+	Trigger      string   `json:"trigger,omitempty"`
+	TriggerNodes []string `json:"trigger_nodes,omitempty"`
+	TriggerT     int64    `json:"trigger_t,omitempty"`
 }
 
 type nodeToken struct {
@@ -302,7 +307,7 @@ func (b *builder) fault(e *history.Event) {
 	if e.Kind == history.KindFaultStart {
 		b.faultIdx[e.FaultID] = len(a.faults)
 		a.faults = append(a.faults, FaultWindow{ID: e.FaultID, Kind: e.Fault, Targets: e.Targets, Spec: e.Spec,
-			StartT: e.T, EndT: -1, Error: e.Err, StartSeq: e.Seq})
+			StartT: e.T, EndT: -1, Error: e.Err, StartSeq: e.Seq, Trigger: e.Trigger, TriggerNodes: e.TriggerNodes, TriggerT: e.TriggerT})
 		return
 	}
 	if j, ok := b.faultIdx[e.FaultID]; ok && a.faults[j].EndT < 0 {

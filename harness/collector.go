@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
@@ -25,6 +26,8 @@ type Recorder struct {
 	// beforeEvent, when set, runs before a candidate's event line is recorded (the run uses
 	// it to record a restart it has not seen yet ahead of the restarted process's events).
 	beforeEvent func(node string)
+
+	observer atomic.Pointer[func(history.Event)] // sees every recorded event (the nemesis's triggers)
 
 	mu      sync.Mutex
 	closed  bool
@@ -56,8 +59,14 @@ func (r *Recorder) Record(e history.Event) (history.Event, error) {
 		return written, err
 	}
 	r.state.Observe(written)
+	if f := r.observer.Load(); f != nil {
+		(*f)(written)
+	}
 	return written, nil
 }
+
+// SetObserver makes f see every event after it is written (f must not block).
+func (r *Recorder) SetObserver(f func(history.Event)) { r.observer.Store(&f) }
 
 // CandidateLine records one stdout line of candidate node. A line that is a contract event
 // becomes that event; a line that looks like an event but is not valid becomes a

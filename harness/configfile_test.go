@@ -62,6 +62,10 @@ func TestCheckConfigRegistries(t *testing.T) {
 		{func(c *Config) { c.Store, c.Recipe = "redis", "etcd-election" }, `runs on store "etcd", not "redis"`},
 		{func(c *Config) { c.Workload = "chaos" }, "valid workloads are handoff, steady"},
 		{func(c *Config) { c.Nemesis = "teleport:target=leader" }, "--nemesis"},
+		// A trigger that can never fire for the recipe: etcd-election emits only lock-acquired.
+		{func(c *Config) { c.Nemesis = "pause:on=step:token-drawn,for=2s" }, `recipe etcd-election never emits step "token-drawn"`},
+		{func(c *Config) { c.Nemesis = "pause:on=elected,after=-1s" }, "after=-1s is negative"},
+		{func(c *Config) { c.Nemesis = "pause:on=leader-change" }, `unknown event "leader-change"`},
 	}
 	for _, tc := range cases {
 		c := Config{Store: "etcd", Recipe: "etcd-election", FaultTime: time.Second}
@@ -70,6 +74,14 @@ func TestCheckConfigRegistries(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want %q", err, tc.want)
 		}
+	}
+	ok := Config{Store: "etcd", Recipe: "etcd-election", FaultTime: 10 * time.Second, Nemesis: "pause:on=step:lock-acquired,for=2s"}
+	if err := CheckConfig(&ok); err != nil {
+		t.Errorf("a step the recipe emits: %v", err)
+	}
+	ext := Config{Store: "etcd", CandidateCmd: "/bin/true", FaultTime: 10 * time.Second, Nemesis: "pause:on=step:anything,for=2s"}
+	if err := CheckConfig(&ext); err != nil {
+		t.Errorf("an external candidate's steps are taken on trust: %v", err)
 	}
 	c := Config{Store: "etcd", Recipe: "etcd-election", FaultTime: time.Second}
 	if err := CheckConfig(&c); err != nil || c.Seed == 0 {

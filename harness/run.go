@@ -236,9 +236,18 @@ func prepare(cfg *Config) (prepared, error) {
 	}
 	if p.schedule, err = nemesis.Parse(cfg.Nemesis); err != nil {
 		errs = append(errs, fmt.Errorf("--nemesis: %w", err))
-	} else if cfg.storeless() {
-		if err := checkStoreless(p.schedule); err != nil {
-			errs = append(errs, fmt.Errorf("--nemesis %q: %w", cfg.Nemesis, err))
+	} else {
+		if cfg.storeless() {
+			if err := checkStoreless(p.schedule); err != nil {
+				errs = append(errs, fmt.Errorf("--nemesis %q: %w", cfg.Nemesis, err))
+			}
+		}
+		// A Go recipe declares its steps; an external candidate's are unknown, so its step
+		// triggers are taken on trust.
+		if p.recipe.Name != "" {
+			if err := p.schedule.CheckSteps(p.recipe.Name, p.recipe.Steps); err != nil {
+				errs = append(errs, fmt.Errorf("--nemesis: %w", err))
+			}
 		}
 	}
 	if err := precheckTopology(cfg, p); err != nil {

@@ -363,8 +363,9 @@ func (r *run) planFaults() error {
 		return fmt.Errorf("--nemesis %q: %w", r.cfg.Nemesis, err)
 	}
 	r.plan = plan
-	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 {
+	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 || len(plan.Triggers) > 0 {
 		r.nem = nemesis.New(nemesisEnv{r}, plan.Topology)
+		r.rec.SetObserver(r.nem.Observe) // event triggers watch the live history
 	}
 	return nil
 }

@@ -32,6 +32,10 @@ const (
 	KindSteppedDown Kind = "stepped-down" // stopped believing it leads; Reason says why
 	KindWrite       Kind = "write"        // a leader's write as the candidate saw it: CallT..T, Result
 	KindError       Kind = "error"        // a recipe or store error the candidate wants on record
+	// KindStep (optional): the recipe passed an internal step (Name), e.g. lock-acquired
+	// between two store commands. Faults can trigger on it (nemesis on=step:NAME);
+	// checkers ignore it.
+	KindStep Kind = "step"
 
 	// resource
 	KindDecision   Kind = "decision"    // the resource accepted or rejected a write
@@ -60,7 +64,7 @@ const (
 
 var kindSource = map[Kind]Source{
 	KindCampaigning: SourceCandidate, KindElected: SourceCandidate, KindSteppedDown: SourceCandidate,
-	KindWrite: SourceCandidate, KindError: SourceCandidate,
+	KindWrite: SourceCandidate, KindError: SourceCandidate, KindStep: SourceCandidate,
 	KindDecision: SourceResource, KindBadRequest: SourceResource,
 	KindRunStart: SourceHarness, KindPhase: SourceHarness, KindProcessStart: SourceHarness,
 	KindProcessExit: SourceHarness, KindSignal: SourceHarness, KindContractViolation: SourceHarness,
@@ -122,12 +126,19 @@ type Event struct {
 	Signal string `json:"signal,omitempty"` // signal: SIGTERM, SIGKILL, ...
 	Exit   *int   `json:"exit,omitempty"`   // process-exit: exit code when known
 	Line   string `json:"line,omitempty"`   // contract-violation: the offending output, truncated
+	Name   string `json:"name,omitempty"`   // step: the recipe's name for the step (lock-acquired, token-drawn, ...)
 
 	FaultID int      `json:"fault_id,omitempty"` // fault-start/fault-end pair
 	Fault   string   `json:"fault,omitempty"`    // fault kind: pause, kill, partition, clock, loss, ...
 	Targets []string `json:"targets,omitempty"`  // resolved targets
 	Spec    string   `json:"spec,omitempty"`     // fault-start: the spec it came from; run-start: the run's summary
 	Err     string   `json:"error,omitempty"`    // fault-start/end: the fault did not apply / heal
+
+	// fault-start of a fault triggered by an event (nemesis on=EVENT): which event fired it.
+	Trigger      string   `json:"trigger,omitempty"`       // the trigger as written: elected, write:3, step:lock-acquired, fault-end, ...
+	TriggerNodes []string `json:"trigger_nodes,omitempty"` // the node whose event fired it (fault-end: the healed fault's targets)
+	TriggerSeq   int64    `json:"trigger_seq,omitempty"`   // seq of the triggering event
+	TriggerT     int64    `json:"trigger_t,omitempty"`     // t of the triggering event (fault-start t - trigger_t = after + reaction time)
 }
 
 // Validate checks one event for the invariants every reader relies on.
@@ -146,7 +157,7 @@ func (e *Event) Validate() error {
 		return fmt.Errorf("kind %q has no timestamp \"t\" (CLOCK_MONOTONIC ns, > 0)", e.Kind)
 	}
 	switch e.Kind {
-	case KindCampaigning, KindElected, KindSteppedDown, KindWrite, KindError,
+	case KindCampaigning, KindElected, KindSteppedDown, KindWrite, KindError, KindStep,
 		KindProcessStart, KindProcessExit, KindSignal, KindContractViolation, KindNodeExit:
 		if e.Node == "" {
 			return fmt.Errorf("kind %q needs a \"node\"", e.Kind)
@@ -166,6 +177,10 @@ func (e *Event) Validate() error {
 	case KindElected:
 		if e.CallT < 0 || e.CallT > e.T {
 			return fmt.Errorf("elected call_t %d must be >= 0 and <= t %d (when the winning acquire was sent)", e.CallT, e.T)
+		}
+	case KindStep:
+		if e.Name == "" {
+			return fmt.Errorf("step needs a \"name\"")
 		}
 	case KindHarnessError:
 		if e.Reason == "" {

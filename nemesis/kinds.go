@@ -202,6 +202,9 @@ func (s Schedule) Needs() Needs {
 			if target == "" {
 				target = d.DefaultTarget
 			}
+			if f.On.candidate() && (target == TargetTrigger || target == TargetLeader) {
+				continue // the candidate whose event fired
+			}
 			n.StoreClock = n.StoreClock || targetMayHit(target, ClassStore)
 		}
 	}

@@ -35,7 +35,10 @@ type Plan struct {
 	FaultPhase Duration       `json:"fault_phase"`
 	TTL        Duration       `json:"ttl"`
 	Faults     []PlannedFault `json:"faults"` // sorted by At, then ID
-	Topology   Topology       `json:"topology"`
+	// Triggers are the faults that start on an event (on=EVENT), in schedule order. Their
+	// occurrences get fault ids after the planned ones, in the order they fire.
+	Triggers []PlannedTrigger `json:"triggers,omitempty"`
+	Topology Topology         `json:"topology"`
 }
 
 // PlannedFault is one occurrence of a fault.
@@ -57,6 +60,8 @@ type PlannedFault struct {
 	Grudge Grudge `json:"grudge,omitempty"`
 	// Pick breaks ties among live candidates (which follower) deterministically.
 	Pick uint64 `json:"pick"`
+	// Trigger is set on an occurrence of a triggered fault: the event that fired it.
+	Trigger *FiredTrigger `json:"trigger,omitempty"`
 }
 
 // Duration marshals as a Go duration string ("6s") so plans stay readable.

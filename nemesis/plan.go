@@ -33,6 +33,14 @@ func (s Schedule) Plan(seed int64, faultPhase time.Duration, topo Topology) (Pla
 	for i, f := range s.Faults {
 		// One stream per fault of the schedule: adding a fault does not reshuffle the others.
 		rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)+1))
+		if f.On.IsSet() {
+			pt, err := planTrigger(f, faultPhase, topo, rng)
+			if err != nil {
+				return Plan{}, fmt.Errorf("fault %q: %w", f, err)
+			}
+			p.Triggers = append(p.Triggers, pt)
+			continue
+		}
 		occ, err := planFault(f, faultPhase, topo, rng)
 		if err != nil {
 			return Plan{}, fmt.Errorf("fault %q: %w", f, err)
@@ -43,7 +51,9 @@ func (s Schedule) Plan(seed int64, faultPhase time.Duration, topo Topology) (Pla
 	for i := range all {
 		all[i].ID = i + 1
 	}
-	p.Faults = all
+	if all != nil {
+		p.Faults = all
+	}
 	return p, nil
 }
 

@@ -39,6 +39,8 @@ type Nemesis struct {
 	rated      map[string]bool        // candidates whose clock file carries a rate
 	closing    bool                   // HealAll started: no new fault may apply
 	closeCh    chan struct{}          // closed with closing
+	armed      *armed                 // the plan's triggers while Run is in the fault phase
+	writes     map[string]int         // candidate → writes reported in its current tenure (on=write:N)
 	inflight   sync.WaitGroup         // applies in progress, awaited by HealAll
 }
 
@@ -56,7 +58,7 @@ func New(env Env, topo Topology) *Nemesis {
 		env: env, topo: topo,
 		active: map[int]*activeFault{}, sidecars: map[string]*sidecar{}, sideLocks: map[string]*sync.Mutex{}, netNodes: map[string]bool{},
 		frozen: map[string]bool{}, killed: map[string]bool{}, stopped: map[string][]proc{}, stopCounts: map[proc]int{}, clocks: map[string]int64{}, proxyLinks: map[string]bool{}, rated: map[string]bool{},
-		closeCh: make(chan struct{}),
+		closeCh: make(chan struct{}), writes: map[string]int{},
 	}
 }
 
@@ -93,6 +95,10 @@ func (n *Nemesis) Run(ctx context.Context, plan Plan) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var healErrs []error
+	var trig *armed
+	if len(plan.Triggers) > 0 {
+		trig = n.arm(ctx, plan, start.Add(time.Duration(plan.FaultPhase)), &wg)
+	}
 	for _, pf := range plan.Faults {
 		wait := time.Until(start.Add(time.Duration(pf.At)))
 		if wait > 0 {
@@ -118,7 +124,21 @@ func (n *Nemesis) Run(ctx context.Context, plan Plan) error {
 			}
 		}(pf)
 	}
+	if trig != nil {
+		// Triggers stay armed for the whole fault phase.
+		t := time.NewTimer(time.Until(trig.end))
+		select {
+		case <-ctx.Done():
+		case <-n.closed():
+		case <-t.C:
+		}
+		t.Stop()
+		n.disarm()
+	}
 	wg.Wait()
+	if trig != nil {
+		healErrs = append(healErrs, trig.errs...)
+	}
 	return errors.Join(healErrs...)
 }
 
@@ -129,6 +149,11 @@ func (n *Nemesis) prewarmSidecars(ctx context.Context, plan Plan) {
 	needed := false
 	for _, f := range plan.Faults {
 		if k, ok := kinds[f.Kind]; ok && k.def().Network {
+			needed = true
+		}
+	}
+	for _, t := range plan.Triggers {
+		if k, ok := kinds[t.Fault.Kind]; ok && k.def().Network {
 			needed = true
 		}
 	}
@@ -245,6 +270,9 @@ func (n *Nemesis) record(kind history.Kind, pf PlannedFault, targets []string, t
 	}
 	if err != nil {
 		e.Err = err.Error()
+	}
+	if kind == history.KindFaultStart && pf.Trigger != nil {
+		e.Trigger, e.TriggerNodes, e.TriggerSeq, e.TriggerT = pf.Trigger.On, pf.Trigger.Nodes, pf.Trigger.Seq, pf.Trigger.T
 	}
 	_ = n.env.Record(e) // the history writer reports its own errors to the run
 }

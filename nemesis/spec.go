@@ -27,6 +27,10 @@ type FaultSpec struct {
 	At     Dur    // first start offset; unset = seeded random
 	Jitter Dur    // ± on every repeat; unset = 10% of Every
 	Count  int    // at most this many occurrences; 0 = as many as fit
+	// On, when set, starts each occurrence on an event instead of at a planned time; After
+	// delays it from the event. Every is then the cooldown between firing events.
+	On     Trigger
+	After  Dur
 	Params map[string]string
 }
 
@@ -101,6 +105,8 @@ var commonKeys = []keyDoc{
 	{"at", "offset of the first start in the fault phase (default: seeded random)", ""},
 	{"jitter", "± seeded random shift of each repeat (default 10% of every)", ""},
 	{"count", "at most this many occurrences (default: as many as fit)", ""},
+	{"on", "start on an event instead of a time: elected, campaigning, write[:N], stepped-down, fault-end, step:NAME (docs/faults.md, Triggers)", ""},
+	{"after", "with on=: delay from the event to the fault's start (>= 0; default 0)", ""},
 }
 
 type keyDoc struct {
@@ -115,6 +121,9 @@ func Parse(spec string) (Schedule, error) {
 		return Schedule{}, err
 	}
 	if err := s.checkProxyMix(); err != nil {
+		return Schedule{}, err
+	}
+	if err := s.checkTriggers(); err != nil {
 		return Schedule{}, err
 	}
 	return s, nil
@@ -247,6 +256,9 @@ func parseFault(item string) (FaultSpec, error) {
 			}
 		}
 	}
+	if err := f.checkTrigger(); err != nil {
+		return FaultSpec{}, fmt.Errorf("%q: %w", item, err)
+	}
 	if f.Every.Set && f.For.Set && f.Every.TTLs == 0 && f.For.TTLs == 0 && f.Every.D <= f.For.D {
 		return FaultSpec{}, fmt.Errorf("%q: every=%s must be longer than for=%s (occurrences of one fault never overlap)", item, f.Every, f.For)
 	}
@@ -275,10 +287,21 @@ func (f *FaultSpec) set(k kindDef, key, val string) error {
 	var err error
 	switch key {
 	case "target":
-		if err := validTarget(val, k); err != nil {
-			return err
+		if val != TargetTrigger { // checked with on= once every key is read
+			if err := validTarget(val, k); err != nil {
+				return err
+			}
 		}
 		f.Target = val
+	case "on":
+		f.On, err = ParseTrigger(val)
+	case "after":
+		f.After, err = ParseDur(val)
+		if err == nil && f.After.negative() {
+			err = fmt.Errorf("after=%s is negative: a fault cannot start before its event; %s", val, triggerForm)
+		} else if err != nil {
+			err = fmt.Errorf("after: %w; %s", err, triggerForm)
+		}
 	case "for":
 		f.For, err = dur()
 		if err == nil && f.For.Resolve(time.Second) == 0 {
@@ -319,6 +342,12 @@ func (f FaultSpec) String() string {
 	var kv []string
 	if f.Target != "" {
 		kv = append(kv, "target="+f.Target)
+	}
+	if f.On.IsSet() {
+		kv = append(kv, "on="+f.On.String())
+	}
+	if f.After.Set {
+		kv = append(kv, "after="+f.After.Text)
 	}
 	keys := make([]string, 0, len(f.Params))
 	for k := range f.Params {

@@ -38,12 +38,13 @@ var targetDocs = []struct{ name, doc string }{
 	{TargetStoreMinority, "seeded: a minority of the store nodes (at least one)"},
 	{TargetAllStore, "every store node"},
 	{"node:NAME", "one named node, e.g. node:c2 or node:etcd-1"},
+	{TargetTrigger, "with on=EVENT: the node whose event fired the fault (fault-end: the healed fault's targets); with a candidate event target=leader means the same"},
 }
 
 func targetNames() []string {
 	var out []string
 	for _, t := range targetDocs {
-		if t.name != "node:NAME" {
+		if t.name != "node:NAME" && t.name != TargetTrigger {
 			out = append(out, t.name)
 		}
 	}
@@ -114,6 +115,8 @@ func majority(n int) int { return n/2 + 1 }
 func chooseTargets(target string, topo Topology, rng *rand.Rand) ([]string, error) {
 	store := topo.StoreNodes
 	switch target {
+	case TargetTrigger:
+		return nil, nil // the event names it when the fault fires
 	case TargetLeader, TargetStaleLeader, TargetFollower:
 		if len(topo.Candidates) == 0 {
 			return nil, fmt.Errorf("target %s needs candidates, the run has none", target)
@@ -207,6 +210,20 @@ func leaderNames(leaders []Leader) []string {
 
 // resolveTargets turns a planned fault's target into node names, now.
 func resolveTargets(ctx context.Context, live liveState, topo Topology, pf PlannedFault) ([]string, error) {
+	if tr := pf.Trigger; tr != nil {
+		// A triggered fault hits the node whose event fired it: target=trigger always,
+		// target=leader when a candidate's event fired it (that candidate, as in
+		// pause:target=leader,on=elected).
+		if pf.Target == TargetTrigger || (pf.Target == TargetLeader && !strings.HasPrefix(tr.On, EventFaultEnd)) {
+			if len(tr.Nodes) == 0 {
+				return nil, fmt.Errorf("target %s: the triggering event (%s) named no node", pf.Target, tr.On)
+			}
+			return slices.Clone(tr.Nodes), nil
+		}
+	}
+	if pf.Target == TargetTrigger {
+		return nil, fmt.Errorf("target trigger: only a fault started by an event (on=EVENT) has a triggering node")
+	}
 	switch pf.Target {
 	case TargetLeader:
 		leaders := newestFirst(live.Leaders())

@@ -163,6 +163,22 @@ func (x *story) faultStart() {
 	x.steps = append(x.steps, ExplainStep{T: f.StartT, Rel: rel(f.StartT, x.r.Run.StartT),
 		Text: fmt.Sprintf("%s %s at %s of the run (fault %d, %s for %s; times below count from here)",
 			strings.Join(f.Targets, ", "), faultVerbs(f.Kind).start, rel(f.StartT, x.r.Run.StartT), f.ID, f.Kind, fmtDur(f.EndT-f.StartT))})
+	if f.Trigger != "" {
+		x.steps[len(x.steps)-1].Text += ", " + triggerText(*f, x.r.Run.StartT)
+	}
+}
+
+// triggerText says which event started a triggered fault and how long after it the fault
+// took effect: "triggered by step:lock-acquired of c3 at +13.150s, in effect 30ms later".
+func triggerText(f checkers.FaultWindow, t0 int64) string {
+	s := "triggered by " + f.Trigger
+	if len(f.TriggerNodes) > 0 {
+		s += " of " + strings.Join(f.TriggerNodes, ", ")
+	}
+	if f.TriggerT > 0 {
+		s += " at " + rel(f.TriggerT, t0) + ", in effect " + fmtDur(f.StartT-f.TriggerT) + " later"
+	}
+	return s
 }
 
 // faultEnd adds the heal if it came before t (or t is 0).

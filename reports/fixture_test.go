@@ -18,6 +18,7 @@ const ms = int64(time.Millisecond)
 var sourceOf = map[history.Kind]history.Source{
 	history.KindCampaigning: history.SourceCandidate, history.KindElected: history.SourceCandidate,
 	history.KindSteppedDown: history.SourceCandidate, history.KindWrite: history.SourceCandidate, history.KindError: history.SourceCandidate,
+	history.KindStep:     history.SourceCandidate,
 	history.KindDecision: history.SourceResource, history.KindBadRequest: history.SourceResource,
 	history.KindRunStart: history.SourceHarness, history.KindPhase: history.SourceHarness, history.KindProcessStart: history.SourceHarness,
 	history.KindProcessExit: history.SourceHarness, history.KindSignal: history.SourceHarness,
@@ -93,6 +94,7 @@ func (f fixture) events() []history.Event {
 	}
 	add(2000, history.Event{Kind: history.KindPhase, Phase: history.PhaseFaults})
 	add(3000, history.Event{Kind: history.KindFaultStart, FaultID: 1, Fault: "pause", Targets: []string{c1}, Spec: f.schedule})
+	add(5190, history.Event{Kind: history.KindStep, Node: c2, Name: "lock-acquired"}) // checkers ignore it
 	add(5200, history.Event{Kind: history.KindElected, Node: c2, Token: 2})
 	for t := int64(5250); t < 12000; t += 50 {
 		write(t, c2, 2)
@@ -103,7 +105,9 @@ func (f fixture) events() []history.Event {
 	add(7200, history.Event{Kind: history.KindCampaigning, Node: c1})
 	add(9000, history.Event{Kind: history.KindFaultStart, FaultID: 2, Fault: "partition", Targets: []string{"etcd-2"}, Spec: "partition:target=store-minority"})
 	add(11000, history.Event{Kind: history.KindFaultEnd, FaultID: 2})
-	add(12000, history.Event{Kind: history.KindFaultStart, FaultID: 3, Fault: "kill", Targets: []string{c2}, Spec: "kill:target=leader"})
+	// The kill was triggered by c2's write 100 (on=write:100): the report says so.
+	add(12000, history.Event{Kind: history.KindFaultStart, FaultID: 3, Fault: "kill", Targets: []string{c2}, Spec: "kill:target=leader,on=write:100",
+		Trigger: "write:100", TriggerNodes: []string{c2}, TriggerT: base + 11970*ms})
 	add(12001, history.Event{Kind: history.KindSignal, Node: c2, Signal: "SIGKILL"})
 	exit := 137
 	add(12002, history.Event{Kind: history.KindProcessExit, Node: c2, Exit: &exit})

@@ -292,6 +292,9 @@ func (tl *timeline) addFaults(r *checkers.Results, sc scale, lanes laneIndex, v 
 		if f.Spec != "" {
 			title += "\nspec: " + f.Spec
 		}
+		if f.Trigger != "" {
+			title += "\n" + triggerText(f, t0)
+		}
 		if f.Open {
 			title += "\nnever healed in the history (no fault-end)"
 		}

@@ -83,7 +83,10 @@ type Row struct {
 	Workload   string   `yaml:"workload"`
 	Resource   string   `yaml:"resource"`
 	Require    []string `yaml:"require"`
-	Tags       []string `yaml:"tags"`
+	// LeaderWork, when set, is passed as SPLITBRAIN_LEADER_WORK (0s: no gap between a
+	// leader's lease check and its write, so a paused leader never releases a stale write).
+	LeaderWork *time.Duration `yaml:"leader_work"`
+	Tags       []string       `yaml:"tags"`
 	Timing     `yaml:",inline"`
 	Expect     Expect `yaml:"expect"`
 	Note       string `yaml:"note"` // why the expectation is what it is
@@ -431,6 +434,9 @@ func (m *Matrix) config(r Row, t Timing, seed int64) harness.Config {
 	}
 	if r.Candidate != "" {
 		cfg.CandidateCmd, cfg.CandidatePackages = candidatePath(m.root, r), slices.Clone(r.Packages)
+	}
+	if r.LeaderWork != nil {
+		cfg.LeaderWork, cfg.LeaderWorkSet = *r.LeaderWork, true
 	}
 	return cfg
 }

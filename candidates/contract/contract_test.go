@@ -138,6 +138,7 @@ func TestParseLineValid(t *testing.T) {
 			history.Event{T: 9, Kind: history.KindWrite, Token: 3, WriteID: "c1-1", CallT: 7, Result: "unknown"}, false},
 		{`{"t":10,"kind":"stepped-down","reason":"lease expired"}`, history.Event{T: 10, Kind: history.KindSteppedDown, Reason: "lease expired"}, false},
 		{`{"t":10,"kind":"error","reason":"dial: refused"}`, history.Event{T: 10, Kind: history.KindError, Reason: "dial: refused"}, false},
+		{`{"t":11,"kind":"step","name":"lock-acquired"}`, history.Event{T: 11, Kind: history.KindStep, Name: "lock-acquired"}, false},
 	}
 	for _, c := range cases {
 		p, err := ParseLine("c1", []byte(c.line), 100)
@@ -193,6 +194,12 @@ func TestParseLineViolations(t *testing.T) {
 		{`{"t":9,"kind":"write","token":3,"call_t":8,"result":"accepted"}`, `needs "write_id"`},
 		{`{"t":5,"kind":"error","reason":"` + strings.Repeat("x", 3000) + `"}`, `the limit is`},
 		{`{` + strings.Repeat(" ", MaxLineBytes) + `}`, `exceeds`},
+		{`{"t":5,"kind":"step"}`, `step event needs "name"`},
+		{`{"t":5,"kind":"step","name":""}`, `must not be empty`},
+		{`{"t":5,"kind":"step","name":"lock acquired"}`, `use letters, digits`},
+		{`{"t":5,"kind":"step","name":"` + strings.Repeat("x", 65) + `"}`, `the limit is 64`},
+		{`{"t":5,"kind":"step","name":"x","reason":"y"}`, `does not belong to a step`},
+		{`{"t":5,"kind":"error","reason":"x","name":"y"}`, `does not belong to a error`},
 	}
 	for _, c := range cases {
 		_, err := ParseLine("c1", []byte(c.line), 100)

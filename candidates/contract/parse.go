@@ -18,6 +18,7 @@ const MaxLineBytes = 64 << 10
 const (
 	maxWriteID = 256
 	maxReason  = 2048
+	maxStep    = 64
 )
 
 // ErrNotEvent means the line is ordinary log output (it does not start with '{'): the harness
@@ -48,6 +49,7 @@ var kindFields = map[history.Kind]map[string]bool{
 	history.KindSteppedDown: {"reason": true},
 	history.KindWrite:       {"token": true, "write_id": true, "call_t": true, "result": true},
 	history.KindError:       {"reason": true},
+	history.KindStep:        {"name": true}, // optional kind: an internal step of the recipe
 }
 
 // ParseLine turns one stdout line of candidate node into a history event. receivedAt is the
@@ -69,7 +71,7 @@ func ParseLine(node string, line []byte, receivedAt int64) (Parsed, error) {
 
 	kindRaw, ok := raw["kind"]
 	if !ok {
-		return Parsed{}, violation(`missing "kind" (one of campaigning, elected, stepped-down, write, error)`)
+		return Parsed{}, violation(`missing "kind" (one of campaigning, elected, stepped-down, write, error, step)`)
 	}
 	kindStr, ok := kindRaw.(string)
 	if !ok {
@@ -78,7 +80,7 @@ func ParseLine(node string, line []byte, receivedAt int64) (Parsed, error) {
 	kind := history.Kind(kindStr)
 	allowed, ok := kindFields[kind]
 	if !ok {
-		return Parsed{}, violation("unknown kind %q (want campaigning, elected, stepped-down, write or error)", kindStr)
+		return Parsed{}, violation("unknown kind %q (want campaigning, elected, stepped-down, write, error or step)", kindStr)
 	}
 	for name := range raw {
 		switch name {
@@ -147,6 +149,14 @@ func ParseLine(node string, line []byte, receivedAt int64) (Parsed, error) {
 			return Parsed{}, err
 		}
 	}
+	if v, ok := raw["name"]; ok {
+		if e.Name, err = text("name", v, maxStep); err != nil {
+			return Parsed{}, err
+		}
+		if !ValidStepName(e.Name) {
+			return Parsed{}, violation(`step "name" %q: use letters, digits, '-', '_' and '.' (e.g. lock-acquired)`, e.Name)
+		}
+	}
 	if v, ok := raw["clock"]; ok {
 		if s, isStr := v.(string); !isStr || s != ClockOffsetFile {
 			return Parsed{}, violation(`"clock" must be %q (the only declaration defined in contract v%d)`, ClockOffsetFile, Version)
@@ -193,7 +203,7 @@ func scanObject(line []byte) (map[string]any, error) {
 			return nil, violation("field %q must be a string or an integer, not %v", key, quoteAny(v))
 		}
 		if _, known := knownFields[key]; !known {
-			return nil, violation("unknown field %q (contract v%d fields: t, kind, node, token, write_id, call_t, result, reason, clock)", key, Version)
+			return nil, violation("unknown field %q (contract v%d fields: t, kind, node, token, write_id, call_t, result, reason, clock, name)", key, Version)
 		}
 	}
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
@@ -206,7 +216,22 @@ func scanObject(line []byte) (map[string]any, error) {
 }
 
 var knownFields = map[string]struct{}{
-	"t": {}, "kind": {}, "node": {}, "token": {}, "write_id": {}, "call_t": {}, "result": {}, "reason": {}, "clock": {},
+	"t": {}, "kind": {}, "node": {}, "token": {}, "write_id": {}, "call_t": {}, "result": {}, "reason": {}, "clock": {}, "name": {},
+}
+
+// ValidStepName reports whether s can name a step: 1-64 letters, digits, '-', '_', '.'
+// (so it reads unquoted in a nemesis spec, on=step:NAME).
+func ValidStepName(s string) bool {
+	if s == "" || len(s) > maxStep {
+		return false
+	}
+	for _, c := range s {
+		ok := c == '-' || c == '_' || c == '.' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func positiveInt(name string, v any) (int64, error) {

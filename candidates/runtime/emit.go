@@ -18,6 +18,7 @@ type line struct {
 	Result  string `json:"result,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	Clock   string `json:"clock,omitempty"`
+	Name    string `json:"name,omitempty"`
 }
 
 // Emitter prints contract events, one whole line per write, serialized so concurrent
@@ -77,6 +78,12 @@ func (e *Emitter) Error(reason string) {
 // given up), under the output lock so a node's timestamps never go back in output order.
 func (e *Emitter) Write(token int64, writeID string, callT int64, result string) {
 	e.emit(line{Kind: string(history.KindWrite), Token: token, WriteID: writeID, CallT: callT, Result: result})
+}
+
+// Step records that the recipe passed an internal step (optional contract event): faults
+// can be triggered on it (nemesis on=step:NAME), checkers ignore it.
+func (e *Emitter) Step(name string) {
+	e.emit(line{Kind: string(history.KindStep), Name: name})
 }
 
 func nonEmpty(s string) string {

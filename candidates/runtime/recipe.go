@@ -62,6 +62,18 @@ type Env struct {
 	Clock  *Clock
 	// Logf writes a log line to stderr (kept as the node's log, not an event).
 	Logf func(format string, args ...any)
+	// StepFn prints a step event; recipes call Step. nil (tests) prints nothing.
+	StepFn func(name string)
+}
+
+// Step announces that the recipe passed one of its declared steps (Info.Steps), e.g.
+// "lock-acquired" right after the store granted the lock: an optional contract event that
+// faults can trigger on (nemesis on=step:NAME) so a window between two store commands can
+// be hit. Call it at the moment the step happens, before the next store command.
+func (e Env) Step(name string) {
+	if e.StepFn != nil {
+		e.StepFn(name)
+	}
 }
 
 // Info describes a recipe: what listings, the harness and the matrix need to know.
@@ -74,6 +86,9 @@ type Info struct {
 	ClockAware bool
 	// Negative marks deliberately broken recipes (negative controls).
 	Negative bool
+	// Steps are the step events the recipe emits (Env.Step), in the order they happen in a
+	// campaign; a nemesis trigger on=step:NAME for a name not listed here is refused.
+	Steps []string
 }
 
 // Definition is one entry of the recipe registry (candidates.Registry). Spec is the usual
@@ -93,12 +108,13 @@ type Spec struct {
 	Summary    string
 	ClockAware bool
 	Negative   bool
+	Steps      []string
 	Timing     func(c contract.Config) Timing
 	New        func(ctx context.Context, env Env) (Recipe, error)
 }
 
 func (s Spec) Describe() Info {
-	return Info{Name: s.Name, Store: s.Store, Summary: s.Summary, ClockAware: s.ClockAware, Negative: s.Negative}
+	return Info{Name: s.Name, Store: s.Store, Summary: s.Summary, ClockAware: s.ClockAware, Negative: s.Negative, Steps: s.Steps}
 }
 func (s Spec) TimingFor(c contract.Config) Timing { return s.Timing(c) }
 func (s Spec) NewRecipe(ctx context.Context, env Env) (Recipe, error) {
@@ -119,6 +135,11 @@ func (r Registry) Check() error {
 		}
 		if s, ok := d.(Spec); ok && (s.New == nil || s.Timing == nil) {
 			errs = append(errs, fmt.Errorf("recipe %s: Spec needs both New and Timing", in.Name))
+		}
+		for _, st := range in.Steps {
+			if !contract.ValidStepName(st) {
+				errs = append(errs, fmt.Errorf("recipe %s: step name %q: use letters, digits, '-', '_', '.'", in.Name, st))
+			}
 		}
 		if seen[in.Name] {
 			errs = append(errs, fmt.Errorf("recipe %s is listed twice", in.Name))

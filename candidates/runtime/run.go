@@ -76,7 +76,7 @@ func Run(ctx context.Context, o Options) error {
 		fmt.Fprintf(o.Stderr, "%s %s: %s\n", time.Now().Format("15:04:05.000"), cfg.NodeID, fmt.Sprintf(format, args...))
 	}
 	em := NewEmitter(o.Stdout)
-	env := Env{Config: cfg, Timing: def.TimingFor(cfg), Logf: logf,
+	env := Env{Config: cfg, Timing: def.TimingFor(cfg), Logf: logf, StepFn: em.Step,
 		Clock: NewClock(cfg.ClockFile, func(err error) { em.Error(err.Error()) })}
 	r := &runner{spec: spec, env: env, em: em, o: o, client: o.Client,
 		idPrefix: cfg.NodeID + "-" + strconv.FormatInt(history.Now(), 36) + "-"}

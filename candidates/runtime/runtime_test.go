@@ -340,3 +340,22 @@ func TestWriteTimeoutBounds(t *testing.T) {
 		}
 	}
 }
+
+// A step line is a valid contract event carrying its name, and Env.Step without an
+// emitter (tests building an Env by hand) prints nothing and does not panic.
+func TestStepEvent(t *testing.T) {
+	var out bytes.Buffer
+	em := NewEmitter(&out)
+	env := Env{StepFn: em.Step}
+	env.Step("lock-acquired")
+	p, err := contract.ParseLine("c1", bytes.TrimSpace(out.Bytes()), history.Now())
+	if err != nil || p.Event.Kind != history.KindStep || p.Event.Name != "lock-acquired" || p.Event.Stamped {
+		t.Fatalf("step line %q: %+v %v", out.String(), p.Event, err)
+	}
+	Env{}.Step("lock-acquired")
+	bad := Registry{Spec{Name: "x", Store: "redis", Steps: []string{"lock acquired"}, New: func(context.Context, Env) (Recipe, error) { return nil, nil },
+		Timing: func(contract.Config) Timing { return Timing{} }}}
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), `step name "lock acquired"`) {
+		t.Fatalf("registry check: %v", err)
+	}
+}

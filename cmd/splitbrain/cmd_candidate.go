@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
@@ -33,7 +34,11 @@ func runCandidate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if *list {
 		for _, s := range candidates.Registry.Infos() {
-			fmt.Fprintf(stdout, "%-18s %-10s %s\n", s.Name, s.Store, s.Summary)
+			steps := ""
+			if len(s.Steps) > 0 {
+				steps = " [steps: " + strings.Join(s.Steps, ", ") + "]"
+			}
+			fmt.Fprintf(stdout, "%-22s %-10s %s%s\n", s.Name, s.Store, s.Summary, steps)
 		}
 		return exitValid, nil
 	}

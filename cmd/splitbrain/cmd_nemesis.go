@@ -56,7 +56,7 @@ func printNemesisList(w io.Writer) {
 			fmt.Fprintf(tw, "    %s=\t%s%s\n", p.Key, p.Doc, def)
 		}
 	}
-	fmt.Fprintln(tw, "  every kind also takes:\ttarget= for= every= at= jitter= count= (durations: Go syntax like 6s, or NxTTL)")
+	fmt.Fprintln(tw, "  every kind also takes:\ttarget= for= every= at= jitter= count= on= after= (durations: Go syntax like 6s, or NxTTL)")
 	unsupported := nemesis.Unsupported()
 	for _, k := range sortedNames(unsupported) {
 		fmt.Fprintf(tw, "  %s\tNOT SUPPORTED: %s\n", k, unsupported[k])
@@ -65,6 +65,13 @@ func printNemesisList(w io.Writer) {
 	for _, t := range nemesis.Targets() {
 		fmt.Fprintf(tw, "  %s\t%s\n", t.Name, t.Doc)
 	}
+	fmt.Fprintln(tw, "\nTRIGGERS (on=EVENT: start on an event instead of a time, e.g. pause:target=leader,on=elected,after=30ms,for=3xTTL)")
+	for _, t := range nemesis.TriggerEvents() {
+		fmt.Fprintf(tw, "  on=%s\t%s\n", t.Name, t.Doc)
+	}
+	fmt.Fprintln(tw, "  after=\tdelay from the event to the fault's start (>= 0, default 0)")
+	fmt.Fprintln(tw, "  target\twith a candidate's event the fault hits that candidate (target=leader or trigger, the default); other targets resolve as usual when it starts")
+	fmt.Fprintln(tw, "  every= count=\tevery= is the cooldown between firing events (default 2x(after+for)); count= caps the occurrences; an event fires only while the previous occurrence is over and the new one ends inside the fault phase")
 	fmt.Fprintln(tw, "\nPARTITION SHAPES (partition:shape=...)")
 	for _, s := range nemesis.Shapes() {
 		fmt.Fprintf(tw, "  %s\t%s\n", s.Name, s.Doc)

@@ -14,7 +14,7 @@ func TestNemesisList(t *testing.T) {
 	}
 	for _, want := range []string{"pause", "freeze", "kill", "partition", "clock", "loss", "NOT SUPPORTED",
 		"majorities-ring", "bridge", "one-way", "store-leader", "pause-leader", "= pause:target=leader,for=3xTTL",
-		"clock skew of the server", "redis"} {
+		"clock skew of the server", "redis", "TRIGGERS", "on=elected", "on=write[:N]", "on=step:NAME", "on=fault-end", "after=", "cooldown"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("nemesis list lacks %q", want)
 		}

@@ -1,0 +1,163 @@
+//go:build chaos
+
+package harness
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+// TestTriggeredFaultsLandWithinBound: faults triggered by a step and by elected hit the
+// candidate whose event fired, start within nemesis.TriggerBound of the event (plus
+// after=), and really stop it: the paused candidate prints nothing until it is resumed.
+func TestTriggeredFaultsLandWithinBound(t *testing.T) {
+	cfg := baseConfig(t, "redis", "redis-setnx")
+	cfg.TTL = time.Second
+	cfg.Workload = "handoff" // an election every 3 s: events to trigger on
+	cfg.FaultTime = 20 * time.Second
+	cfg.Nemesis = "pause:target=trigger,on=step:lock-acquired,for=400ms,every=1s; pause:target=leader,on=elected,after=30ms,for=300ms,every=1s"
+	out, evs := runAndRead(t, runCtx(t), cfg)
+	if out.Verdict == VerdictUnknown {
+		t.Fatalf("verdict unknown: %v", out.Reasons)
+	}
+	bySeq := map[int64]history.Event{}
+	ends := map[int]history.Event{}
+	for _, e := range evs {
+		bySeq[e.Seq] = e
+		if e.Kind == history.KindFaultEnd {
+			ends[e.FaultID] = e
+		}
+	}
+	var lat []time.Duration
+	for _, st := range evs {
+		if st.Kind != history.KindFaultStart {
+			continue
+		}
+		if st.Err != "" {
+			t.Errorf("fault %d did not apply: %s", st.FaultID, st.Err)
+			continue
+		}
+		trig, ok := bySeq[st.TriggerSeq]
+		if st.Trigger == "" || !ok || trig.T != st.TriggerT {
+			t.Errorf("fault %d does not name its triggering event: %+v", st.FaultID, st)
+			continue
+		}
+		after := time.Duration(0)
+		switch st.Trigger {
+		case "step:lock-acquired":
+			if trig.Kind != history.KindStep || trig.Name != "lock-acquired" {
+				t.Errorf("fault %d names event %+v, not a lock-acquired step", st.FaultID, trig)
+			}
+		case "elected":
+			after = 30 * time.Millisecond
+			if trig.Kind != history.KindElected {
+				t.Errorf("fault %d names event %+v, not elected", st.FaultID, trig)
+			}
+		default:
+			t.Errorf("fault %d: unexpected trigger %q", st.FaultID, st.Trigger)
+		}
+		if len(st.Targets) != 1 || st.Targets[0] != trig.Node || !slices.Equal(st.TriggerNodes, st.Targets) {
+			t.Errorf("fault %d hit %v, but %s's event fired it", st.FaultID, st.Targets, trig.Node)
+		}
+		d := time.Duration(st.T-st.TriggerT) - after
+		lat = append(lat, d)
+		if d < 0 || d > nemesis.TriggerBound {
+			t.Errorf("fault %d (%s) took effect %v after its event (+after=%v), bound %v", st.FaultID, st.Trigger, d, after, nemesis.TriggerBound)
+		}
+		// From outside: the paused candidate printed nothing while it was stopped.
+		end, ok := ends[st.FaultID]
+		if !ok {
+			t.Errorf("fault %d was never healed", st.FaultID)
+			continue
+		}
+		for _, e := range evs {
+			if e.Source == history.SourceCandidate && e.Node == trig.Node && e.T > st.T && e.T < end.T {
+				t.Errorf("paused %s produced %s at t=%d inside its pause [%d, %d]", e.Node, e.Kind, e.T, st.T, end.T)
+			}
+		}
+	}
+	if len(lat) < 4 {
+		t.Fatalf("only %d triggered faults in 20 s of handoffs", len(lat))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	t.Logf("event → fault-start (after= subtracted), %d faults: min %v median %v max %v (bound %v)",
+		len(lat), lat[0], lat[len(lat)/2], lat[len(lat)-1], nemesis.TriggerBound)
+}
+
+// TestTriggeredFaultHealedAtRunEnd: a run cancelled while one triggered pause is active and
+// another waits for its after= heals the first (fault-end recorded, the node runs again
+// and resigns at teardown) and never starts the second.
+func TestTriggeredFaultHealedAtRunEnd(t *testing.T) {
+	ctx, cancel := context.WithCancel(runCtx(t))
+	defer cancel()
+	cfg := baseConfig(t, "redis", "redis-setnx")
+	cfg.StoreRoot = t.TempDir() // the watcher below globs it
+	cfg.TTL = time.Second
+	cfg.Workload = "handoff"
+	cfg.FaultTime = 90 * time.Second
+	cfg.Nemesis = "pause:on=step:lock-acquired,for=60s,count=1; pause:target=follower,on=elected,after=25s,for=5s,count=1"
+	runDone := make(chan struct{})
+	go func() {
+		defer cancel()
+		deadline := time.Now().Add(6 * time.Minute)
+		for time.Now().Before(deadline) {
+			dirs, _ := filepath.Glob(filepath.Join(cfg.StoreRoot, "*", "*", HistoryFile))
+			for _, d := range dirs {
+				if b, _ := os.ReadFile(d); strings.Contains(string(b), `"fault-start"`) {
+					time.Sleep(2 * time.Second) // the elected trigger is pending by now
+					return
+				}
+			}
+			select {
+			case <-runDone:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	out, err := Run(ctx, cfg)
+	close(runDone)
+	if err == nil {
+		t.Fatal("cancelled run returned no error")
+	}
+	assertNoLeftovers(t, out.RunID)
+	evs, _, rerr := history.ReadFile(filepath.Join(out.RunDir, HistoryFile))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var starts, ends []history.Event
+	for _, e := range evs {
+		switch e.Kind {
+		case history.KindFaultStart:
+			starts = append(starts, e)
+		case history.KindFaultEnd:
+			ends = append(ends, e)
+		}
+	}
+	if len(starts) != 1 || starts[0].Trigger != "step:lock-acquired" || starts[0].Err != "" {
+		t.Fatalf("want exactly the step-triggered pause started (the pending one never), got %+v", starts)
+	}
+	if len(ends) != 1 || ends[0].FaultID != starts[0].FaultID || ends[0].Err != "" {
+		t.Fatalf("the active triggered pause was not healed: %+v", ends)
+	}
+	if !slices.ContainsFunc(evs, func(e history.Event) bool { return e.Kind == history.KindElected && e.T > starts[0].T }) {
+		t.Log("note: no election after the pause started")
+	}
+	// The resumed node ran again: it printed events after the heal (its stepped-down or
+	// campaigning at teardown), which a still-stopped process could not.
+	node := starts[0].Targets[0]
+	if !slices.ContainsFunc(evs, func(e history.Event) bool {
+		return e.Source == history.SourceCandidate && e.Node == node && e.T > ends[0].T
+	}) {
+		t.Errorf("%s printed nothing after its pause was healed at run end", node)
+	}
+}

@@ -1,0 +1,410 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
+)
+
+// Trigger events: a fault with on=EVENT starts when the event is recorded (plus after=)
+// instead of at a planned offset.
+const (
+	EventElected     = "elected"
+	EventCampaigning = "campaigning"
+	EventWrite       = "write"
+	EventSteppedDown = "stepped-down"
+	EventFaultEnd    = "fault-end"
+	EventStep        = "step"
+)
+
+// TriggerBound is the stated bound from a triggering event's t to its fault's start t (minus
+// after=): the candidate's output reaching the harness through the container engine's log
+// stream, plus the fault's own apply. Measured in docs/performance.md ("Triggered faults");
+// harness/trigger_chaos_test.go holds real runs to it.
+const TriggerBound = 500 * time.Millisecond
+
+// TargetTrigger is the node whose event fired a triggered fault (fault-end: the healed
+// fault's targets). With a candidate event, target=leader means the same node.
+const TargetTrigger = "trigger"
+
+// triggerForm is shown with every trigger error so the user sees the valid form.
+const triggerForm = `valid form: on=EVENT[,after=DURATION] with EVENT one of elected, campaigning, write (the first write of a tenure), write:N (its N-th write), stepped-down, fault-end, step:NAME (a step the recipe emits); after >= 0 (e.g. pause:target=leader,on=elected,after=30ms,for=3xTTL)`
+
+var triggerDocs = []struct{ name, doc string }{
+	{EventElected, "a candidate announced elected (target=leader or trigger: that candidate)"},
+	{EventCampaigning, "a candidate started a campaign"},
+	{EventWrite + "[:N]", "the N-th write (default 1) of a tenure, as the candidate reported it (its answer came)"},
+	{EventSteppedDown, "a candidate stopped believing it leads"},
+	{EventStep + ":NAME", "the recipe emitted step NAME (optional contract event, e.g. lock-acquired between two store commands); refused when the recipe declares no such step"},
+	{EventFaultEnd, "another fault that took effect was healed (target=trigger: its targets)"},
+}
+
+// TriggerInfo is one trigger event and what it means.
+type TriggerInfo struct{ Name, Doc string }
+
+// TriggerEvents describes the events faults can be triggered on.
+func TriggerEvents() []TriggerInfo {
+	out := make([]TriggerInfo, len(triggerDocs))
+	for i, t := range triggerDocs {
+		out[i] = TriggerInfo{t.name, t.doc}
+	}
+	return out
+}
+
+// Trigger is the event a fault starts on (FaultSpec.On).
+type Trigger struct {
+	Event string // one of the Event* names; "" = not triggered
+	N     int    // write: the N-th write of a tenure (>= 1)
+	Step  string // step: the step's name
+}
+
+// IsSet reports whether the fault is triggered by an event.
+func (t Trigger) IsSet() bool { return t.Event != "" }
+
+// candidate reports whether the event comes from a candidate (it then has a node).
+func (t Trigger) candidate() bool { return t.IsSet() && t.Event != EventFaultEnd }
+
+func (t Trigger) String() string {
+	switch t.Event {
+	case EventWrite:
+		if t.N > 1 {
+			return EventWrite + ":" + strconv.Itoa(t.N)
+		}
+	case EventStep:
+		return EventStep + ":" + t.Step
+	}
+	return t.Event
+}
+
+// ParseTrigger reads the value of on=.
+func ParseTrigger(s string) (Trigger, error) {
+	name, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
+	switch name {
+	case EventElected, EventCampaigning, EventSteppedDown, EventFaultEnd:
+		if hasArg {
+			return Trigger{}, fmt.Errorf("on=%s: event %s takes no argument; %s", s, name, triggerForm)
+		}
+		return Trigger{Event: name}, nil
+	case EventWrite:
+		t := Trigger{Event: EventWrite, N: 1}
+		if hasArg {
+			n, err := strconv.Atoi(arg)
+			if err != nil || n < 1 {
+				return Trigger{}, fmt.Errorf("on=%s: the write number must be a whole number >= 1 (write:3 = the third write of a tenure); %s", s, triggerForm)
+			}
+			t.N = n
+		}
+		return t, nil
+	case EventStep:
+		if arg == "" {
+			return Trigger{}, fmt.Errorf("on=%s: name the step, e.g. on=step:lock-acquired (a recipe's steps: splitbrain candidate --list); %s", s, triggerForm)
+		}
+		if !validStepName(arg) {
+			return Trigger{}, fmt.Errorf("on=%s: step names use letters, digits, '-', '_' and '.'; %s", s, triggerForm)
+		}
+		return Trigger{Event: EventStep, Step: arg}, nil
+	}
+	return Trigger{}, fmt.Errorf("on=%s: unknown event %q; %s", s, name, triggerForm)
+}
+
+// validStepName mirrors contract.ValidStepName (the nemesis does not import the contract).
+func validStepName(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '-' || c == '_' || c == '.' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// CheckSteps refuses triggers that can never fire for a recipe: a step the recipe does not
+// emit. recipe names it in the message; steps are the ones it declares.
+func (s Schedule) CheckSteps(recipe string, steps []string) error {
+	for _, f := range s.Faults {
+		if f.On.Event != EventStep || slices.Contains(steps, f.On.Step) {
+			continue
+		}
+		have := "it declares no steps, so no step trigger can fire"
+		if len(steps) > 0 {
+			have = "its steps are " + strings.Join(steps, ", ") + " (on=step:" + steps[0] + ")"
+		}
+		return fmt.Errorf("%q: recipe %s never emits step %q, so this trigger can never fire: %s; %s", f.String(), recipe, f.On.Step, have, triggerForm)
+	}
+	return nil
+}
+
+// checkTriggers refuses schedule-level trigger problems: a fault-end trigger with no other
+// fault to wait for.
+func (s Schedule) checkTriggers() error {
+	for _, f := range s.Faults {
+		if f.On.Event == EventFaultEnd && len(s.Faults) < 2 {
+			return fmt.Errorf("%q: on=fault-end fires after another fault heals, and this schedule has no other fault: add one (e.g. 'partition:shape=leader-from-store,for=3xTTL; %s'); %s", f.String(), f.String(), triggerForm)
+		}
+	}
+	return nil
+}
+
+// PlannedTrigger is a triggered fault of the plan: its template occurrence and when it fires.
+type PlannedTrigger struct {
+	On    string   `json:"on"`              // the trigger as written (canonical)
+	After Duration `json:"after"`           // from the event to the fault's start
+	Every Duration `json:"every"`           // cooldown: least time between two triggering events that fire
+	Count int      `json:"count,omitempty"` // at most this many occurrences (0 = no limit)
+	// Fault is the occurrence it starts (ID and At are set when it fires); seeded choices
+	// (random-candidate, the halves of a partition) are drawn once, at plan time.
+	Fault PlannedFault `json:"fault"`
+	// Seed draws the per-occurrence Pick (which follower, which stale leader).
+	Seed uint64 `json:"seed"`
+
+	trig Trigger
+}
+
+// FiredTrigger is what fired one occurrence of a triggered fault; it goes into fault-start.
+type FiredTrigger struct {
+	On    string   `json:"on"`
+	Nodes []string `json:"nodes,omitempty"`
+	Seq   int64    `json:"seq,omitempty"`
+	T     int64    `json:"t"`
+}
+
+// planTrigger makes a triggered fault concrete: one template occurrence, the cooldown and
+// a seed for per-occurrence picks.
+func planTrigger(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand) (PlannedTrigger, error) {
+	tf := f
+	tf.Every, tf.Jitter, tf.Count = Dur{}, Dur{}, 0
+	tf.At = Dur{Set: true, Text: "0s"}
+	occ, err := planFault(tf, phase, topo, rng)
+	if err != nil {
+		return PlannedTrigger{}, err
+	}
+	tmpl := occ[0]
+	tmpl.Spec = f.String()
+	after := f.After.Resolve(topo.TTL)
+	length := time.Duration(tmpl.For)
+	if after+length > phase {
+		return PlannedTrigger{}, fmt.Errorf("after=%s plus for=%s (%s) is longer than the fault phase (%s): no occurrence could end inside it", f.After, time.Duration(tmpl.For), after+length, phase)
+	}
+	every := 2 * (after + length)
+	if f.Every.Set {
+		every = f.Every.Resolve(topo.TTL)
+		if every <= after+length {
+			return PlannedTrigger{}, fmt.Errorf("every=%s (%s) is the cooldown between triggered occurrences and must be longer than after+for (%s) so they do not overlap", f.Every, every, after+length)
+		}
+	}
+	return PlannedTrigger{On: f.On.String(), After: Duration(after), Every: Duration(every), Count: f.Count,
+		Fault: tmpl, Seed: rng.Uint64(), trig: f.On}, nil
+}
+
+// trigger returns the parsed trigger (plans read back from JSON carry only On).
+func (p *PlannedTrigger) trigger() Trigger {
+	if !p.trig.IsSet() {
+		p.trig, _ = ParseTrigger(p.On)
+	}
+	return p.trig
+}
+
+// armed is the live state of the plan's triggers while Run runs.
+type armed struct {
+	ctx      context.Context
+	end      time.Time // end of the fault phase: an occurrence must end before it
+	triggers []*armedTrigger
+	nextID   int
+	wg       *sync.WaitGroup
+	errMu    sync.Mutex
+	errs     []error
+}
+
+type armedTrigger struct {
+	pt    PlannedTrigger
+	trig  Trigger
+	busy  bool      // an occurrence is waiting for after= or in effect
+	last  time.Time // when the last occurrence fired
+	fired int
+	own   map[int]bool // fault ids it started: their ends never fire it again
+}
+
+// match reports whether e fires t, and the nodes it names.
+func (a *armed) match(t *armedTrigger, e history.Event, writes map[string]int) ([]string, bool) {
+	if t.trig.Event == EventFaultEnd {
+		if e.Source != history.SourceNemesis || e.Kind != history.KindFaultEnd || t.own[e.FaultID] || e.Err != "" || len(e.Targets) == 0 {
+			return nil, false
+		}
+		return slices.Clone(e.Targets), true
+	}
+	if e.Source != history.SourceCandidate || e.Node == "" {
+		return nil, false
+	}
+	switch t.trig.Event {
+	case EventWrite:
+		if e.Kind != history.KindWrite || writes[e.Node] != t.trig.N {
+			return nil, false
+		}
+	case EventStep:
+		if e.Kind != history.KindStep || e.Name != t.trig.Step {
+			return nil, false
+		}
+	default:
+		if string(e.Kind) != t.trig.Event {
+			return nil, false
+		}
+	}
+	return []string{e.Node}, true
+}
+
+// Observe feeds the nemesis one event of the live history, as it is recorded (the run's
+// recorder calls it for every event, the nemesis's own included). While Run is in its fault
+// phase, an event that matches an idle trigger whose cooldown has passed starts that
+// trigger's fault after its after= delay. It never blocks.
+func (n *Nemesis) Observe(e history.Event) {
+	n.mu.Lock()
+	// Writes are counted per tenure from its elected event, also before the fault phase,
+	// so write:N means the tenure's N-th write even for a leader elected during warmup.
+	if e.Source == history.SourceCandidate {
+		switch e.Kind {
+		case history.KindElected:
+			n.writes[e.Node] = 0
+		case history.KindWrite:
+			n.writes[e.Node]++
+		}
+	}
+	a := n.armed
+	if a == nil || n.closing {
+		n.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	type start struct {
+		t  *armedTrigger
+		pf PlannedFault
+	}
+	var starts []start
+	for _, t := range a.triggers {
+		nodes, ok := a.match(t, e, n.writes)
+		if !ok || t.busy || (t.pt.Count > 0 && t.fired >= t.pt.Count) {
+			continue
+		}
+		if !t.last.IsZero() && now.Sub(t.last) < time.Duration(t.pt.Every) {
+			continue
+		}
+		if now.Add(time.Duration(t.pt.After) + time.Duration(t.pt.Fault.For)).After(a.end) {
+			continue // every occurrence ends inside the fault phase
+		}
+		a.nextID++
+		pf := t.pt.Fault
+		pf.ID = a.nextID
+		pf.Params = cloneMap(pf.Params)
+		pf.Chosen = slices.Clone(pf.Chosen)
+		pf.Pick = splitmix(t.pt.Seed + uint64(t.fired))
+		pf.Trigger = &FiredTrigger{On: t.pt.On, Nodes: nodes, Seq: e.Seq, T: e.T}
+		t.busy, t.last = true, now
+		t.fired++
+		t.own[pf.ID] = true
+		a.wg.Add(1)
+		starts = append(starts, start{t, pf})
+	}
+	n.mu.Unlock()
+	for _, s := range starts {
+		go n.runTriggered(a, s.t, s.pf)
+	}
+}
+
+// runTriggered waits for after=, then runs one occurrence like a planned one.
+func (n *Nemesis) runTriggered(a *armed, t *armedTrigger, pf PlannedFault) {
+	defer a.wg.Done()
+	defer func() {
+		n.mu.Lock()
+		t.busy = false
+		n.mu.Unlock()
+	}()
+	if d := time.Duration(t.pt.After); d > 0 {
+		tm := time.NewTimer(d)
+		select {
+		case <-a.ctx.Done():
+			tm.Stop()
+			return // the phase ended before the fault began: nothing to undo
+		case <-n.closed():
+			tm.Stop()
+			return
+		case <-tm.C:
+		}
+	}
+	if a.ctx.Err() != nil {
+		return
+	}
+	if err := n.runOne(a.ctx, pf); err != nil {
+		a.errMu.Lock()
+		a.errs = append(a.errs, err)
+		a.errMu.Unlock()
+	}
+}
+
+// arm starts watching for the plan's triggers; disarm stops it (no new occurrence starts).
+func (n *Nemesis) arm(ctx context.Context, plan Plan, end time.Time, wg *sync.WaitGroup) *armed {
+	a := &armed{ctx: ctx, end: end, nextID: len(plan.Faults), wg: wg}
+	for _, f := range plan.Faults {
+		a.nextID = max(a.nextID, f.ID)
+	}
+	for _, pt := range plan.Triggers {
+		t := &armedTrigger{pt: pt, trig: pt.trigger(), own: map[int]bool{}}
+		a.triggers = append(a.triggers, t)
+	}
+	n.mu.Lock()
+	n.armed = a
+	n.mu.Unlock()
+	return a
+}
+
+func (n *Nemesis) disarm() {
+	n.mu.Lock()
+	n.armed = nil
+	n.mu.Unlock()
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// splitmix is SplitMix64's finaliser: a well-spread pick from a seed and a counter.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// checkTrigger refuses key combinations that make no sense with (or without) on=.
+func (f *FaultSpec) checkTrigger() error {
+	if !f.On.IsSet() {
+		if f.After.Set {
+			return fmt.Errorf("after= delays a triggered fault from its event and needs on=EVENT; for a time-tabled fault use at=; %s", triggerForm)
+		}
+		if f.Target == TargetTrigger {
+			return fmt.Errorf("target=trigger names the node whose event fired the fault and needs on=EVENT; %s", triggerForm)
+		}
+		return nil
+	}
+	if f.At.Set {
+		return fmt.Errorf("at= places a time-tabled fault; a fault with on=%s starts on its event (delay it with after=); %s", f.On, triggerForm)
+	}
+	if f.Jitter.Set {
+		return fmt.Errorf("jitter= shifts time-tabled repeats; a fault with on=%s starts on its event (every= is its cooldown); %s", f.On, triggerForm)
+	}
+	return nil
+}

@@ -1,0 +1,371 @@
+package nemesis
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
+)
+
+func TestParseTriggerSpecs(t *testing.T) {
+	ok := map[string]string{
+		"pause:target=leader,on=elected,after=30ms,for=3xTTL":   "pause:target=leader,on=elected,after=30ms,for=3xTTL",
+		"pause:on=write:3,for=1s":                               "pause:on=write:3,for=1s",
+		"pause:on=write:1,for=1s":                               "pause:on=write,for=1s",
+		"kill:on=step:lock-acquired,for=1s,every=10s,count=2":   "kill:on=step:lock-acquired,for=1s,every=10s,count=2",
+		"pause:target=trigger,on=stepped-down,for=1s":           "pause:target=trigger,on=stepped-down,for=1s",
+		"pause:on=campaigning,after=0s,for=1s":                  "pause:on=campaigning,after=0s,for=1s",
+		"pause:for=1s; kill:target=trigger,on=fault-end,for=1s": "pause:for=1s; kill:target=trigger,on=fault-end,for=1s",
+	}
+	for spec, want := range ok {
+		s, err := Parse(spec)
+		if err != nil {
+			t.Errorf("%s: %v", spec, err)
+			continue
+		}
+		if got := s.String(); got != want {
+			t.Errorf("%s: canonical %q, want %q", spec, got, want)
+		}
+		again, err := Parse(s.String())
+		if err != nil || again.String() != want {
+			t.Errorf("%s: canonical form does not parse back: %v", spec, err)
+		}
+	}
+	bad := map[string]string{
+		"pause:on=leader-change":             `unknown event "leader-change"`,
+		"pause:on=elected,after=-30ms":       "after=-30ms is negative",
+		"pause:on=elected,after=-1xTTL":      "after=-1xTTL is negative",
+		"pause:after=30ms":                   "needs on=EVENT",
+		"pause:target=trigger":               "target=trigger names the node",
+		"pause:on=elected,at=1s":             "at= places a time-tabled fault",
+		"pause:on=elected,jitter=1s":         "jitter= shifts",
+		"pause:on=write:0":                   "whole number >= 1",
+		"pause:on=write:x":                   "whole number >= 1",
+		"pause:on=step":                      "name the step",
+		"pause:on=step:a b":                  "step names use",
+		"pause:on=elected:2":                 "takes no argument",
+		"pause:on=fault-end,for=1s":          "has no other fault",
+		"pause:on=elected,after=soon":        "bad duration",
+		"pause:target=store-leader,after=1s": "needs on=EVENT",
+	}
+	for spec, want := range bad {
+		_, err := Parse(spec)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error saying %q", spec, err, want)
+			continue
+		}
+		if !strings.Contains(err.Error(), "valid form") {
+			t.Errorf("%s: the error does not show the valid form: %v", spec, err)
+		}
+	}
+}
+
+func TestCheckStepsRefusesStepsTheRecipeNeverEmits(t *testing.T) {
+	s, err := Parse("pause:on=step:token-drawn,for=1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckSteps("redis-incr-after-setnx", []string{"lock-acquired", "token-drawn"}); err != nil {
+		t.Fatal(err)
+	}
+	err = s.CheckSteps("etcd-election", []string{"lock-acquired"})
+	if err == nil || !strings.Contains(err.Error(), `never emits step "token-drawn"`) || !strings.Contains(err.Error(), "on=step:lock-acquired") {
+		t.Fatalf("got %v", err)
+	}
+	err = s.CheckSteps("bully", nil)
+	if err == nil || !strings.Contains(err.Error(), "declares no steps") {
+		t.Fatalf("got %v", err)
+	}
+	if s, _ := Parse("pause:on=elected,for=1s"); s.CheckSteps("bully", nil) != nil {
+		t.Fatal("a non-step trigger must not depend on the recipe's steps")
+	}
+}
+
+func TestPlanTriggers(t *testing.T) {
+	topo := Topology{Candidates: []string{"c1", "c2", "c3"}, StoreKind: "etcd", TTL: time.Second}
+	s, err := Parse("pause:at=1s,for=2s; pause:on=elected,after=30ms,for=3xTTL; kill:on=write:2,for=1s,every=20s,count=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Plan(7, time.Minute, topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Faults) != 1 || len(p.Triggers) != 2 {
+		t.Fatalf("faults %d triggers %d", len(p.Faults), len(p.Triggers))
+	}
+	tr := p.Triggers[0]
+	if tr.On != "elected" || tr.After != Duration(30*time.Millisecond) || tr.Fault.For != Duration(3*time.Second) ||
+		tr.Every != Duration(2*(30*time.Millisecond+3*time.Second)) || tr.Fault.Target != TargetLeader {
+		t.Fatalf("trigger planned as %+v", tr)
+	}
+	if k := p.Triggers[1]; k.Every != Duration(20*time.Second) || k.Count != 3 || k.On != "write:2" {
+		t.Fatalf("trigger planned as %+v", k)
+	}
+	again, _ := s.Plan(7, time.Minute, topo)
+	a, _ := json.Marshal(p)
+	b, _ := json.Marshal(again)
+	if string(a) != string(b) {
+		t.Fatal("same seed, different plan")
+	}
+	var back Plan
+	if err := json.Unmarshal(a, &back); err != nil || back.Triggers[1].trigger().N != 2 {
+		t.Fatalf("plan JSON does not read back: %v %+v", err, back.Triggers)
+	}
+	for spec, want := range map[string]string{
+		"pause:on=elected,after=50s,for=20s":         "longer than the fault phase",
+		"pause:on=elected,after=1s,for=2s,every=3s":  "cooldown",
+		"pause:on=elected,for=2s,every=1s":           "must be longer than for",
+		"pause:target=trigger,on=elected,for=2xTTL":  "",
+		"pause:target=follower,on=elected,for=2xTTL": "",
+	} {
+		s, err := Parse(spec)
+		if err == nil {
+			_, err = s.Plan(1, time.Minute, topo)
+		}
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: got %v, want %q", spec, err, want)
+		}
+	}
+}
+
+// loopEnv feeds what the nemesis records back into it, as the run's recorder does.
+type loopEnv struct {
+	*fakeEnv
+	mu  sync.Mutex
+	seq int64
+	nem *Nemesis
+}
+
+func (l *loopEnv) Record(e history.Event) error {
+	l.mu.Lock()
+	l.seq++
+	e.Seq = l.seq
+	l.mu.Unlock()
+	if err := l.fakeEnv.Record(e); err != nil {
+		return err
+	}
+	l.nem.Observe(e)
+	return nil
+}
+
+// feed records a candidate event and shows it to the nemesis.
+func (l *loopEnv) feed(kind history.Kind, node string, mod func(*history.Event)) history.Event {
+	l.mu.Lock()
+	l.seq++
+	e := history.Event{V: history.Version, Seq: l.seq, T: history.Now(), Source: history.SourceCandidate, Kind: kind, Node: node}
+	l.mu.Unlock()
+	if mod != nil {
+		mod(&e)
+	}
+	l.nem.Observe(e)
+	return e
+}
+
+func startTriggered(t *testing.T, spec string, phase time.Duration) (*loopEnv, Plan, chan error, context.CancelFunc) {
+	t.Helper()
+	s, err := Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo := Topology{Candidates: []string{"c1", "c2", "c3"}, StoreKind: "etcd", TTL: 100 * time.Millisecond}
+	p, err := s.Plan(1, phase, topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &loopEnv{fakeEnv: &fakeEnv{t: t, leaders: []Leader{{"c1", 1}}}}
+	env.nem = New(env, p.Topology)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- env.nem.Run(ctx, p) }()
+	time.Sleep(20 * time.Millisecond) // Run arms its triggers first
+	return env, p, done, cancel
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestTriggerFiresOnTheEventNode(t *testing.T) {
+	env, _, done, cancel := startTriggered(t, "probe:target=leader,on=elected,after=40ms,for=100ms,every=400ms", 5*time.Second)
+	defer cancel()
+	ev := env.feed(history.KindElected, "c2", func(e *history.Event) { e.Token = 5 })
+	env.feed(history.KindElected, "c3", func(e *history.Event) { e.Token = 6 }) // busy: ignored
+	waitFor(t, "the fault's start", func() bool { return len(env.eventsOf(history.KindFaultStart)) == 1 })
+	st := env.eventsOf(history.KindFaultStart)[0]
+	if len(st.Targets) != 1 || st.Targets[0] != "c2" {
+		t.Fatalf("target leader with on=elected must be the elected node c2 (live leader is c1): %v", st.Targets)
+	}
+	if st.Trigger != "elected" || st.TriggerSeq != ev.Seq || st.TriggerT != ev.T || len(st.TriggerNodes) != 1 || st.TriggerNodes[0] != "c2" {
+		t.Fatalf("fault-start does not say what triggered it: %+v", st)
+	}
+	if d := time.Duration(st.T - ev.T); d < 40*time.Millisecond || d > 500*time.Millisecond {
+		t.Fatalf("started %s after its event, want after=40ms plus a little", d)
+	}
+	if st.FaultID != 1 {
+		t.Fatalf("first triggered fault of a plan without timed faults has id %d, want 1", st.FaultID)
+	}
+	waitFor(t, "the heal", func() bool { return len(env.eventsOf(history.KindFaultEnd)) == 1 })
+	env.feed(history.KindElected, "c3", func(e *history.Event) { e.Token = 7 }) // inside the 400ms cooldown
+	time.Sleep(100 * time.Millisecond)
+	if n := len(env.eventsOf(history.KindFaultStart)); n != 1 {
+		t.Fatalf("an event inside the cooldown fired the trigger (%d starts)", n)
+	}
+	time.Sleep(300 * time.Millisecond)
+	env.feed(history.KindElected, "c3", func(e *history.Event) { e.Token = 8 })
+	waitFor(t, "the second occurrence", func() bool { return len(env.eventsOf(history.KindFaultStart)) == 2 })
+	if st := env.eventsOf(history.KindFaultStart)[1]; st.Targets[0] != "c3" || st.FaultID != 2 {
+		t.Fatalf("second occurrence %+v", st)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	probeMu.Lock()
+	defer probeMu.Unlock()
+	if len(probeActive) != 0 {
+		t.Fatalf("left active: %v", probeActive)
+	}
+}
+
+func TestTriggerWriteNStepCountAndFaultEnd(t *testing.T) {
+	env, _, done, cancel := startTriggered(t,
+		"probe:on=write:3,for=50ms,every=60ms,count=1; probe:target=trigger,on=step:lock-acquired,for=50ms,every=60ms; probe:target=trigger,on=fault-end,for=30ms,every=5s", 5*time.Second)
+	defer cancel()
+	write := func(node string) {
+		env.feed(history.KindWrite, node, func(e *history.Event) { e.Token, e.WriteID, e.CallT, e.Result = 1, "w", e.T, "accepted" })
+	}
+	env.feed(history.KindElected, "c1", func(e *history.Event) { e.Token = 1 })
+	write("c1")
+	write("c1")
+	env.feed(history.KindStep, "c3", func(e *history.Event) { e.Name = "token-drawn" }) // another step: no
+	time.Sleep(50 * time.Millisecond)
+	if n := len(env.eventsOf(history.KindFaultStart)); n != 0 {
+		t.Fatalf("fired before the third write or on another step: %d", n)
+	}
+	write("c1")
+	waitFor(t, "write:3", func() bool { return len(env.eventsOf(history.KindFaultStart)) >= 1 })
+	env.feed(history.KindStep, "c2", func(e *history.Event) { e.Name = "lock-acquired" })
+	// write:3's end fires the fault-end trigger, on write:3's target.
+	waitFor(t, "step and fault-end occurrences", func() bool { return len(env.eventsOf(history.KindFaultStart)) >= 3 })
+	time.Sleep(150 * time.Millisecond)
+	byTrigger := map[string][]history.Event{}
+	for _, e := range env.eventsOf(history.KindFaultStart) {
+		byTrigger[e.Trigger] = append(byTrigger[e.Trigger], e)
+	}
+	if w := byTrigger["write:3"]; len(w) != 1 || w[0].Targets[0] != "c1" {
+		t.Fatalf("write:3: %+v", w)
+	}
+	if s := byTrigger["step:lock-acquired"]; len(s) != 1 || s[0].Targets[0] != "c2" {
+		t.Fatalf("step: %+v", s)
+	}
+	// fault-end fires once (5s cooldown) on the first other fault that ended, never on its own.
+	fe := byTrigger["fault-end"]
+	if len(fe) != 1 || len(fe[0].Targets) != 1 || fe[0].Targets[0] != fe[0].TriggerNodes[0] {
+		t.Fatalf("fault-end: %+v", fe)
+	}
+	// A new tenure counts its writes from 1 again; count=1 keeps write:3 from firing twice.
+	env.feed(history.KindElected, "c1", func(e *history.Event) { e.Token = 2 })
+	write("c1")
+	write("c1")
+	write("c1")
+	time.Sleep(100 * time.Millisecond)
+	if n := len(env.eventsOf(history.KindFaultStart)); n != 3 {
+		t.Fatalf("count=1 exceeded: %d starts", n)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTriggerPendingOrActiveAtTheEndIsHealed(t *testing.T) {
+	env, _, done, cancel := startTriggered(t, "probe:on=elected,after=300ms,for=1s; probe:on=campaigning,for=2s", 5*time.Second)
+	defer cancel()
+	env.feed(history.KindCampaigning, "c3", nil)
+	waitFor(t, "the campaigning occurrence", func() bool { return len(env.nem.Active()) == 1 })
+	env.feed(history.KindElected, "c2", func(e *history.Event) { e.Token = 3 }) // pending for 300ms
+	time.Sleep(50 * time.Millisecond)
+	if err := env.nem.HealAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Run did not return after HealAll")
+	}
+	time.Sleep(400 * time.Millisecond) // past the pending fault's after=
+	starts, ends := env.eventsOf(history.KindFaultStart), env.eventsOf(history.KindFaultEnd)
+	if len(starts) != 1 || len(ends) != 1 || starts[0].Trigger != "campaigning" {
+		t.Fatalf("want the active fault started and healed and the pending one never started: starts %+v ends %+v", starts, ends)
+	}
+	probeMu.Lock()
+	defer probeMu.Unlock()
+	if len(probeActive) != 0 {
+		t.Fatalf("left active: %v", probeActive)
+	}
+	// After the run, events fire nothing.
+	env.feed(history.KindCampaigning, "c3", nil)
+	time.Sleep(50 * time.Millisecond)
+	if n := len(env.eventsOf(history.KindFaultStart)); n != 1 {
+		t.Fatalf("a trigger fired after the run: %d", n)
+	}
+}
+
+func TestTriggerNearThePhaseEndDoesNotFire(t *testing.T) {
+	env, _, done, cancel := startTriggered(t, "probe:on=elected,for=400ms", 500*time.Millisecond)
+	defer cancel()
+	time.Sleep(200 * time.Millisecond) // 300ms left, the fault needs 400ms
+	env.feed(history.KindElected, "c2", func(e *history.Event) { e.Token = 3 })
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := len(env.eventsOf(history.KindFaultStart)); n != 0 {
+		t.Fatalf("an occurrence that cannot end inside the fault phase started (%d)", n)
+	}
+}
+
+func TestTriggerWriteCountsFromTheTenureStartBeforeThePhase(t *testing.T) {
+	s, err := Parse("probe:on=write:3,for=50ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Plan(1, 2*time.Second, Topology{Candidates: []string{"c1"}, StoreKind: "etcd", TTL: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &loopEnv{fakeEnv: &fakeEnv{t: t}}
+	env.nem = New(env, p.Topology)
+	write := func() {
+		env.feed(history.KindWrite, "c1", func(e *history.Event) { e.Token, e.WriteID, e.CallT, e.Result = 1, "w", e.T, "accepted" })
+	}
+	// Warmup: elected and two writes before the fault phase.
+	env.feed(history.KindElected, "c1", func(e *history.Event) { e.Token = 1 })
+	write()
+	write()
+	done := make(chan error, 1)
+	go func() { done <- env.nem.Run(context.Background(), p) }()
+	time.Sleep(20 * time.Millisecond)
+	write() // the tenure's third write
+	waitFor(t, "write:3", func() bool { return len(env.eventsOf(history.KindFaultStart)) == 1 })
+	if err := env.nem.HealAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
