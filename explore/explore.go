@@ -189,6 +189,8 @@ type atom struct {
 	// proxy and network: the kind's traits; one schedule cannot mix them (with the proxy in
 	// the path, iptables rules between candidates and store would miss the traffic).
 	proxy, network bool
+	// triggered: the fault starts on a candidate's event (on=) and hits that candidate.
+	triggered bool
 }
 
 func (a atom) String() string {
@@ -202,8 +204,21 @@ func (a atom) String() string {
 // Vocabulary is the set of single faults a schedule is composed from.
 type Vocabulary struct {
 	atoms []atom
+	// events are the on= values a triggered atom draws from: the candidate events, plus the
+	// recipe's declared steps (WithSteps).
+	events []string
 	// MaxFaults: a schedule has 1..MaxFaults faults.
 	MaxFaults int
+}
+
+// WithSteps adds the recipe's declared steps (on=step:NAME) to the events triggered faults
+// draw from; a recipe declares them in its registry entry.
+func (v Vocabulary) WithSteps(steps []string) Vocabulary {
+	v.events = slices.Clone(v.events)
+	for _, st := range steps {
+		v.events = append(v.events, nemesis.EventStep+":"+st)
+	}
+	return v
 }
 
 // Atoms lists the vocabulary's single faults, e.g. "pause:target=leader".
@@ -224,10 +239,12 @@ func NewVocabulary(only []string, maxFaults int) (Vocabulary, error) {
 		return Vocabulary{}, fmt.Errorf("at most %d faults per schedule: want at least 1", maxFaults)
 	}
 	every := allAtoms()
+	events := []string{nemesis.EventElected, nemesis.EventCampaigning, nemesis.EventWrite,
+		nemesis.EventWrite + ":3", nemesis.EventSteppedDown}
 	if len(only) == 0 {
-		return Vocabulary{atoms: every, MaxFaults: maxFaults}, nil
+		return Vocabulary{atoms: every, events: events, MaxFaults: maxFaults}, nil
 	}
-	v := Vocabulary{MaxFaults: maxFaults}
+	v := Vocabulary{events: events, MaxFaults: maxFaults}
 	for _, want := range only {
 		want = strings.TrimSpace(want)
 		var hit []atom
@@ -261,6 +278,9 @@ func allAtoms() []atom {
 			if !strings.Contains(t, ":") {
 				out = append(out, atom{kind: k.Name, target: t, proxy: k.Proxy, network: k.Network})
 			}
+		}
+		if slices.Contains(k.Targets, nemesis.TargetLeader) {
+			out = append(out, atom{kind: k.Name, target: nemesis.TargetTrigger, proxy: k.Proxy, network: k.Network, triggered: true})
 		}
 	}
 	return out
@@ -304,9 +324,23 @@ func (v Vocabulary) Draw(rng *rand.Rand, ttl, faultPhase time.Duration) string {
 		}
 		a := fits[rng.IntN(len(fits))]
 		proxy, network = proxy || a.proxy, network || a.network
-		parts = append(parts, a.String()+","+timing(rng, ttl, faultPhase))
+		when := timing(rng, ttl, faultPhase)
+		if a.triggered {
+			when = v.trigger(rng, ttl, faultPhase)
+		}
+		parts = append(parts, a.String()+","+when)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// trigger draws on=, after= and for= for a fault that starts on a candidate's event: after
+// is 0, a few milliseconds (inside a step's window) or up to TTL/2.
+func (v Vocabulary) trigger(rng *rand.Rand, ttl, faultPhase time.Duration) string {
+	hold := timing(rng, ttl, faultPhase)
+	hold, _, _ = strings.Cut(hold, ",")
+	afters := []time.Duration{0, 10 * time.Millisecond, 30 * time.Millisecond, ttl / 4, ttl / 2}
+	after := afters[rng.IntN(len(afters))].Round(time.Millisecond)
+	return fmt.Sprintf("on=%s,after=%v,%s", v.events[rng.IntN(len(v.events))], after, hold)
 }
 
 // timing draws for= and at= or every= for one fault.

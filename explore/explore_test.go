@@ -18,7 +18,8 @@ func TestVocabularyCoversEveryKindTargetAndShape(t *testing.T) {
 	}
 	atoms := v.Atoms()
 	for _, want := range []string{"pause:target=leader", "kill:target=follower", "freeze:target=all-store",
-		"clock:target=stale-leader", "partition:shape=halves", "partition:shape=leader-from-store"} {
+		"clock:target=stale-leader", "partition:shape=halves", "partition:shape=leader-from-store",
+		"pause:target=trigger", "kill:target=trigger"} {
 		if !slices.Contains(atoms, want) {
 			t.Errorf("vocabulary lacks %s", want)
 		}
@@ -66,14 +67,21 @@ func TestDrawnSchedulesParseFitAndMostlyRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	v = v.WithSteps([]string{"lock-acquired"}) // etcd-election's declared step
 	base := harness.Config{Store: "etcd", Recipe: "etcd-election", Nodes: 3, TTL: 2 * time.Second,
 		FaultTime: 20 * time.Second, Warmup: 5 * time.Second, Recovery: 5 * time.Second,
 		WriteInterval: 50 * time.Millisecond, Workload: harness.DefaultWorkload, ResourceMode: harness.DefaultResourceMode}
 	rng := rand.New(rand.NewPCG(7, 0))
-	accepted := 0
+	accepted, onStep, triggered := 0, 0, 0
 	const draws = 300
 	for range draws {
 		spec := v.Draw(rng, base.TTL, base.FaultTime)
+		if strings.Contains(spec, "on=") {
+			triggered++
+		}
+		if strings.Contains(spec, "on=step:lock-acquired") {
+			onStep++
+		}
 		s, err := nemesis.Parse(spec)
 		if err != nil {
 			t.Fatalf("drawn %q does not parse: %v", spec, err)
@@ -92,7 +100,10 @@ func TestDrawnSchedulesParseFitAndMostlyRun(t *testing.T) {
 			accepted++
 		}
 	}
-	t.Logf("%d of %d drawn schedules run on etcd", accepted, draws)
+	t.Logf("%d of %d drawn schedules run on etcd; %d have a triggered fault, %d on the recipe's step", accepted, draws, triggered, onStep)
+	if triggered == 0 || onStep == 0 {
+		t.Fatal("no drawn schedule starts a fault on an event, or none on the recipe's step")
+	}
 	if accepted < draws*6/10 {
 		t.Fatalf("only %d of %d drawn schedules run on etcd", accepted, draws)
 	}

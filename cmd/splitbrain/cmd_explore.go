@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/explore"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
@@ -62,6 +63,9 @@ valid, 2 when no run proved anything (all unknown), 255 on a harness error, 64 o
 	vocab, err := explore.NewVocabulary(only, *maxFaults)
 	if err != nil {
 		problems = append(problems, "--faults/--max-faults: "+err.Error())
+	}
+	if d, err := candidates.Registry.Lookup(c.Recipe); err == nil {
+		vocab = vocab.WithSteps(d.Describe().Steps)
 	}
 	if c.TestName == "" {
 		c.TestName = exploreTestName(c)
