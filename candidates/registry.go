@@ -13,6 +13,7 @@ var Registry = runtime.Registry{
 	postgresAdvisory,
 	redisSetNX,
 	redisSplitIncr,
+	redlock,
 	naiveLease,
 	raftElection,
 	bullyElection,
