@@ -116,7 +116,7 @@ func runNemesisPlan(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("nemesis plan", stderr)
 	seed := fs.Int64("seed", 1, "seed for start offsets and target choices")
 	phase := fs.Duration("time", time.Minute, "length of the fault phase")
-	store := fs.String("store", "etcd", "store kind: etcd, zookeeper, postgres, redis")
+	store := fs.String("store", "etcd", "store kind: etcd, zookeeper, postgres, redis, redis-multi")
 	cands := fs.Int("nodes", 3, "number of candidates")
 	storeNodes := fs.Int("store-nodes", 0, "number of store nodes (default: 3 for etcd/zookeeper, 1 otherwise)")
 	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL that NxTTL durations refer to")

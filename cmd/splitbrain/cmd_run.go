@@ -25,7 +25,7 @@ func init() {
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("run", stderr)
 	var c harness.Config
-	fs.StringVar(&c.Store, "store", "", "store: etcd, zookeeper, postgres, redis, or none (candidates elect among themselves: raft, bully, ring) (required)")
+	fs.StringVar(&c.Store, "store", "", "store: etcd, zookeeper, postgres, redis, redis-multi (Redlock), or none (candidates elect among themselves: raft, bully, ring) (required)")
 	fs.IntVar(&c.StoreNodes, "store-nodes", 0, "store cluster size (0 = the store's default)")
 	fs.StringVar(&c.Recipe, "recipe", "", "election recipe: "+strings.Join(harness.RecipeNames(), ", "))
 	fs.IntVar(&c.Nodes, "nodes", harness.DefaultNodes, "number of candidates c1..cN")
