@@ -18,6 +18,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-redsync/redsync/v4"
@@ -94,12 +96,23 @@ func (r *redlockRecipe) leaseFor() time.Duration {
 	return ttl - time.Duration(float64(ttl)*redlockDriftFactor)
 }
 
-// note logs a store error once per distinct text: a waiter fails an attempt every poll.
+// note logs a store error on one line, once per distinct text (a waiter fails an attempt
+// every poll; redsync joins one error per server, in the order they answered).
 func (r *redlockRecipe) note(what string, err error) {
-	if msg := what + ": " + err.Error(); msg != r.lastErr {
+	if msg := what + ": " + oneLine(err).Error(); msg != r.lastErr {
 		r.lastErr = msg
 		r.env.Logf("%s", msg)
 	}
+}
+
+// oneLine sorts and joins the per-server errors redsync joins with newlines.
+func oneLine(err error) error {
+	if err == nil {
+		return nil
+	}
+	parts := strings.Split(err.Error(), "\n")
+	slices.Sort(parts)
+	return errors.New(strings.Join(parts, "; "))
 }
 
 func (r *redlockRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
@@ -172,7 +185,8 @@ func (r *redlockRecipe) Resign(ctx context.Context) error {
 	m := r.mu
 	r.mu = nil
 	if ok, err := m.UnlockContext(ctx); !ok {
-		return errOrNil("unlock (not on a majority)", err)
+		// What a cut-off server still holds expires with its PX.
+		return errOrNil("unlock (not on a majority)", oneLine(err))
 	}
 	return nil
 }
