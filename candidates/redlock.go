@@ -157,7 +157,7 @@ func (r *redlockRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case !ok && err != nil:
-			return fmt.Errorf("extend failed (no majority): %w", err)
+			return fmt.Errorf("extend failed (no majority): %w", oneLine(err))
 		case !ok:
 			return errors.New("extend failed: the lock expired during the call")
 		}
