@@ -15,6 +15,7 @@ var Registry = runtime.Registry{
 	redisSplitIncr,
 	dynamoLease,
 	redisIncrAfterSetNX,
+	redlock,
 	naiveLease,
 	raftElection,
 	bullyElection,

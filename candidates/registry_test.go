@@ -32,6 +32,9 @@ func TestRegistryCoversEveryStoreAndChecksFit(t *testing.T) {
 	if _, err := Registry.LookupFor("etcd-election", "redis"); err == nil || !strings.Contains(err.Error(), "recipes for redis: naive-lease, redis-incr-after-setnx, redis-setnx, redis-split-incr") {
 		t.Fatalf("mismatch error %v does not list the fitting recipes", err)
 	}
+	if _, err := Registry.LookupFor("redlock", "redis"); err == nil || !strings.Contains(err.Error(), `runs on store "redis-multi", not "redis"`) {
+		t.Fatalf("redlock on a single Redis: error %v does not name redis-multi", err)
+	}
 	if _, err := Registry.Lookup("zk"); err == nil || !strings.Contains(err.Error(), "zookeeper-seq") {
 		t.Fatalf("unknown recipe error %v does not list the known ones", err)
 	}

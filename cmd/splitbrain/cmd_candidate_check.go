@@ -21,7 +21,7 @@ import (
 func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("candidate check", stderr)
 	var c harness.Config
-	fs.StringVar(&c.Store, "store", "", "store the candidate runs on: etcd, zookeeper, postgres, redis (required)")
+	fs.StringVar(&c.Store, "store", "", "store the candidate runs on: etcd, zookeeper, postgres, redis, redis-multi (required)")
 	fs.StringVar(&c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract")
 	packages := fs.String("candidate-packages", "", "with --candidate-cmd: comma-separated Debian packages the script needs, e.g. python3,python3-redis")
 	fs.StringVar(&c.CandidateImage, "candidate-image", "", "image whose entrypoint speaks the candidate contract")

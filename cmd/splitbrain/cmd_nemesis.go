@@ -124,9 +124,9 @@ func runNemesisPlan(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("nemesis plan", stderr)
 	seed := fs.Int64("seed", 1, "seed for start offsets and target choices")
 	phase := fs.Duration("time", time.Minute, "length of the fault phase")
-	store := fs.String("store", "etcd", "store kind: etcd, zookeeper, postgres, redis")
+	store := fs.String("store", "etcd", "store kind: etcd, zookeeper, postgres, redis, redis-multi")
 	cands := fs.Int("nodes", 3, "number of candidates")
-	storeNodes := fs.Int("store-nodes", 0, "number of store nodes (default: 3 for etcd/zookeeper, 1 otherwise)")
+	storeNodes := fs.Int("store-nodes", 0, "number of store nodes (0 = the store's default: etcd 3, zookeeper 3, redis-multi 5, otherwise 1)")
 	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL that NxTTL durations refer to")
 	if err := parseFlags(fs, args, true); err != nil {
 		return exitUsage, err
@@ -138,20 +138,18 @@ func runNemesisPlan(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
-	n := *storeNodes
-	if n == 0 {
-		st, ok := stores.Info(*store)
-		if !ok {
-			return exitUsage, usagef("--store %q: valid stores are %s", *store, strings.Join(stores.Kinds(), ", "))
-		}
-		n = st.DefaultNodes
+	kind, err := stores.ParseKind(*store)
+	if err != nil {
+		return exitUsage, usagef("--store: %v", err)
 	}
-	topo := nemesis.Topology{StoreKind: *store, TTL: *ttl}
+	// The real node names (zk-1, redis-1, ...), so node:NAME targets plan as in a run.
+	nodeNames, err := stores.NominalNodes(kind, *storeNodes)
+	if err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	topo := nemesis.Topology{StoreKind: *store, TTL: *ttl, StoreNodes: nodeNames}
 	for i := 1; i <= *cands; i++ {
 		topo.Candidates = append(topo.Candidates, fmt.Sprintf("c%d", i))
-	}
-	for i := 1; i <= n; i++ {
-		topo.StoreNodes = append(topo.StoreNodes, fmt.Sprintf("%s-%d", *store, i))
 	}
 	plan, err := s.Plan(*seed, *phase, topo)
 	if err != nil {

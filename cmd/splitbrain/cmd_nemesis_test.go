@@ -43,6 +43,15 @@ func TestNemesisPlan(t *testing.T) {
 	if code := runMain([]string{"nemesis", "plan", "--store", "postgres", "partition-store-majority"}, &a, &errb); code != exitUsage || !strings.Contains(errb.String(), "at least 3 store nodes") {
 		t.Fatalf("impossible shape: exit %d, %s", code, errb.String())
 	}
+	// Store nodes carry their real names: node:redis-5 exists in a default redis-multi run.
+	a.Reset()
+	if code := runMain([]string{"nemesis", "plan", "--store", "redis-multi", "partition:peer=node:redis-5"}, &a, &errb); code != exitValid || !strings.Contains(a.String(), `"redis-5"`) {
+		t.Fatalf("node:redis-5 on redis-multi: exit %d, %s", code, errb.String())
+	}
+	errb.Reset()
+	if code := runMain([]string{"nemesis", "plan", "--store", "zookeeper", "--store-nodes", "9", "none"}, &a, &errb); code != exitUsage || !strings.Contains(errb.String(), "1..7") {
+		t.Fatalf("9 zookeeper nodes: exit %d, %s", code, errb.String())
+	}
 	if code := runMain([]string{"nemesis", "bogus"}, &a, &errb); code != exitUsage {
 		t.Fatalf("unknown subcommand: exit %d", code)
 	}

@@ -55,7 +55,7 @@ var kinds = map[Kind]kindInfo{
 		clockOK: true, clock: "libfaketime with a run-time timestamp file", launch: launchPostgres},
 	KindRedis: {role: images.RoleRedis, defNodes: 1, minNodes: 1, maxNod: 1, nodeName: "redis",
 		clock: "Redis (linked with jemalloc) fails to start under libfaketime", launch: launchRedis},
-	KindRedisMulti: {role: images.RoleRedis, defNodes: 3, minNodes: 1, maxNod: 9, nodeName: "redis",
+	KindRedisMulti: {role: images.RoleRedis, defNodes: 5, minNodes: 1, maxNod: 9, nodeName: "redis",
 		clock: "Redis (linked with jemalloc) fails to start under libfaketime", launch: launchRedisMulti},
 	KindDynamoDB: {role: images.RoleDynamoDB, defNodes: 1, minNodes: 1, maxNod: 1, nodeName: "dynamodb",
 		clockOK: true, clock: "libfaketime with a run-time timestamp file (no condition reads the server clock)", launch: launchDynamoDB},
@@ -111,7 +111,7 @@ var ErrNotSupported = errors.New("not supported")
 // Options configure Launch.
 type Options struct {
 	Kind    Kind
-	Nodes   int            // 0 = the kind's default (etcd 3, zookeeper 3, postgres 1, redis 1, redis-multi 3, dynamodb 1)
+	Nodes   int            // 0 = the kind's default (etcd 3, zookeeper 3, postgres 1, redis 1, redis-multi 5, dynamodb 1)
 	Profile images.Profile // "" = local
 	Images  images.Set     // pre-resolved images; when nil Launch calls images.Ensure
 	LogDir  string         // node logs go to <LogDir>/<node>.log

@@ -1,0 +1,121 @@
+//go:build chaos
+
+package candidates_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates"
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
+)
+
+// TestRedlockQuorum: Redlock needs a majority of its independent servers. With 2 of 5
+// frozen (hung, as a stalled server looks) the leader keeps its lock; with 3 of 5 it loses
+// it within a TTL and nobody can be elected; once the servers are thawed a leader is elected
+// within the crash failover bound. (Election, handoff and crash failover: TestRecipes.)
+func TestRedlockQuorum(t *testing.T) {
+	def, err := candidates.Registry.Lookup("redlock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := platformtest.NewRun(t, 5*time.Minute)
+	cl := run.LaunchStore(t, stores.Options{Kind: stores.KindRedisMulti, LogDir: t.TempDir()})
+	nodes := cl.Nodes()
+	if len(nodes) != 5 {
+		t.Fatalf("redis-multi started %d servers, want the default 5", len(nodes))
+	}
+	eps, err := cl.HostEndpoints(run.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frozen []*platform.Node
+	t.Cleanup(func() {
+		for _, n := range frozen {
+			n.Thaw(run.Ctx)
+		}
+	})
+	freeze := func(ns ...*platform.Node) {
+		for _, n := range ns {
+			if err := n.Freeze(run.Ctx); err != nil {
+				t.Fatal(err)
+			}
+			frozen = append(frozen, n)
+		}
+	}
+
+	g := newGroup(t, def.Describe().Store, eps, "t-redlock-quorum", selfCommand("redlock"))
+	tm := def.TimingFor(g.cfg)
+	for _, n := range []string{"c1", "c2", "c3"} {
+		g.start(n)
+	}
+	lead := g.waitElected(30*time.Second, "")
+	time.Sleep(500 * time.Millisecond)
+
+	// A minority hung: the leader keeps extending on the other three.
+	before := g.acceptedFrom(lead.Node, lead.Token)
+	at := history.Now()
+	freeze(nodes[0], nodes[1])
+	time.Sleep(3 * tm.TTL)
+	if d := g.stepDownAfter(lead.Node, at); d >= 0 {
+		t.Fatalf("leader %s stepped down %v after 2 of 5 servers froze: a majority was still there", lead.Node, d)
+	}
+	if after := g.acceptedFrom(lead.Node, lead.Token); after < before+int(tm.TTL/g.cfg.WriteInterval) {
+		t.Errorf("leader %s wrote %d times in 3 TTL with 2 of 5 servers frozen, want steady writes", lead.Node, after-before)
+	}
+
+	// A majority hung: the extend fails, the leader steps down, nobody can win.
+	at = history.Now()
+	freeze(nodes[2])
+	time.Sleep(tm.TTL + time.Second)
+	d := g.stepDownAfter(lead.Node, at)
+	if d < 0 || d > tm.TTL {
+		t.Fatalf("leader %s stepped down %v after 3 of 5 servers froze, want within the TTL %v", lead.Node, d, tm.TTL)
+	}
+	t.Logf("3 of 5 frozen: %s stepped down after %v", lead.Node, d)
+	g.settle(lead)
+	time.Sleep(2 * tm.TTL)
+	g.mu.Lock()
+	var elected []string
+	for _, e := range g.events {
+		if e.Kind == history.KindElected && e.T > at {
+			elected = append(elected, e.Node)
+		}
+	}
+	g.mu.Unlock()
+	if len(elected) > 0 {
+		t.Fatalf("elected %v with 3 of 5 servers frozen: no majority, no lock", elected)
+	}
+
+	// Servers back: a leader within the failover bound (the frozen keys' PX ran out meanwhile).
+	thawed := history.Now()
+	for _, n := range frozen {
+		if err := n.Thaw(run.Ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frozen = nil
+	next := g.waitElected(tm.FailoverBound+5*time.Second, "")
+	if d := time.Duration(next.T - thawed); d > tm.FailoverBound {
+		t.Errorf("no leader until %v after the servers came back, bound %v", d, tm.FailoverBound)
+	}
+	t.Logf("servers thawed: %s elected after %v", next.Node, time.Duration(next.T-thawed))
+	if next.Token <= lead.Token {
+		t.Errorf("token %d after %d: acquisition times must grow without clock faults", next.Token, lead.Token)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := g.acceptedFrom(next.Node, next.Token); n < 3 {
+		t.Errorf("new leader %s has %d accepted writes", next.Node, n)
+	}
+	g.stopAll()
+	g.checkResource()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.overlaps) > 0 {
+		t.Errorf("belief overlaps or contract violations:\n%s", strings.Join(g.overlaps, "\n"))
+	}
+}
