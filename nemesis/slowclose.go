@@ -1,15 +1,13 @@
 package nemesis
 
-import (
-	"context"
-
-	"github.com/splitbrain-chaos/splitbrain/internal/faultproxy"
-)
+import "context"
 
 // slow-close: a close of the target candidate's store connection reaches the other side
 // close-delay late; data passes unchanged. dir=out: the store keeps the session of a
 // candidate that has closed (a session lock or ephemeral node outlives its owner's exit);
-// dir=in: the candidate learns late that the store closed it.
+// dir=in: the candidate learns late that the store closed it. A close still held at the heal
+// is passed on then (Toxiproxy re-reads the closed stream when the toxic leaves the chain;
+// TestSlowCloseThroughRealProxy checks it).
 type slowCloseKind struct{}
 
 func (slowCloseKind) def() kindDef {
@@ -45,5 +43,5 @@ func (slowCloseKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*a
 	if err != nil {
 		return nil, err
 	}
-	return n.applyToxics(ctx, pf, streamToxics(pf, faultproxy.SlowCloseType, map[string]any{"delay": ms}))
+	return n.applyToxics(ctx, pf, streamToxics(pf, "slow_close", map[string]any{"delay": ms}))
 }
