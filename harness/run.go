@@ -89,7 +89,7 @@ type run struct {
 	cluster  stores.Cluster
 	resource *platform.Node
 	// storeProxy is the fault proxy container and proxy its links, only in runs whose plan
-	// has a fault acting through it (delay).
+	// has a fault acting through it (delay, bandwidth, half-open, slow-close, reset).
 	storeProxy *platform.Node
 	proxy      *faultproxy.Proxy
 	mu         sync.Mutex

@@ -51,13 +51,8 @@ func checkPositiveDur(v string) error {
 }
 
 func (delayKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
-	if len(p.topo.StoreNodes) == 0 {
-		return fmt.Errorf("delay slows candidate-to-store connections, and a --store none run has none")
-	}
-	for _, name := range pf.Chosen {
-		if !slices.Contains(p.topo.Candidates, name) {
-			return fmt.Errorf("delay hits candidates only (their store connections), %s is a store node", name)
-		}
+	if err := planProxyTargets(p, pf); err != nil {
+		return err
 	}
 	lat, _ := time.ParseDuration(pf.Params["latency"])
 	jit, _ := time.ParseDuration(pf.Params["latency-jitter"])
@@ -68,6 +63,41 @@ func (delayKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
 		return fmt.Errorf("latency-jitter=%s is larger than latency=%s: a chunk cannot leave before it arrived", pf.Params["latency-jitter"], pf.Params["latency"])
 	}
 	return nil
+}
+
+// planProxyTargets checks what every proxy fault needs: a store, and candidates as targets.
+func planProxyTargets(p *planner, pf *PlannedFault) error {
+	if len(p.topo.StoreNodes) == 0 {
+		return fmt.Errorf("%s acts on candidate-to-store connections, and a --store none run has none", pf.Kind)
+	}
+	for _, name := range pf.Chosen {
+		if !slices.Contains(p.topo.Candidates, name) {
+			return fmt.Errorf("%s hits candidates only (their store connections), %s is a store node", pf.Kind, name)
+		}
+	}
+	return nil
+}
+
+// wholeMs reads a duration param that the proxy takes in whole milliseconds; zero is allowed
+// only where zeroOK.
+func wholeMs(pf *PlannedFault, key string, zeroOK bool) (int64, error) {
+	d, err := time.ParseDuration(pf.Params[key])
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: %w", key, pf.Params[key], err)
+	}
+	if d%time.Millisecond != 0 || (d == 0 && !zeroOK) {
+		return 0, fmt.Errorf("%s=%s: the proxy counts whole milliseconds, use e.g. %s", key, pf.Params[key], max(d.Round(time.Millisecond), time.Millisecond))
+	}
+	return d.Milliseconds(), nil
+}
+
+// streamToxics is one toxic of type typ per stream of dir, named after the fault.
+func streamToxics(pf PlannedFault, typ string, attrs map[string]any) []Toxic {
+	var out []Toxic
+	for _, s := range delayStreams(pf.Params["dir"]) {
+		out = append(out, Toxic{Name: proxyToxicPrefix + strconv.Itoa(pf.ID) + "-" + s, Type: typ, Stream: s, Attributes: attrs})
+	}
+	return out
 }
 
 // proxyToxicPrefix names every toxic the nemesis adds, so a sweep finds its own.

@@ -19,6 +19,10 @@ var registry = []kind{
 	lossKind{},
 	clockKind{},
 	delayKind{},
+	bandwidthKind{},
+	halfOpenKind{},
+	slowCloseKind{},
+	resetKind{},
 }
 
 // kind is one fault kind. Everything the rest of the project may know about it is in its
@@ -126,7 +130,10 @@ func indexKinds(list []kind) map[string]kind {
 
 // unsupportedKinds are faults people ask for under another name, refused with the right one.
 var unsupportedKinds = map[string]string{
-	"latency": "latency is a key of the delay kind: write delay:latency=200ms (see splitbrain nemesis list)",
+	"latency":    "latency is a key of the delay kind: write delay:latency=200ms (see splitbrain nemesis list)",
+	"timeout":    "a connection that stays open but carries nothing is the half-open kind: write half-open:close-after=0s (see splitbrain nemesis list)",
+	"slow_close": "write slow-close:close-delay=2xTTL (see splitbrain nemesis list)",
+	"reset_peer": "write reset (see splitbrain nemesis list)",
 }
 
 // KindNames lists the fault kinds, sorted.

@@ -123,6 +123,10 @@ func TestPlanErrors(t *testing.T) {
 		{"delay:latency=100ms,latency-jitter=200ms", time.Minute, etcdTopo, "larger than latency"},
 		{"delay:latency=0.1xTTL,latency-jitter=0.2xTTL", time.Minute, etcdTopo, "larger than latency"},
 		{"delay", time.Minute, Topology{Candidates: []string{"c1", "c2"}, TTL: time.Second}, "--store none"},
+		{"reset", time.Minute, Topology{Candidates: []string{"c1", "c2"}, TTL: time.Second}, "--store none"},
+		{"bandwidth:target=node:etcd-1", time.Minute, etcdTopo, "bandwidth hits candidates only"},
+		{"slow-close:close-delay=1500us", time.Minute, etcdTopo, "close-delay=1500us: the proxy counts whole milliseconds, use e.g. 2ms"},
+		{"half-open:close-after=0.0001xTTL", time.Minute, etcdTopo, "the proxy counts whole milliseconds"},
 	}
 	for _, c := range cases {
 		s, err := Parse(c.spec)

@@ -19,7 +19,7 @@ func runFaultProxy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: splitbrain faultproxy [--api :8474]\n\n"+
 			"Serves Toxiproxy's HTTP API; the harness creates one proxied link per candidate and\n"+
-			"store endpoint and adds toxics for delay faults (docs/faults.md).\n\n")
+			"store endpoint and adds toxics for its proxy faults (docs/faults.md).\n\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, false); err != nil {

@@ -101,7 +101,7 @@ func printNemesisList(w io.Writer) {
 	fmt.Fprintln(tw, "  candidates\tyes\tyes\tyes: the clock-offset file of the candidate contract\t-")
 	tw.Flush()
 	_, netem := nemesis.ProbeNetem()
-	fmt.Fprintf(w, "  delay (every store): candidates' store connections through the TCP fault proxy (Toxiproxy); kernel netem probe: %s\n", netem)
+	fmt.Fprintf(w, "  delay, bandwidth, half-open, slow-close, reset (every store): candidates' store connections through the TCP fault proxy (Toxiproxy); kernel netem probe: %s\n", netem)
 }
 
 func sortedNames(m map[string]string) []string {

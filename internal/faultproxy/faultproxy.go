@@ -29,6 +29,8 @@ const APIPort = "8474"
 // own (its handlers read gorilla/mux variables); building them here instead of calling its
 // Listen lets Serve use a given listener and stop on a context.
 func Handler(logw io.Writer) http.Handler {
+	// Some toxics (bandwidth) log through zerolog's global logger at trace level.
+	zerolog.SetGlobalLevel(zerolog.WarnLevel)
 	logger := zerolog.New(logw).Level(zerolog.WarnLevel).With().Timestamp().Logger()
 	s := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), logger)
 	r := mux.NewRouter()
