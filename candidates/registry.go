@@ -14,6 +14,7 @@ var Registry = runtime.Registry{
 	redisSetNX,
 	redisSplitIncr,
 	naiveLease,
+	consulLock,
 	raftElection,
 	bullyElection,
 	ringElection,

@@ -9,7 +9,7 @@ const Version = 1
 // Environment variables the harness sets for every candidate.
 const (
 	EnvNodeID         = "SPLITBRAIN_NODE_ID"         // e.g. "c1"; unique within the run
-	EnvStore          = "SPLITBRAIN_STORE"           // etcd | zookeeper | postgres | redis
+	EnvStore          = "SPLITBRAIN_STORE"           // etcd | zookeeper | postgres | redis | consul
 	EnvStoreEndpoints = "SPLITBRAIN_STORE_ENDPOINTS" // comma-separated host:port list, reachable from the candidate; empty with store "none"
 	EnvResourceURL    = "SPLITBRAIN_RESOURCE_URL"    // base URL of the fenced resource, e.g. http://resource:8080
 	EnvLeaseTTL       = "SPLITBRAIN_LEASE_TTL"       // lease/session length, Go duration ("2s")
@@ -60,13 +60,14 @@ const (
 	StoreZooKeeper = "zookeeper"
 	StorePostgres  = "postgres"
 	StoreRedis     = "redis"
+	StoreConsul    = "consul"
 	// StoreNone: no coordination store; candidates elect among themselves over
 	// SPLITBRAIN_PEERS (raft, bully, ring).
 	StoreNone = "none"
 )
 
 // Stores lists the store kinds in a stable order, for error messages.
-var Stores = []string{StoreEtcd, StoreZooKeeper, StorePostgres, StoreRedis, StoreNone}
+var Stores = []string{StoreEtcd, StoreZooKeeper, StorePostgres, StoreRedis, StoreConsul, StoreNone}
 
 // DefaultPeerPort is the port the harness gives every candidate for peer traffic.
 const DefaultPeerPort = 7000

@@ -9,7 +9,7 @@ import (
 func TestUpUsageErrors(t *testing.T) {
 	cases := map[string][]string{
 		"--store is required":              {"up"},
-		"valid stores are etcd, postgres":  {"up", "--store", "consul"},
+		"valid stores are consul, etcd":    {"up", "--store", "mysql"},
 		"is negative":                      {"up", "--store", "redis", "--for", "-1s"},
 		"runs exactly 1 node":              {"up", "--store", "postgres", "--nodes", "3"},
 		"unknown image profile":            {"up", "--store", "redis", "--profile", "dockerhub"},

@@ -35,12 +35,13 @@ const (
 	RoleZooKeeper Role = "zookeeper" // ZooKeeper 3.8 server
 	RolePostgres  Role = "postgres"  // PostgreSQL 15
 	RoleRedis     Role = "redis"     // Redis 7.0
+	RoleConsul    Role = "consul"    // Consul server
 	RoleTools     Role = "tools"     // iptables, iproute2, procps: fault-injection sidecars
 	RoleCandidate Role = "candidate" // FROM scratch + static splitbrain binary (candidates and the resource)
 )
 
 // Roles lists every role a run can ask for, in build order (the base is implied).
-var Roles = []Role{RoleEtcd, RoleZooKeeper, RolePostgres, RoleRedis, RoleTools, RoleCandidate}
+var Roles = []Role{RoleEtcd, RoleZooKeeper, RolePostgres, RoleRedis, RoleConsul, RoleTools, RoleCandidate}
 
 // Namespace prefixes every local tag. ".invalid" can never resolve (RFC 2606), so a local
 // image can never be pulled by accident.
@@ -61,6 +62,12 @@ const CandidateBinary = "/splitbrain"
 // EtcdVersion is the etcd server release built into the local etcd image (pinned in
 // internal/images/etcd-server/go.mod) and named by the official profile.
 const EtcdVersion = "v3.6.16"
+
+// ConsulVersion is the Consul server release built into the local consul image (pinned in
+// internal/images/consul-server/go.mod) and named by the official profile. 1.14.x is the last
+// line under the MPL; 1.15 and later need submodules the reachable module proxy does not
+// serve, so they cannot be built offline here.
+const ConsulVersion = "v1.14.5"
 
 // ParseProfile turns a flag value into a Profile with an error that names the valid ones.
 func ParseProfile(s string) (Profile, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -17,6 +18,7 @@ var officialRefs = map[Role]string{
 	RolePostgres:  "postgres:15",
 	RoleRedis:     "redis:7.0",
 	RoleZooKeeper: "zookeeper:3.8",
+	RoleConsul:    "hashicorp/consul:" + strings.TrimPrefix(ConsulVersion, "v"),
 }
 
 const officialToolsParent = "debian:bookworm-slim"
@@ -115,6 +117,13 @@ func LaunchFor(profile Profile, role Role) Launch {
 		return Launch{Cmd: []string{"zkServer.sh", "start-foreground"}, Ports: []string{"2181/tcp", "2888/tcp", "3888/tcp"},
 			Env:   map[string]string{"ZOO_4LW_COMMANDS_WHITELIST": "*"},
 			Notes: "set ZOO_MY_ID and ZOO_SERVERS=\"server.1=zk-1:2888:3888;2181 ...\"; JVMFLAGS for JVM options"}
+	case RoleConsul:
+		l := Launch{Cmd: []string{"consul", "agent", "-dev", "-client", "0.0.0.0"}, Ports: []string{"8500/tcp", "8300/tcp", "8301/tcp"},
+			Notes: "Cmd starting with consul runs as given; data in /consul/data; no libfaketime effect (Go)"}
+		if profile == ProfileOfficial {
+			l.Notes += "; the official entrypoint runs it as user consul"
+		}
+		return l
 	case RoleTools:
 		return Launch{Cmd: []string{"sleep", "infinity"}, Notes: "run with NET_ADMIN and NetworkMode container:<target>; StopSignal is SIGKILL"}
 	case RoleCandidate:

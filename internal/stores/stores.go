@@ -1,6 +1,6 @@
 // Package stores launches the store clusters leader-election recipes run against: etcd,
-// ZooKeeper, PostgreSQL, Redis and N independent Redis servers (for Redlock), each on the
-// run's network through internal/platform, ready only after a real client round trip.
+// ZooKeeper, PostgreSQL, Redis, N independent Redis servers (for Redlock) and Consul, each
+// on the run's network through internal/platform, ready only after a real client round trip.
 package stores
 
 import (
@@ -24,6 +24,7 @@ const (
 	KindPostgres   Kind = "postgres"
 	KindRedis      Kind = "redis"
 	KindRedisMulti Kind = "redis-multi" // N independent Redis servers, no replication
+	KindConsul     Kind = "consul"
 )
 
 // kindInfo is a store kind's definition: everything that differs per kind, declared once.
@@ -55,6 +56,8 @@ var kinds = map[Kind]kindInfo{
 		clock: "Redis (linked with jemalloc) fails to start under libfaketime", launch: launchRedis},
 	KindRedisMulti: {role: images.RoleRedis, defNodes: 3, minNodes: 1, maxNod: 9, nodeName: "redis",
 		clock: "Redis (linked with jemalloc) fails to start under libfaketime", launch: launchRedisMulti},
+	KindConsul: {role: images.RoleConsul, defNodes: 3, minNodes: 1, maxNod: 7, nodeName: "consul", hasLeader: true,
+		clock: "Consul is a Go program and ignores libfaketime", launch: launchConsul},
 }
 
 // Traits is what the rest of splitbrain may know about a store kind.
@@ -107,7 +110,7 @@ var ErrNotSupported = errors.New("not supported")
 // Options configure Launch.
 type Options struct {
 	Kind    Kind
-	Nodes   int            // 0 = the kind's default (etcd 3, zookeeper 3, postgres 1, redis 1, redis-multi 3)
+	Nodes   int            // 0 = the kind's default (etcd 3, zookeeper 3, postgres 1, redis 1, redis-multi 3, consul 3)
 	Profile images.Profile // "" = local
 	Images  images.Set     // pre-resolved images; when nil Launch calls images.Ensure
 	LogDir  string         // node logs go to <LogDir>/<node>.log
@@ -173,7 +176,7 @@ type Cluster interface {
 	WaitReady(ctx context.Context) error
 	// Version is the server version as the server reports it.
 	Version() string
-	// Leader is the node the store reports as its leader (etcd, ZooKeeper); ErrNotSupported
+	// Leader is the node the store reports as its leader (etcd, ZooKeeper, Consul); ErrNotSupported
 	// for PostgreSQL and Redis.
 	Leader(ctx context.Context) (*platform.Node, error)
 	// RestartNode starts a node again (after a kill or stop) and waits until the cluster serves.
