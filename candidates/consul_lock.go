@@ -4,7 +4,7 @@ package candidates
 // run's TTL, lock-delay = TTL, no health checks, behaviour release). Token = the lock key's
 // LockIndex, read back consistently after Lock returns (Consul's sequencer: the server bumps
 // it in the Raft transaction that grants the lock to a new session). Loss = the lock's
-// channel closes (its monitor saw the key change owner, or a read failed), the session
+// channel closes (its monitor saw the key change owner, or 4 reads in a row failed), the session
 // renewal finds the session gone, or the local deadline (last renewal's send time + TTL)
 // passes, which the server can only reach later (it invalidates 2 × TTL after a renewal).
 
@@ -127,6 +127,10 @@ func (r *consulRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 	lock, err := r.cli.LockOpts(&consul.LockOptions{
 		Key: r.key, Value: []byte(r.env.NodeID), Session: sid,
 		LockWaitTime: ttl / 4, // the wait's blocking read; stopCh is looked at between reads
+		// The lock's monitor rides out failed reads (a server that lost its quorum, one that
+		// was killed) for a few tries, the next one through another server (renewal
+		// failures rotate the connection). Safety meanwhile rests on the local deadline.
+		MonitorRetries: 3, MonitorRetryTime: ttl / 4,
 	})
 	if err != nil {
 		return runtime.Term{}, fmt.Errorf("lock options: %w", err)
@@ -176,6 +180,7 @@ func (r *consulRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 	go func() {
 		select {
 		case <-lr.ch:
+			r.conn.rotate() // the server we read through may be the reason: resign via another
 			lose(errors.New("consul lock lost: the lock's channel closed"))
 		case <-r.renewLost.Done():
 			lose(context.Cause(r.renewLost))
@@ -212,6 +217,7 @@ func (r *consulRecipe) Resign(ctx context.Context) error {
 	}
 	if r.held && r.lock != nil {
 		if err := r.lock.Unlock(); err != nil && !errors.Is(err, consul.ErrLockNotHeld) {
+			r.conn.rotate()
 			errs = append(errs, err)
 		}
 	}
@@ -222,6 +228,7 @@ func (r *consulRecipe) Resign(ctx context.Context) error {
 	}
 	if r.session != "" {
 		if _, err := r.cli.Session().Destroy(r.session, r.writeOpts(ctx)); err != nil {
+			r.conn.rotate()
 			errs = append(errs, fmt.Errorf("destroy session: %w", err))
 		}
 		r.session = ""
