@@ -64,9 +64,9 @@ const CandidateBinary = "/splitbrain"
 const EtcdVersion = "v3.6.16"
 
 // ConsulVersion is the Consul server release built into the local consul image (pinned in
-// internal/images/consul-server/go.mod) and named by the official profile. 1.14.x is the last
-// line under the MPL; 1.15 and later need submodules the reachable module proxy does not
-// serve, so they cannot be built offline here.
+// internal/images/consul-server/go.mod) and named by the official profile. It is under the
+// MPL 2.0; 1.15 and later need submodules (troubleshoot, envoyextensions) the reachable module
+// proxy does not serve, so they cannot be built offline here.
 const ConsulVersion = "v1.14.5"
 
 // ParseProfile turns a flag value into a Profile with an error that names the valid ones.

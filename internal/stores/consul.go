@@ -34,8 +34,7 @@ func ConsulCommand(name string, names []string) []string {
 		"-bootstrap-expect=" + fmt.Sprint(len(names)),
 		"-data-dir=" + consulDataDir,
 		"-client=0.0.0.0",
-		// The run network's address (198.18.0.0/15 is not a private range, so Consul's own
-		// choice of a private IP would find none).
+		// The run network's address, named rather than left to Consul's guess.
 		`-bind={{ GetInterfaceIP "eth0" }}`,
 		"-retry-interval=1s",
 		"-dns-port=-1",
