@@ -17,6 +17,7 @@ var Registry = runtime.Registry{
 	redisIncrAfterSetNX,
 	redlock,
 	naiveLease,
+	consulLock,
 	raftElection,
 	bullyElection,
 	ringElection,

@@ -151,7 +151,7 @@ func (partitionKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
 		}
 		if pf.Target == TargetStoreLeader {
 			if !storeHasLeader(p.topo.StoreKind) {
-				return fmt.Errorf("target=store-leader needs etcd or zookeeper, not %q", p.topo.StoreKind)
+				return fmt.Errorf("target=store-leader needs a store that elects a leader (%s), not %q", leaderStores(), p.topo.StoreKind)
 			}
 			// The minority is the live leader plus seeded fill-ins from this order.
 			pf.Chosen = shuffled(p.topo.StoreNodes, p.rng)
@@ -193,7 +193,7 @@ func checkPeerTopology(peer string, topo Topology) error {
 		}
 	case TargetStoreLeader:
 		if !storeHasLeader(topo.StoreKind) {
-			return fmt.Errorf("peer=store-leader needs etcd or zookeeper, not %q", topo.StoreKind)
+			return fmt.Errorf("peer=store-leader needs a store that elects a leader (%s), not %q", leaderStores(), topo.StoreKind)
 		}
 	}
 	if name, ok := strings.CutPrefix(peer, targetNodePrefix); ok {

@@ -19,7 +19,7 @@ const (
 	TargetRandomCandidate = "random-candidate" // seeded
 	TargetAllCandidates   = "all-candidates"
 	TargetStoreNode       = "store-node"   // seeded: one store node
-	TargetStoreLeader     = "store-leader" // live: as the store reports it (etcd, ZooKeeper)
+	TargetStoreLeader     = "store-leader" // live: as the store reports it (etcd, ZooKeeper, Consul)
 	TargetStoreMajority   = "store-majority"
 	TargetStoreMinority   = "store-minority"
 	TargetAllStore        = "all-store"
@@ -124,7 +124,7 @@ func chooseTargets(target string, topo Topology, rng *rand.Rand) ([]string, erro
 		return nil, nil
 	case TargetStoreLeader:
 		if !storeHasLeader(topo.StoreKind) {
-			return nil, fmt.Errorf("target store-leader needs a store that elects a leader (etcd, zookeeper), not %q", topo.StoreKind)
+			return nil, fmt.Errorf("target store-leader needs a store that elects a leader (%s), not %q", leaderStores(), topo.StoreKind)
 		}
 		return nil, nil
 	case TargetRandomCandidate:
@@ -164,6 +164,17 @@ func chooseTargets(target string, topo Topology, rng *rand.Rand) ([]string, erro
 func storeHasLeader(kind string) bool {
 	st, _ := stores.Info(kind)
 	return st.HasLeader
+}
+
+// leaderStores names the store kinds that elect a leader of their own, for error messages.
+func leaderStores() string {
+	var out []string
+	for _, k := range stores.Kinds() {
+		if storeHasLeader(k) {
+			out = append(out, k)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func shuffled(in []string, rng *rand.Rand) []string {

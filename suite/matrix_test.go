@@ -14,6 +14,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
@@ -33,7 +34,7 @@ rows:
 		{"unknown store", `
 defaults: {duration: 10s}
 rows:
-  - {store: mysql, recipe: etcd-election, tags: [smoke], expect: {verdict: valid}}`, `unknown store "mysql": want one of dynamodb, etcd, postgres, redis, redis-multi, zookeeper`},
+  - {store: mysql, recipe: etcd-election, tags: [smoke], expect: {verdict: valid}}`, `unknown store "mysql": want one of consul, dynamodb, etcd, postgres, redis, redis-multi, zookeeper`},
 		{"unknown recipe", `
 defaults: {duration: 10s}
 rows:
@@ -333,7 +334,7 @@ func TestMatrixFile(t *testing.T) {
 			continue
 		}
 		faults := []string{"kill-leader", "pause-leader", "partition-leader-from-store"}
-		if spec.Store == "etcd" || spec.Store == "zookeeper" {
+		if st, _ := stores.Info(spec.Store); st.HasLeader { // etcd, ZooKeeper, Consul
 			faults = append(faults, "partition-store-majority")
 		}
 		if spec.Store == contract.StoreNone {

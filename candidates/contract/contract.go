@@ -9,7 +9,7 @@ const Version = 1
 // Environment variables the harness sets for every candidate.
 const (
 	EnvNodeID         = "SPLITBRAIN_NODE_ID"         // e.g. "c1"; unique within the run
-	EnvStore          = "SPLITBRAIN_STORE"           // etcd | zookeeper | postgres | redis | redis-multi | dynamodb | none
+	EnvStore          = "SPLITBRAIN_STORE"           // etcd | zookeeper | postgres | redis | redis-multi | dynamodb | consul | none
 	EnvStoreEndpoints = "SPLITBRAIN_STORE_ENDPOINTS" // comma-separated host:port list, reachable from the candidate; empty with store "none"
 	EnvResourceURL    = "SPLITBRAIN_RESOURCE_URL"    // base URL of the fenced resource, e.g. http://resource:8080
 	EnvLeaseTTL       = "SPLITBRAIN_LEASE_TTL"       // lease/session length, Go duration ("2s")
@@ -63,13 +63,14 @@ const (
 	// StoreRedisMulti: N independent Redis servers (no replication), for Redlock.
 	StoreRedisMulti = "redis-multi"
 	StoreDynamoDB   = "dynamodb"
+	StoreConsul     = "consul"
 	// StoreNone: no coordination store; candidates elect among themselves over
 	// SPLITBRAIN_PEERS (raft, bully, ring).
 	StoreNone = "none"
 )
 
 // Stores lists the store kinds in a stable order, for error messages.
-var Stores = []string{StoreEtcd, StoreZooKeeper, StorePostgres, StoreRedis, StoreRedisMulti, StoreDynamoDB, StoreNone}
+var Stores = []string{StoreEtcd, StoreZooKeeper, StorePostgres, StoreRedis, StoreRedisMulti, StoreDynamoDB, StoreConsul, StoreNone}
 
 // DefaultPeerPort is the port the harness gives every candidate for peer traffic.
 const DefaultPeerPort = 7000

@@ -96,7 +96,7 @@ func TestParseEnvErrorsNameTheVariable(t *testing.T) {
 	}{
 		{EnvNodeID, "", EnvNodeID + ": missing"},
 		{EnvNodeID, "a b", "must not contain spaces"},
-		{EnvStore, "consul", `unknown store "consul"`},
+		{EnvStore, "mysql", `unknown store "mysql"`},
 		{EnvStoreEndpoints, "e1", `endpoint "e1" is not host:port`},
 		{EnvStoreEndpoints, "e1:99999", `endpoint "e1:99999" is not host:port`},
 		{EnvResourceURL, "resource:8080", "is not an http(s) base URL"},

@@ -157,7 +157,7 @@ func (b *builder) recipeFor(ctx context.Context, role Role, parent string) (reci
 	}
 	switch role {
 	case RoleEtcd:
-		data, err := buildAndRead(ctx, "go-build-etcd", func() (string, error) { return etcdBinary(ctx, b.opts.Log) })
+		data, err := buildAndRead(ctx, "go-build-etcd", func() (string, error) { return etcdServer.binary(ctx, b.opts.Log) })
 		if err != nil {
 			return rec, withRole(err, role)
 		}
@@ -179,6 +179,12 @@ func (b *builder) recipeFor(ctx context.Context, role Role, parent string) (reci
 			return rec, withRole(err, role)
 		}
 		rec.files = append(rec.files, files...)
+	case RoleConsul:
+		data, err := buildAndRead(ctx, "go-build-consul", func() (string, error) { return consulServer.binary(ctx, b.opts.Log) })
+		if err != nil {
+			return rec, withRole(err, role)
+		}
+		rec.files = append(rec.files, contextFile{name: "consul", mode: 0o755, data: data})
 	case RoleCandidate:
 		data, err := buildAndRead(ctx, "go-build-splitbrain", func() (string, error) { return candidateBinary(ctx, b.opts.Log) })
 		if err != nil {

@@ -36,12 +36,13 @@ const (
 	RolePostgres  Role = "postgres"  // PostgreSQL 15
 	RoleRedis     Role = "redis"     // Redis 7.0
 	RoleDynamoDB  Role = "dynamodb"  // dynalite on Debian's nodejs: the DynamoDB API, in memory
+	RoleConsul    Role = "consul"    // Consul server
 	RoleTools     Role = "tools"     // iptables, iproute2, procps: fault-injection sidecars
 	RoleCandidate Role = "candidate" // FROM scratch + static splitbrain binary (candidates and the resource)
 )
 
 // Roles lists every role a run can ask for, in build order (the base is implied).
-var Roles = []Role{RoleEtcd, RoleZooKeeper, RolePostgres, RoleRedis, RoleDynamoDB, RoleTools, RoleCandidate}
+var Roles = []Role{RoleEtcd, RoleZooKeeper, RolePostgres, RoleRedis, RoleDynamoDB, RoleConsul, RoleTools, RoleCandidate}
 
 // Namespace prefixes every local tag. ".invalid" can never resolve (RFC 2606), so a local
 // image can never be pulled by accident.
@@ -62,6 +63,12 @@ const CandidateBinary = "/splitbrain"
 // EtcdVersion is the etcd server release built into the local etcd image (pinned in
 // internal/images/etcd-server/go.mod) and named by the official profile.
 const EtcdVersion = "v3.6.16"
+
+// ConsulVersion is the Consul server release built into the local consul image (pinned in
+// internal/images/consul-server/go.mod) and named by the official profile. It is under the
+// MPL 2.0; 1.15 and later need submodules (troubleshoot, envoyextensions) the reachable module
+// proxy does not serve, so they cannot be built offline here.
+const ConsulVersion = "v1.14.5"
 
 // ParseProfile turns a flag value into a Profile with an error that names the valid ones.
 func ParseProfile(s string) (Profile, error) {

@@ -83,6 +83,7 @@ func TestImagesRunTheirBinaries(t *testing.T) {
 		want       string
 	}{
 		{RoleEtcd, nil, []string{"/usr/local/bin/etcd", "--version"}, "etcd Version: " + strings.TrimPrefix(EtcdVersion, "v")},
+		{RoleConsul, nil, []string{"consul", "version"}, "Consul " + ConsulVersion},
 		{RoleRedis, nil, []string{"redis-server", "--version"}, "Redis server v=7.0."},
 		{RolePostgres, nil, []string{"/usr/lib/postgresql/15/bin/postgres", "--version"}, "(PostgreSQL) 15."},
 		{RoleZooKeeper, nil, []string{"version"}, "Apache ZooKeeper, version 3.8."},

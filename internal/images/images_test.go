@@ -264,4 +264,7 @@ func TestLaunchForEveryRole(t *testing.T) {
 	if OfficialRef(RoleEtcd) != "gcr.io/etcd-development/etcd:"+EtcdVersion {
 		t.Errorf("official etcd ref %q does not match the local version %s", OfficialRef(RoleEtcd), EtcdVersion)
 	}
+	if OfficialRef(RoleConsul) != "hashicorp/consul:"+strings.TrimPrefix(ConsulVersion, "v") {
+		t.Errorf("official consul ref %q does not match the local version %s", OfficialRef(RoleConsul), ConsulVersion)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -20,6 +21,7 @@ var officialRefs = map[Role]string{
 	// Not dynalite: the DynamoDB-compatible server AWS publishes (a Java jar, in memory here
 	// by its default command), on the same port.
 	RoleDynamoDB: "amazon/dynamodb-local:2.5.2",
+	RoleConsul:    "hashicorp/consul:" + strings.TrimPrefix(ConsulVersion, "v"),
 }
 
 const officialToolsParent = "debian:bookworm-slim"
@@ -125,6 +127,13 @@ func LaunchFor(profile Profile, role Role) Launch {
 		}
 		return Launch{Cmd: []string{"node", "/opt/dynalite/server.js"}, Ports: []string{"8000/tcp"},
 			Notes: "dynalite " + DynaliteVersion + " in memory; any access key and region are accepted; libfaketime present"}
+	case RoleConsul:
+		l := Launch{Cmd: []string{"consul", "agent", "-dev", "-client", "0.0.0.0"}, Ports: []string{"8500/tcp", "8300/tcp", "8301/tcp"},
+			Notes: "Cmd starting with consul runs as given; data in /consul/data; no libfaketime effect (Go)"}
+		if profile == ProfileOfficial {
+			l.Notes += "; the official entrypoint runs it as user consul"
+		}
+		return l
 	case RoleTools:
 		return Launch{Cmd: []string{"sleep", "infinity"}, Notes: "run with NET_ADMIN and NetworkMode container:<target>; StopSignal is SIGKILL"}
 	case RoleCandidate:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	consul "github.com/hashicorp/consul/api"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -90,5 +91,48 @@ func TestResetZooKeeper(t *testing.T) {
 	p, err := conn.Create("/splitbrain/splitbrain/n-", nil, zk.FlagEphemeral|zk.FlagSequence, acl)
 	if err != nil || p != "/splitbrain/splitbrain/n-0000000000" {
 		t.Errorf("first sequential znode after reset %q (%v), want sequence 0", p, err)
+	}
+}
+
+// Reset frees a held Consul lock without a lock-delay (a fresh session takes it at once),
+// destroys the sessions and deletes every key.
+func TestResetConsul(t *testing.T) {
+	ctx, cl, _ := launch(t, stores.KindConsul, 1)
+	eps, err := cl.HostEndpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := consul.NewClient(&consul.Config{Address: eps[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A minute of lock-delay: were the lock freed by invalidating its session, the acquire
+	// after the reset would be refused.
+	sid, _, err := cli.Session().CreateNoChecks(&consul.SessionEntry{TTL: "60s", LockDelay: time.Minute}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "splitbrain/splitbrain/leader"
+	if ok, _, err := cli.KV().Acquire(&consul.KVPair{Key: key, Value: []byte("c1"), Session: sid}, nil); err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	if _, err := cli.KV().Put(&consul.KVPair{Key: "other/key", Value: []byte("x")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := stores.Reset(ctx, cl); err != nil {
+		t.Fatalf("reset: %v", err)
+	}
+	if keys, _, err := cli.KV().Keys("", "", nil); err != nil || len(keys) != 0 {
+		t.Errorf("keys after reset: %v (%v), want none", keys, err)
+	}
+	if ss, _, err := cli.Session().List(nil); err != nil || len(ss) != 0 {
+		t.Errorf("%d sessions after reset (%v), want none", len(ss), err)
+	}
+	sid2, _, err := cli.Session().CreateNoChecks(&consul.SessionEntry{TTL: "60s"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := cli.KV().Acquire(&consul.KVPair{Key: key, Value: []byte("c2"), Session: sid2}, nil); err != nil || !ok {
+		t.Errorf("acquire after reset: %v %v, want the lock at once (no lock-delay)", ok, err)
 	}
 }

@@ -1,7 +1,7 @@
 // Package stores launches the store clusters leader-election recipes run against: etcd,
-// ZooKeeper, PostgreSQL, Redis, N independent Redis servers (for Redlock) and a
-// DynamoDB-compatible server, each on the run's network through internal/platform, ready only
-// after a real client round trip.
+// ZooKeeper, PostgreSQL, Redis, N independent Redis servers (for Redlock), a
+// DynamoDB-compatible server and Consul, each on the run's network through internal/platform,
+// ready only after a real client round trip.
 package stores
 
 import (
@@ -26,6 +26,7 @@ const (
 	KindRedis      Kind = "redis"
 	KindRedisMulti Kind = "redis-multi" // N independent Redis servers, no replication
 	KindDynamoDB   Kind = "dynamodb"    // one DynamoDB-compatible server (dynalite, in memory)
+	KindConsul     Kind = "consul"
 )
 
 // kindInfo is a store kind's definition: everything that differs per kind, declared once.
@@ -59,6 +60,8 @@ var kinds = map[Kind]kindInfo{
 		clock: "Redis (linked with jemalloc) fails to start under libfaketime", launch: launchRedisMulti},
 	KindDynamoDB: {role: images.RoleDynamoDB, defNodes: 1, minNodes: 1, maxNod: 1, nodeName: "dynamodb",
 		clockOK: true, clock: "libfaketime with a run-time timestamp file (no condition reads the server clock)", launch: launchDynamoDB},
+	KindConsul: {role: images.RoleConsul, defNodes: 3, minNodes: 1, maxNod: 7, nodeName: "consul", hasLeader: true,
+		clock: "Consul is a Go program and ignores libfaketime", launch: launchConsul},
 }
 
 // Traits is what the rest of splitbrain may know about a store kind.
@@ -111,7 +114,7 @@ var ErrNotSupported = errors.New("not supported")
 // Options configure Launch.
 type Options struct {
 	Kind    Kind
-	Nodes   int            // 0 = the kind's default (etcd 3, zookeeper 3, postgres 1, redis 1, redis-multi 5, dynamodb 1)
+	Nodes   int            // 0 = the kind's default (etcd 3, zookeeper 3, postgres 1, redis 1, redis-multi 5, dynamodb 1, consul 3)
 	Profile images.Profile // "" = local
 	Images  images.Set     // pre-resolved images; when nil Launch calls images.Ensure
 	LogDir  string         // node logs go to <LogDir>/<node>.log
@@ -177,7 +180,7 @@ type Cluster interface {
 	WaitReady(ctx context.Context) error
 	// Version is the server version as the server reports it.
 	Version() string
-	// Leader is the node the store reports as its leader (etcd, ZooKeeper); ErrNotSupported
+	// Leader is the node the store reports as its leader (etcd, ZooKeeper, Consul); ErrNotSupported
 	// for PostgreSQL and Redis.
 	Leader(ctx context.Context) (*platform.Node, error)
 	// RestartNode starts a node again (after a kill or stop) and waits until the cluster serves.

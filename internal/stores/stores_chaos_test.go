@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
@@ -148,6 +149,18 @@ func TestZooKeeperEnsemble(t *testing.T) {
 	quorumFaults(t, ctx, cl)
 }
 
+func TestConsulCluster(t *testing.T) {
+	ctx, cl, _ := launch(t, stores.KindConsul, 3)
+	if eps := cl.Endpoints(); strings.Join(eps, ",") != "consul-1:8500,consul-2:8500,consul-3:8500" {
+		t.Errorf("endpoints %v", eps)
+	}
+	if want := strings.TrimPrefix(images.ConsulVersion, "v"); cl.Version() != want {
+		t.Errorf("version %q, want %s", cl.Version(), want)
+	}
+	// A killed server comes back with a new IP: the others must take it back into Raft.
+	quorumFaults(t, ctx, cl)
+}
+
 // singleNodeFaults: kill -9 and restart, freeze and thaw; the server serves again each time.
 func singleNodeFaults(t *testing.T, ctx context.Context, cl stores.Cluster) {
 	if _, err := cl.Leader(ctx); !errors.Is(err, stores.ErrNotSupported) {
@@ -266,7 +279,7 @@ func TestDynamoDB(t *testing.T) {
 // BenchmarkLaunch measures up-to-ready per store (images present):
 // go test -tags chaos -run '^$' -bench Launch -benchtime 3x ./internal/stores
 func BenchmarkLaunch(b *testing.B) {
-	for _, k := range []stores.Kind{stores.KindEtcd, stores.KindZooKeeper, stores.KindPostgres, stores.KindRedis, stores.KindDynamoDB} {
+	for _, k := range []stores.Kind{stores.KindEtcd, stores.KindZooKeeper, stores.KindPostgres, stores.KindRedis, stores.KindDynamoDB, stores.KindConsul} {
 		b.Run(string(k), func(b *testing.B) {
 			ctx := context.Background()
 			eng := platformtest.Connect(b, ctx)

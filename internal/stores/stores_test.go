@@ -7,13 +7,13 @@ import (
 )
 
 func TestParseKind(t *testing.T) {
-	for _, k := range []string{"etcd", "zookeeper", "postgres", "redis", "redis-multi", "dynamodb"} {
+	for _, k := range []string{"etcd", "zookeeper", "postgres", "redis", "redis-multi", "dynamodb", "consul"} {
 		if got, err := ParseKind(k); err != nil || string(got) != k {
 			t.Errorf("ParseKind(%q) = %q, %v", k, got, err)
 		}
 	}
-	_, err := ParseKind("consul")
-	if err == nil || !strings.Contains(err.Error(), "dynamodb, etcd, postgres, redis, redis-multi, zookeeper") {
+	_, err := ParseKind("mysql")
+	if err == nil || !strings.Contains(err.Error(), "consul, dynamodb, etcd, postgres, redis, redis-multi, zookeeper") {
 		t.Fatalf("unknown kind error must list the valid ones: %v", err)
 	}
 }
@@ -58,6 +58,21 @@ func TestEtcdConfig(t *testing.T) {
 		if !strings.Contains(cmd, want) {
 			t.Errorf("etcd command lacks %q: %s", want, cmd)
 		}
+	}
+}
+
+func TestConsulCommand(t *testing.T) {
+	cmd := strings.Join(ConsulCommand("consul-2", nodeNames("consul", 3)), " ")
+	for _, want := range []string{
+		"consul agent -server ", "-node=consul-2 ", "-bootstrap-expect=3 ", "-client=0.0.0.0 ",
+		"-retry-join=consul-1 -retry-join=consul-2 -retry-join=consul-3", "raft_multiplier = 1", `session_ttl_min = "1s"`,
+	} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("consul command lacks %q: %s", want, cmd)
+		}
+	}
+	if st, ok := Info("consul"); !ok || !st.HasLeader || st.ClockSkew || !strings.Contains(st.ClockHow, "libfaketime") {
+		t.Errorf("consul traits %+v: want a store leader and clock skew refused with the reason", st)
 	}
 }
 
