@@ -21,7 +21,7 @@ var officialRefs = map[Role]string{
 	// Not dynalite: the DynamoDB-compatible server AWS publishes (a Java jar, in memory here
 	// by its default command), on the same port.
 	RoleDynamoDB: "amazon/dynamodb-local:2.5.2",
-	RoleConsul:    "hashicorp/consul:" + strings.TrimPrefix(ConsulVersion, "v"),
+	RoleConsul:   "hashicorp/consul:" + strings.TrimPrefix(ConsulVersion, "v"),
 }
 
 const officialToolsParent = "debian:bookworm-slim"
