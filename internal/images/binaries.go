@@ -25,6 +25,7 @@ const (
 	modulePath     = "github.com/splitbrain-chaos/splitbrain"
 	mainPackage    = modulePath + "/cmd/splitbrain"
 	etcdModuleDir  = "internal/images/etcd-server"
+	kubeModuleDir  = "internal/images/kube-server"
 	maxBinaryBytes = 512 << 20
 )
 
@@ -92,7 +93,7 @@ func candidateBinary(ctx context.Context, log io.Writer) (string, error) {
 	}
 	out := filepath.Join(dir, "splitbrain-static")
 	fmt.Fprintf(log, "images: go build ./cmd/splitbrain (static) -> %s\n", out)
-	if err := goBuild(ctx, root, out, "./cmd/splitbrain", nil); err != nil {
+	if err := goBuild(ctx, root, out, "./cmd/splitbrain", nil, ""); err != nil {
 		return "", err
 	}
 	return out, nil
@@ -133,16 +134,53 @@ func etcdBinary(ctx context.Context, log io.Writer) (string, error) {
 	}
 	fmt.Fprintf(log, "images: go build etcd %s (static) -> %s\n", EtcdVersion, out)
 	// -mod=mod: the module's go.sum may still be completed from the module proxy.
-	if err := goBuild(ctx, filepath.Join(root, etcdModuleDir), out, ".", []string{"GOFLAGS=-mod=mod"}); err != nil {
+	if err := goBuild(ctx, filepath.Join(root, etcdModuleDir), out, ".", []string{"GOFLAGS=-mod=mod"}, ""); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// kubeBinary builds one Kubernetes server command (kube-apiserver, kube-controller-manager)
+// from the kube-server module into the cache directory, stamped with KubernetesVersion the
+// way Kubernetes' own build does (the API server reports it and derives its emulated
+// version from it). The first build takes minutes (docs/performance.md); go build relinks
+// only when something changed, so a cached call takes seconds.
+func kubeBinary(ctx context.Context, log io.Writer, cmdName string) (string, error) {
+	dir, err := cacheDir()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, cmdName+"-"+KubernetesVersion)
+	root, err := moduleRoot()
+	if err != nil {
+		if isStaticELF(out) {
+			fmt.Fprintf(log, "images: no source tree here; using the cached %s %s build %s\n", cmdName, KubernetesVersion, out)
+			return out, nil
+		}
+		return "", fmt.Errorf("need the kube-server module source to build %s (no cached build at %s either): %w", cmdName, out, err)
+	}
+	fmt.Fprintf(log, "images: go build %s %s (static; the first build takes minutes) -> %s\n", cmdName, KubernetesVersion, out)
+	major, minor, _ := strings.Cut(strings.TrimPrefix(KubernetesVersion, "v"), ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	const v = "k8s.io/component-base/version."
+	ldflags := "-X " + v + "gitVersion=" + KubernetesVersion + " -X " + v + "gitMajor=" + major + " -X " + v + "gitMinor=" + minor +
+		" -X " + v + "gitTreeState=clean"
+	// The caller's GOFLAGS (e.g. -p=1 on a shared machine: a job peaks near 2 GB) still apply.
+	env := []string{"GOFLAGS=-mod=mod"}
+	if os.Getenv("GOFLAGS") != "" {
+		env = []string{"GOFLAGS=-mod=mod " + os.Getenv("GOFLAGS")}
+	}
+	if err := goBuild(ctx, filepath.Join(root, kubeModuleDir), out, "k8s.io/kubernetes/cmd/"+cmdName, env, ldflags); err != nil {
 		return "", err
 	}
 	return out, nil
 }
 
 // goBuild runs a static, trimmed go build without VCS stamps, so the bytes (and the image
-// tag) depend only on the source, not on the work tree's dirty flag.
-func goBuild(ctx context.Context, dir, out, pkg string, env []string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg)
+// tag) depend only on the source, not on the work tree's dirty flag. ldflags are added to
+// the stripping flags.
+func goBuild(ctx context.Context, dir, out, pkg string, env []string, ldflags string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w "+ldflags, "-o", out, pkg)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
 	var buf bytes.Buffer
