@@ -58,8 +58,15 @@ func launchStore(t *testing.T, kind stores.Kind, nodes int) []string {
 		t.Fatal(err)
 	}
 	t.Logf("%s x%d %s ready in %v at %v", kind, len(cl.Nodes()), cl.Version(), cl.ReadyDuration(), eps)
+	if cr, ok := cl.(stores.Credentialed); ok {
+		credentialed.Store(strings.Join(eps, ","), cr)
+	}
 	return eps
 }
+
+// credentialed holds the clusters that issue candidate credentials (kubernetes), by their
+// endpoint list, so a group on those endpoints can give each candidate its own.
+var credentialed sync.Map
 
 // group runs candidate processes against one resource and records what they print.
 type group struct {
@@ -76,7 +83,8 @@ type group struct {
 	procs    map[string]*proc
 	elected  chan history.Event
 	ports    map[string]int // peer port per node (store "none")
-	tmp      string         // TMPDIR of peer candidates (their persisted state)
+	creds    stores.Credentialed
+	tmp      string // TMPDIR of peer candidates (their persisted state)
 }
 
 func freePort(t *testing.T) int {
@@ -113,6 +121,9 @@ func newGroup(t *testing.T, store string, eps []string, election string, command
 	g.srv = httptest.NewServer(g.res.Handler())
 	g.cfg = contract.Config{Store: store, Endpoints: eps, ResourceURL: g.srv.URL, LeaseTTL: 2 * time.Second,
 		WriteInterval: 50 * time.Millisecond, ClockFile: filepath.Join(t.TempDir(), "clock"), ElectionName: election}
+	if cr, ok := credentialed.Load(strings.Join(eps, ",")); ok {
+		g.creds = cr.(stores.Credentialed)
+	}
 	if store == contract.StoreNone {
 		// Peers on one machine: id=127.0.0.1:port, a free port each; a restarted node keeps
 		// its port and its state directory (TMPDIR), as a restarted container would.
@@ -140,6 +151,16 @@ func (g *group) start(node string) {
 	cfg := g.cfg
 	cfg.NodeID = node
 	cfg.ListenPort = g.ports[node]
+	if g.creds != nil {
+		cred, err := g.creds.Credentials(node, cfg.Endpoints)
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		cfg.StoreUser, cfg.Kubeconfig = cred.User, filepath.Join(g.t.TempDir(), node+".kubeconfig")
+		if err := os.WriteFile(cfg.Kubeconfig, cred.Kubeconfig, 0o600); err != nil {
+			g.t.Fatal(err)
+		}
+	}
 	cmd := g.command()
 	cmd.Env = append(append(os.Environ(), cmd.Env...), cfg.Environ()...)
 	if g.tmp != "" {

@@ -16,6 +16,7 @@ var Registry = runtime.Registry{
 	dynamoLease,
 	redisIncrAfterSetNX,
 	redlock,
+	k8sLease,
 	naiveLease,
 	consulLock,
 	raftElection,

@@ -102,7 +102,8 @@ func TestCandidateTimingFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &run{cfg: cfg, prep: prep, dir: t.TempDir(), runID: "r1", started: time.Now(), cluster: fakeEndpoints{eps: []string{"redis:6379"}}}
-	env := r.candidateSpec("c1", &external{static: true}).Env
+	spec, _ := r.candidateSpec("c1", &external{static: true})
+	env := spec.Env
 	for k, want := range map[string]string{"SPLITBRAIN_RENEW_INTERVAL": "1s", "SPLITBRAIN_RETRY_INTERVAL": "100ms",
 		"SPLITBRAIN_LEADER_WORK": "0s", "SPLITBRAIN_LEASE_TTL": "3s", "PYTHONUNBUFFERED": "1"} {
 		if env[k] != want {
@@ -124,7 +125,8 @@ func TestCandidateTimingFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	r2 := &run{cfg: cfg2, cluster: fakeEndpoints{eps: []string{"redis:6379"}}}
-	env = r2.candidateSpec("c1", &external{static: true}).Env
+	spec, _ = r2.candidateSpec("c1", &external{static: true})
+	env = spec.Env
 	for _, k := range []string{"SPLITBRAIN_RENEW_INTERVAL", "SPLITBRAIN_RETRY_INTERVAL", "SPLITBRAIN_LEADER_WORK"} {
 		if v, ok := env[k]; ok {
 			t.Errorf("%s = %q set without its flag", k, v)

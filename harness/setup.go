@@ -60,7 +60,7 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	roles := []images.Role{images.RoleCandidate, images.RoleTools}
 	if !r.cfg.storeless() {
-		roles = append(roles, stores.ImageRole(kind))
+		roles = append(roles, stores.ImageRoles(kind)...)
 	}
 	if ext != nil && !ext.static && len(r.cfg.CandidatePackages) == 0 {
 		roles = append(roles, images.RoleBase)
@@ -258,7 +258,7 @@ func (r *run) candidateNames() []string {
 
 // candidateSpec is the container of candidate name: the contract's environment, the clock
 // offset file at "0", and the recipe, the user's executable or the user's image.
-func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
+func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, error) {
 	cc := contract.Config{
 		NodeID:        name,
 		Store:         r.cfg.Store,
@@ -279,6 +279,18 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 	if r.proxy != nil {
 		cc.Endpoints = r.proxy.Endpoints(name)
 	}
+	files := []platform.File{{Path: candidateClockFile, Content: []byte("0"), Mode: 0o666}}
+	if cr, ok := r.cluster.(stores.Credentialed); ok {
+		cred, err := cr.Credentials(name, cc.Endpoints)
+		if err != nil {
+			return platform.NodeSpec{}, fmt.Errorf("candidate %s: store credentials: %w", name, err)
+		}
+		cc.StoreUser = cred.User
+		if cred.Kubeconfig != nil {
+			cc.Kubeconfig = contract.KubeconfigPath
+			files = append(files, platform.File{Path: contract.KubeconfigPath, Content: cred.Kubeconfig, Mode: 0o644})
+		}
+	}
 	env := map[string]string{}
 	for _, kv := range cc.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -294,7 +306,7 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 		Name:     name,
 		Role:     "candidate",
 		Env:      env,
-		Files:    []platform.File{{Path: candidateClockFile, Content: []byte("0"), Mode: 0o666}},
+		Files:    files,
 		LogDir:   r.logDir(),
 		OnStdout: func(line []byte) { r.rec.CandidateLine(name, line) },
 		OnLogGap: func(why string) { r.logGap(name, why) },
@@ -316,7 +328,7 @@ func (r *run) candidateSpec(name string, ext *external) platform.NodeSpec {
 		spec.Image = r.imgs[images.RoleCandidate]
 		spec.Cmd = []string{"candidate", "--recipe", r.cfg.Recipe}
 	}
-	return spec
+	return spec, nil
 }
 
 // startCandidates starts c1..cN at about the same time, so none gets a head start. Each
@@ -337,7 +349,12 @@ func (r *run) startCandidates(ctx context.Context, ext *external) error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		r.markStarting(p)
-		n, err := r.eng.Start(ctx, r.runID, r.net, r.candidateSpec(p.name, ext))
+		spec, err := r.candidateSpec(p.name, ext)
+		if err != nil {
+			r.markStartFailed(p)
+			return err
+		}
+		n, err := r.eng.Start(ctx, r.runID, r.net, spec)
 		if err != nil {
 			r.markStartFailed(p)
 			return fmt.Errorf("candidate %s: %w", p.name, err)

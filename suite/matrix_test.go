@@ -34,7 +34,7 @@ rows:
 		{"unknown store", `
 defaults: {duration: 10s}
 rows:
-  - {store: mysql, recipe: etcd-election, tags: [smoke], expect: {verdict: valid}}`, `unknown store "mysql": want one of consul, dynamodb, etcd, postgres, redis, redis-multi, zookeeper`},
+  - {store: mysql, recipe: etcd-election, tags: [smoke], expect: {verdict: valid}}`, `unknown store "mysql": want one of consul, dynamodb, etcd, kubernetes, postgres, redis, redis-multi, zookeeper`},
 		{"unknown recipe", `
 defaults: {duration: 10s}
 rows:

@@ -9,7 +9,7 @@ const Version = 1
 // Environment variables the harness sets for every candidate.
 const (
 	EnvNodeID         = "SPLITBRAIN_NODE_ID"         // e.g. "c1"; unique within the run
-	EnvStore          = "SPLITBRAIN_STORE"           // etcd | zookeeper | postgres | redis | redis-multi | dynamodb | consul | none
+	EnvStore          = "SPLITBRAIN_STORE"           // etcd | zookeeper | postgres | redis | redis-multi | dynamodb | consul | kubernetes | none
 	EnvStoreEndpoints = "SPLITBRAIN_STORE_ENDPOINTS" // comma-separated host:port list, reachable from the candidate; empty with store "none"
 	EnvResourceURL    = "SPLITBRAIN_RESOURCE_URL"    // base URL of the fenced resource, e.g. http://resource:8080
 	EnvLeaseTTL       = "SPLITBRAIN_LEASE_TTL"       // lease/session length, Go duration ("2s")
@@ -41,7 +41,23 @@ const (
 	EnvStoreUser     = "SPLITBRAIN_STORE_USER"
 	EnvStorePassword = "SPLITBRAIN_STORE_PASSWORD"
 	EnvStoreDatabase = "SPLITBRAIN_STORE_DATABASE"
+
+	// EnvStoreKubeconfig (store kubernetes) is the path of a kubeconfig file in the
+	// candidate's container: the API server as this candidate reaches it (directly or
+	// through the store fault proxy), the cluster CA, and a client certificate for user
+	// SPLITBRAIN_STORE_USER (the node id) in group KubeCandidateGroup, namespace "default".
+	EnvStoreKubeconfig = "SPLITBRAIN_STORE_KUBECONFIG"
 )
+
+// KubeconfigPath is where the harness places a kubernetes candidate's kubeconfig.
+const KubeconfigPath = "/splitbrain-kubeconfig"
+
+// KubeNamespace is the namespace the kubernetes recipes keep their objects in.
+const KubeNamespace = "default"
+
+// KubeCandidateGroup is the group every kubernetes candidate's certificate names; RBAC
+// grants it Leases, ConfigMaps, Pods (read) and Events in every namespace.
+const KubeCandidateGroup = "splitbrain:candidates"
 
 // Credentials used when EnvStoreUser/EnvStoreDatabase are empty (the project's PostgreSQL
 // containers trust these on the run network).
@@ -64,13 +80,15 @@ const (
 	StoreRedisMulti = "redis-multi"
 	StoreDynamoDB   = "dynamodb"
 	StoreConsul     = "consul"
+	// StoreKubernetes: one kube-apiserver (with etcd and kube-controller-manager behind it).
+	StoreKubernetes = "kubernetes"
 	// StoreNone: no coordination store; candidates elect among themselves over
 	// SPLITBRAIN_PEERS (raft, bully, ring).
 	StoreNone = "none"
 )
 
 // Stores lists the store kinds in a stable order, for error messages.
-var Stores = []string{StoreEtcd, StoreZooKeeper, StorePostgres, StoreRedis, StoreRedisMulti, StoreDynamoDB, StoreConsul, StoreNone}
+var Stores = []string{StoreEtcd, StoreZooKeeper, StorePostgres, StoreRedis, StoreRedisMulti, StoreDynamoDB, StoreConsul, StoreKubernetes, StoreNone}
 
 // DefaultPeerPort is the port the harness gives every candidate for peer traffic.
 const DefaultPeerPort = 7000

@@ -26,9 +26,10 @@ type Config struct {
 	ElectionName  string
 	Recipe        string // may be empty for non-Go candidates
 	Contract      int
-	StoreUser     string // PostgreSQL only
+	StoreUser     string // PostgreSQL; kubernetes: the certificate's user
 	StorePassword string
 	StoreDatabase string
+	Kubeconfig    string // kubernetes: path of the kubeconfig file (EnvStoreKubeconfig)
 }
 
 // Environ renders c as KEY=value entries for a candidate process or container.
@@ -53,7 +54,8 @@ func (c Config) Environ() []string {
 	if c.ListenPort > 0 {
 		env = append(env, EnvListenPort+"="+strconv.Itoa(c.ListenPort))
 	}
-	for k, v := range map[string]string{EnvStoreUser: c.StoreUser, EnvStorePassword: c.StorePassword, EnvStoreDatabase: c.StoreDatabase} {
+	for k, v := range map[string]string{EnvStoreUser: c.StoreUser, EnvStorePassword: c.StorePassword, EnvStoreDatabase: c.StoreDatabase,
+		EnvStoreKubeconfig: c.Kubeconfig} {
 		if v != "" {
 			env = append(env, k+"="+v)
 		}
@@ -203,6 +205,7 @@ func ParseEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 	c.Recipe = get(EnvRecipe)
 	c.StoreUser, c.StorePassword, c.StoreDatabase = get(EnvStoreUser), get(EnvStorePassword), get(EnvStoreDatabase)
+	c.Kubeconfig = get(EnvStoreKubeconfig)
 	if c.StoreUser == "" {
 		c.StoreUser = DefaultStoreUser
 	}

@@ -54,8 +54,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	}
 	defer eng.Close()
 
-	role := stores.ImageRole(kind)
-	set, results, err := images.EnsureWith(ctx, profile, images.EnsureOptions{Log: stderr}, role)
+	set, results, err := images.EnsureWith(ctx, profile, images.EnsureOptions{Log: stderr}, stores.ImageRoles(kind)...)
 	if err != nil {
 		return exitHarness, fmt.Errorf("images for %s: %w", kind, err)
 	}
@@ -98,8 +97,17 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	}
 	fmt.Fprintf(stdout, "store     %s %s, %d node(s), ready in %s (containers started in %s)\n", kind, cluster.Version(), len(cluster.Nodes()),
 		cluster.ReadyDuration().Round(time.Millisecond), cluster.StartDuration().Round(time.Millisecond))
-	for i, n := range cluster.Nodes() {
-		fmt.Fprintf(stdout, "node      %-8s host %-22s network %s\n", n.Name(), hostEPs[i], cluster.Endpoints()[i])
+	if nodes := cluster.Nodes(); len(hostEPs) == len(nodes) {
+		for i, n := range nodes {
+			fmt.Fprintf(stdout, "node      %-8s host %-22s network %s\n", n.Name(), hostEPs[i], cluster.Endpoints()[i])
+		}
+	} else { // clients talk to some nodes only (kubernetes: the API server)
+		for _, n := range nodes {
+			fmt.Fprintf(stdout, "node      %s\n", n.Name())
+		}
+		for i, ep := range hostEPs {
+			fmt.Fprintf(stdout, "endpoint  host %-22s network %s\n", ep, cluster.Endpoints()[i])
+		}
 	}
 	if l, err := cluster.Leader(ctx); err == nil {
 		fmt.Fprintf(stdout, "leader    %s\n", l.Name())

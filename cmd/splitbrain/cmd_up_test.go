@@ -8,13 +8,13 @@ import (
 
 func TestUpUsageErrors(t *testing.T) {
 	cases := map[string][]string{
-		"--store is required":                     {"up"},
-		"valid stores are consul, dynamodb, etcd": {"up", "--store", "mysql"},
-		"is negative":                             {"up", "--store", "redis", "--for", "-1s"},
-		"runs exactly 1 node":                     {"up", "--store", "postgres", "--nodes", "3"},
-		"unknown image profile":                   {"up", "--store", "redis", "--profile", "dockerhub"},
-		"run id \"BAD ID\" is invalid":            {"clean", "--run", "BAD ID"},
-		"unexpected argument \"leftover\"":        {"clean", "leftover"},
+		"--store is required": {"up"},
+		"valid stores are consul, dynamodb, etcd, kubernetes": {"up", "--store", "mysql"},
+		"is negative":                      {"up", "--store", "redis", "--for", "-1s"},
+		"runs exactly 1 node":              {"up", "--store", "postgres", "--nodes", "3"},
+		"unknown image profile":            {"up", "--store", "redis", "--profile", "dockerhub"},
+		"run id \"BAD ID\" is invalid":     {"clean", "--run", "BAD ID"},
+		"unexpected argument \"leftover\"": {"clean", "leftover"},
 	}
 	for want, args := range cases {
 		var out, errb bytes.Buffer

@@ -123,7 +123,7 @@ func (c *Client) do(ctx context.Context, method, path string, body any, want int
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != want {
-		return fmt.Errorf("fault proxy %s %s: HTTP %d: %s", method, path, resp.StatusCode, strings.TrimSpace(string(b)))
+		return &StatusError{Method: method, Path: path, Code: resp.StatusCode, Body: strings.TrimSpace(string(b))}
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
@@ -159,9 +159,27 @@ func (c *Client) AddToxic(ctx context.Context, link string, t Toxic) error {
 	return c.do(ctx, "POST", "/proxies/"+link+"/toxics", t, http.StatusOK, nil)
 }
 
-// RemoveToxic deletes the toxic name from link.
+// StatusError is an answer of the proxy's API with an unexpected HTTP status.
+type StatusError struct {
+	Method, Path string
+	Code         int
+	Body         string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("fault proxy %s %s: HTTP %d: %s", e.Method, e.Path, e.Code, e.Body)
+}
+
+// RemoveToxic deletes the toxic name from link. A toxic that is already gone counts as
+// removed (a fault's own heal and the final sweep of an interrupted run may race for it); a
+// link that does not exist is an error.
 func (c *Client) RemoveToxic(ctx context.Context, link, name string) error {
-	return c.do(ctx, "DELETE", "/proxies/"+link+"/toxics/"+name, nil, http.StatusNoContent, nil)
+	err := c.do(ctx, "DELETE", "/proxies/"+link+"/toxics/"+name, nil, http.StatusNoContent, nil)
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusNotFound && strings.Contains(se.Body, "toxic not found") {
+		return nil
+	}
+	return err
 }
 
 // Toxics lists link's toxics.

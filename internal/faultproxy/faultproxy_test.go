@@ -110,8 +110,11 @@ func TestLatencyThroughProxy(t *testing.T) {
 	if got := median(roundTrips(t, listen, 10)); got > 20*time.Millisecond {
 		t.Errorf("round trip after removal is %v, want the latency gone", got)
 	}
-	if err := c.RemoveToxic(ctx, "c1-0", "nope"); err == nil {
-		t.Error("removing an unknown toxic succeeded, want an error")
+	if err := c.RemoveToxic(ctx, "c1-0", "nope"); err != nil {
+		t.Errorf("removing a toxic that is already gone: %v, want success (heals may race)", err)
+	}
+	if err := c.RemoveToxic(ctx, "no-such-link", "nope"); err == nil {
+		t.Error("removing a toxic from a link that does not exist succeeded, want an error")
 	}
 	if err := c.DeleteLink(ctx, "c1-0"); err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ const (
 	mainPackage     = modulePath + "/cmd/splitbrain"
 	etcdModuleDir   = "internal/images/etcd-server"
 	consulModuleDir = "internal/images/consul-server"
+	kubeModuleDir   = "internal/images/kube-server"
 	maxBinaryBytes  = 512 << 20
 )
 
@@ -93,7 +94,7 @@ func candidateBinary(ctx context.Context, log io.Writer) (string, error) {
 	}
 	out := filepath.Join(dir, "splitbrain-static")
 	fmt.Fprintf(log, "images: go build ./cmd/splitbrain (static) -> %s\n", out)
-	if err := goBuild(ctx, root, out, "./cmd/splitbrain", nil); err != nil {
+	if err := goBuild(ctx, root, out, "./cmd/splitbrain", nil, ""); err != nil {
 		return "", err
 	}
 	return out, nil
@@ -121,6 +122,7 @@ type serverModule struct {
 	dir           string   // module directory under the source root
 	pkg           string   // package to build, from dir
 	env           []string // extra build environment
+	ldflags       string   // added to the stripping flags (version stamps)
 }
 
 var (
@@ -133,6 +135,30 @@ var (
 	consulServer = serverModule{name: "consul", version: ConsulVersion, dir: consulModuleDir,
 		pkg: "github.com/hashicorp/consul", env: []string{"GOFLAGS=-mod=mod -p=1"}}
 )
+
+// kubeServer is one Kubernetes server command (kube-apiserver, kube-controller-manager) of
+// the kube-server module, stamped with KubernetesVersion the way Kubernetes' own build does
+// (the API server reports it and derives its emulated version from it). The first build
+// takes minutes (docs/performance.md); the caller's GOFLAGS (e.g. -p=1 on a shared machine:
+// a job peaks near 2 GB) still apply.
+func kubeServer(cmdName string) serverModule {
+	major, minor, _ := strings.Cut(strings.TrimPrefix(KubernetesVersion, "v"), ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	const v = "k8s.io/component-base/version."
+	flags := "GOFLAGS=-mod=mod"
+	if g := os.Getenv("GOFLAGS"); g != "" {
+		flags += " " + g
+	}
+	return serverModule{name: cmdName, version: KubernetesVersion, dir: kubeModuleDir,
+		pkg: "k8s.io/kubernetes/cmd/" + cmdName, env: []string{flags},
+		ldflags: "-X " + v + "gitVersion=" + KubernetesVersion + " -X " + v + "gitMajor=" + major +
+			" -X " + v + "gitMinor=" + minor + " -X " + v + "gitTreeState=clean"}
+}
+
+// kubeBinary builds (or finds cached) one Kubernetes server command.
+func kubeBinary(ctx context.Context, log io.Writer, cmdName string) (string, error) {
+	return kubeServer(cmdName).binary(ctx, log)
+}
 
 // binary builds the server into the cache directory. go build skips relinking when the
 // output is up to date, so a cached call takes seconds.
@@ -153,16 +179,21 @@ func (m serverModule) binary(ctx context.Context, log io.Writer) (string, error)
 		return "", fmt.Errorf("need the %s module source to build %s (no cached build at %s either): %w", m.dir, m.name, out, err)
 	}
 	fmt.Fprintf(log, "images: go build %s %s (static) -> %s\n", m.name, m.version, out)
-	if err := goBuild(ctx, filepath.Join(root, m.dir), out, m.pkg, m.env); err != nil {
+	if err := goBuild(ctx, filepath.Join(root, m.dir), out, m.pkg, m.env, m.ldflags); err != nil {
 		return "", err
 	}
 	return out, nil
 }
 
 // goBuild runs a static, trimmed go build without VCS stamps, so the bytes (and the image
-// tag) depend only on the source, not on the work tree's dirty flag.
-func goBuild(ctx context.Context, dir, out, pkg string, env []string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg)
+// tag) depend only on the source, not on the work tree's dirty flag. ldflags are added to
+// the stripping flags.
+func goBuild(ctx context.Context, dir, out, pkg string, env []string, ldflags string) error {
+	flags := "-s -w"
+	if ldflags != "" {
+		flags += " " + ldflags
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags="+flags, "-o", out, pkg)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
 	var buf bytes.Buffer

@@ -162,6 +162,14 @@ func (b *builder) recipeFor(ctx context.Context, role Role, parent string) (reci
 			return rec, withRole(err, role)
 		}
 		rec.files = append(rec.files, contextFile{name: "etcd", mode: 0o755, data: data})
+	case RoleKubernetes:
+		for _, name := range []string{"kube-apiserver", "kube-controller-manager"} {
+			data, err := buildAndRead(ctx, "go-build-"+name, func() (string, error) { return kubeBinary(ctx, b.opts.Log, name) })
+			if err != nil {
+				return rec, withRole(err, role)
+			}
+			rec.files = append(rec.files, contextFile{name: name, mode: 0o755, data: data})
+		}
 	case RoleDynamoDB:
 		unlock, err := lockTag(ctx, "npm-dynalite")
 		if err != nil {

@@ -30,19 +30,20 @@ const EnvProfile = "SPLITBRAIN_IMAGE_PROFILE"
 type Role string
 
 const (
-	RoleBase      Role = "base"      // debootstrapped Debian bookworm minbase (local profile only)
-	RoleEtcd      Role = "etcd"      // etcd server
-	RoleZooKeeper Role = "zookeeper" // ZooKeeper 3.8 server
-	RolePostgres  Role = "postgres"  // PostgreSQL 15
-	RoleRedis     Role = "redis"     // Redis 7.0
-	RoleDynamoDB  Role = "dynamodb"  // dynalite on Debian's nodejs: the DynamoDB API, in memory
-	RoleConsul    Role = "consul"    // Consul server
-	RoleTools     Role = "tools"     // iptables, iproute2, procps: fault-injection sidecars
-	RoleCandidate Role = "candidate" // FROM scratch + static splitbrain binary (candidates and the resource)
+	RoleBase       Role = "base"       // debootstrapped Debian bookworm minbase (local profile only)
+	RoleEtcd       Role = "etcd"       // etcd server
+	RoleZooKeeper  Role = "zookeeper"  // ZooKeeper 3.8 server
+	RolePostgres   Role = "postgres"   // PostgreSQL 15
+	RoleRedis      Role = "redis"      // Redis 7.0
+	RoleDynamoDB   Role = "dynamodb"   // dynalite on Debian's nodejs: the DynamoDB API, in memory
+	RoleConsul     Role = "consul"     // Consul server
+	RoleKubernetes Role = "kubernetes" // kube-apiserver + kube-controller-manager (storage: the etcd image)
+	RoleTools      Role = "tools"      // iptables, iproute2, procps: fault-injection sidecars
+	RoleCandidate  Role = "candidate"  // FROM scratch + static splitbrain binary (candidates and the resource)
 )
 
 // Roles lists every role a run can ask for, in build order (the base is implied).
-var Roles = []Role{RoleEtcd, RoleZooKeeper, RolePostgres, RoleRedis, RoleDynamoDB, RoleConsul, RoleTools, RoleCandidate}
+var Roles = []Role{RoleEtcd, RoleZooKeeper, RolePostgres, RoleRedis, RoleDynamoDB, RoleConsul, RoleKubernetes, RoleTools, RoleCandidate}
 
 // Namespace prefixes every local tag. ".invalid" can never resolve (RFC 2606), so a local
 // image can never be pulled by accident.
@@ -69,6 +70,10 @@ const EtcdVersion = "v3.6.16"
 // MPL 2.0; 1.15 and later need submodules (troubleshoot, envoyextensions) the reachable module
 // proxy does not serve, so they cannot be built offline here.
 const ConsulVersion = "v1.14.5"
+
+// KubernetesVersion is the Kubernetes release whose kube-apiserver and kube-controller-manager
+// the local kubernetes image holds (pinned in internal/images/kube-server/go.mod).
+const KubernetesVersion = "v1.34.2"
 
 // ParseProfile turns a flag value into a Profile with an error that names the valid ones.
 func ParseProfile(s string) (Profile, error) {

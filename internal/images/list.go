@@ -17,8 +17,9 @@ type Status struct {
 }
 
 // List reports, per role, the image Ensure would use and whether it is present, without
-// building images. Working out the etcd and candidate tags needs their binaries, so List
-// may run go build (fast when they are up to date).
+// building images. Working out the etcd, kubernetes and candidate tags needs their
+// binaries, so List may run go build (fast when they are up to date; the first Kubernetes
+// build takes minutes).
 func List(ctx context.Context, profile Profile) ([]Status, error) {
 	if _, err := ParseProfile(string(profile)); err != nil {
 		return nil, err

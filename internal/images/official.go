@@ -10,9 +10,10 @@ import (
 	"github.com/moby/moby/client"
 )
 
-// officialRefs are the upstream images of the official profile. tools and candidate have
-// no upstream image (nothing upstream holds our binary or our fault tools), so they are
-// built locally there too: tools FROM officialToolsParent instead of the debootstrapped base.
+// officialRefs are the upstream images of the official profile. tools, kubernetes and
+// candidate have no upstream image (nothing upstream holds our binary, our fault tools, or
+// both Kubernetes servers in one image), so they are built locally there too: tools and
+// kubernetes FROM officialToolsParent instead of the debootstrapped base.
 var officialRefs = map[Role]string{
 	RoleEtcd:      "gcr.io/etcd-development/etcd:" + EtcdVersion,
 	RolePostgres:  "postgres:15",
@@ -43,7 +44,9 @@ func (b *builder) ensureOfficial(ctx context.Context, roles []Role) (Set, []Resu
 		switch role {
 		case RoleBase:
 			res, err = b.pullIfMissing(ctx, role, officialToolsParent)
-		case RoleTools:
+		case RoleTools, RoleKubernetes:
+			// Kubernetes publishes one image per component; this store runs both from one
+			// image, built from the same modules as in the local profile.
 			if _, err = b.pullIfMissing(ctx, RoleBase, officialToolsParent); err == nil {
 				res, err = b.ensureRole(ctx, role, officialToolsParent)
 			}
@@ -134,6 +137,9 @@ func LaunchFor(profile Profile, role Role) Launch {
 			l.Notes += "; the official entrypoint runs it as user consul"
 		}
 		return l
+	case RoleKubernetes:
+		return Launch{Cmd: []string{"/usr/local/bin/kube-apiserver"}, Ports: []string{"6443/tcp"},
+			Notes: "kube-apiserver " + KubernetesVersion + " (also /usr/local/bin/kube-controller-manager); storage is an etcd node; no libfaketime effect (Go)"}
 	case RoleTools:
 		return Launch{Cmd: []string{"sleep", "infinity"}, Notes: "run with NET_ADMIN and NetworkMode container:<target>; StopSignal is SIGKILL"}
 	case RoleCandidate:

@@ -19,6 +19,9 @@ func NominalNodes(kind Kind, n int) ([]string, error) {
 		}
 		return nil, fmt.Errorf("--store-nodes %d: store %s supports %d..%d nodes", n, kind, info.minNodes, info.maxNod)
 	}
+	if info.names != nil {
+		return append([]string(nil), info.names...), nil
+	}
 	if info.maxNod == 1 {
 		return []string{info.nodeName}, nil
 	}

@@ -27,17 +27,22 @@ const (
 	KindRedisMulti Kind = "redis-multi" // N independent Redis servers, no replication
 	KindDynamoDB   Kind = "dynamodb"    // one DynamoDB-compatible server (dynalite, in memory)
 	KindConsul     Kind = "consul"
+	KindKubernetes Kind = "kubernetes" // etcd + kube-apiserver + kube-controller-manager
 )
 
 // kindInfo is a store kind's definition: everything that differs per kind, declared once.
 // Adding a store is its launcher file plus one entry in kinds (docs/stores.md).
 type kindInfo struct {
-	role             images.Role
+	role images.Role
+	// moreRoles are further images the launcher needs (kubernetes: etcd for its storage).
+	moreRoles        []images.Role
 	defNodes         int
 	minNodes, maxNod int
 	// nodeName is the node names' stem: "etcd" gives etcd1..etcdN; a one-node kind's only
 	// node is called by the stem itself.
 	nodeName string
+	// names, when set, are the node names of a fixed topology (nodes of different kinds).
+	names []string
 	// hasLeader: the store elects a leader of its own, which Cluster.Leader names (the
 	// store-leader fault target).
 	hasLeader bool
@@ -62,6 +67,9 @@ var kinds = map[Kind]kindInfo{
 		clockOK: true, clock: "libfaketime with a run-time timestamp file (no condition reads the server clock)", launch: launchDynamoDB},
 	KindConsul: {role: images.RoleConsul, defNodes: 3, minNodes: 1, maxNod: 7, nodeName: "consul", hasLeader: true,
 		clock: "Consul is a Go program and ignores libfaketime", launch: launchConsul},
+	KindKubernetes: {role: images.RoleKubernetes, moreRoles: []images.Role{images.RoleEtcd}, defNodes: 3, minNodes: 3, maxNod: 3,
+		names: []string{kubeEtcdNode, kubeAPIServerNode, kubeControllerNode},
+		clock: "etcd, kube-apiserver and kube-controller-manager are Go programs and ignore libfaketime", launch: launchKubernetes},
 }
 
 // Traits is what the rest of splitbrain may know about a store kind.
@@ -105,8 +113,13 @@ func ParseKind(s string) (Kind, error) {
 // DefaultNodes is the node count a kind gets when Options.Nodes is 0.
 func DefaultNodes(k Kind) int { return kinds[k].defNodes }
 
-// ImageRole is the image role a kind's servers run.
+// ImageRole is the image role a kind's servers run (its main one, see ImageRoles).
 func ImageRole(k Kind) images.Role { return kinds[k].role }
+
+// ImageRoles are all image roles a kind's launcher needs, the main one first.
+func ImageRoles(k Kind) []images.Role {
+	return append([]images.Role{kinds[k].role}, kinds[k].moreRoles...)
+}
 
 // ErrNotSupported is returned by Leader for stores without a leader (PostgreSQL, Redis).
 var ErrNotSupported = errors.New("not supported")
@@ -198,11 +211,12 @@ type Cluster interface {
 
 // launchEnv is what every launcher gets.
 type launchEnv struct {
-	eng   *platform.Engine
-	net   *platform.Network
-	runID string
-	opts  Options
-	image string
+	eng    *platform.Engine
+	net    *platform.Network
+	runID  string
+	opts   Options
+	image  string     // the kind's main role
+	images images.Set // every role of ImageRoles
 }
 
 // Launch starts a cluster of opts.Kind on net and returns it once ready. On error nothing
@@ -216,18 +230,23 @@ func Launch(ctx context.Context, eng *platform.Engine, net *platform.Network, ru
 	}
 	info := kinds[opts.Kind]
 	set := opts.Images
-	if set[info.role] == "" {
-		var err error
-		set, err = images.Ensure(ctx, opts.Profile, info.role)
-		if err != nil {
-			return nil, fmt.Errorf("launch %s: images: %w", opts.Kind, err)
+	roles := ImageRoles(opts.Kind)
+	for _, r := range roles {
+		if set[r] == "" {
+			var err error
+			set, err = images.Ensure(ctx, opts.Profile, roles...)
+			if err != nil {
+				return nil, fmt.Errorf("launch %s: images: %w", opts.Kind, err)
+			}
+			break
 		}
 	}
-	ref := set[info.role]
-	if ref == "" {
-		return nil, fmt.Errorf("launch %s: images.Ensure returned no %s image", opts.Kind, info.role)
+	for _, r := range roles {
+		if set[r] == "" {
+			return nil, fmt.Errorf("launch %s: images.Ensure returned no %s image", opts.Kind, r)
+		}
 	}
-	return info.launch(ctx, &launchEnv{eng: eng, net: net, runID: runID, opts: opts, image: ref})
+	return info.launch(ctx, &launchEnv{eng: eng, net: net, runID: runID, opts: opts, image: set[info.role], images: set})
 }
 
 // base carries what every cluster type shares.

@@ -7,13 +7,13 @@ import (
 )
 
 func TestParseKind(t *testing.T) {
-	for _, k := range []string{"etcd", "zookeeper", "postgres", "redis", "redis-multi", "dynamodb", "consul"} {
+	for _, k := range []string{"etcd", "zookeeper", "postgres", "redis", "redis-multi", "dynamodb", "consul", "kubernetes"} {
 		if got, err := ParseKind(k); err != nil || string(got) != k {
 			t.Errorf("ParseKind(%q) = %q, %v", k, got, err)
 		}
 	}
 	_, err := ParseKind("mysql")
-	if err == nil || !strings.Contains(err.Error(), "consul, dynamodb, etcd, postgres, redis, redis-multi, zookeeper") {
+	if err == nil || !strings.Contains(err.Error(), "consul, dynamodb, etcd, kubernetes, postgres, redis, redis-multi, zookeeper") {
 		t.Fatalf("unknown kind error must list the valid ones: %v", err)
 	}
 }

@@ -1,0 +1,140 @@
+//go:build chaos
+
+package stores_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
+)
+
+type kubeAdmin interface {
+	AdminClient(ctx context.Context) (*kubernetes.Clientset, error)
+}
+
+// TestKubernetes: the control plane serves Leases to a candidate's credentials (and nothing
+// RBAC does not grant), the garbage collector removes a dependent of a deleted owner, and
+// the API server and etcd each come back after SIGKILL + start.
+func TestKubernetes(t *testing.T) {
+	ctx, cl, _ := launch(t, stores.KindKubernetes, 0)
+	if cl.Version() != "v1.34.2" {
+		t.Errorf("version %q, want v1.34.2", cl.Version())
+	}
+	var names []string
+	for _, n := range cl.Nodes() {
+		names = append(names, n.Name())
+	}
+	if !slices.Equal(names, []string{"etcd", "kube-apiserver", "kube-controller-manager"}) {
+		t.Fatalf("nodes %v", names)
+	}
+	if eps := cl.Endpoints(); !slices.Equal(eps, []string{"kube-apiserver:6443"}) {
+		t.Errorf("endpoints %v, want the API server only", eps)
+	}
+
+	// A candidate's kubeconfig (pointed at the host port) works for Leases, not for Secrets.
+	hostEPs, err := cl.HostEndpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := cl.(stores.Credentialed).Credentials("c1", hostEPs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := clientcmd.RESTConfigFromKubeConfig(cred.Kubeconfig)
+	if err != nil {
+		t.Fatalf("kubeconfig: %v\n%s", err, cred.Kubeconfig)
+	}
+	cand, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := "c1"
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "test-lease"}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}
+	if _, err := cand.CoordinationV1().Leases("default").Create(ctx, lease, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("candidate creates a Lease: %v", err)
+	}
+	if _, err := cand.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("candidate lists Secrets: %v, want Forbidden", err)
+	}
+
+	// Garbage collector: the dependent of a deleted owner goes.
+	admin, err := cl.(kubeAdmin).AdminClient(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := admin.CoreV1().ConfigMaps("default")
+	owner, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dependent",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, "owner", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	if err := eventually(ctx, 60*time.Second, func(ctx context.Context) error {
+		_, err := cms.Get(ctx, "dependent", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err == nil {
+			return context.DeadlineExceeded
+		}
+		return err
+	}); err != nil {
+		t.Fatalf("the garbage collector did not delete the dependent ConfigMap: %v", err)
+	}
+	t.Logf("garbage collector removed the dependent %v after its owner", time.Since(deleted).Round(time.Millisecond))
+
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		n := node(t, cl, name)
+		if err := n.Kill(ctx, "SIGKILL"); err != nil {
+			t.Fatal(err)
+		}
+		waitStopped(t, ctx, n)
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		if err := cl.Ready(rctx); err == nil {
+			t.Errorf("ready with %s killed", name)
+		}
+		cancel()
+		start := time.Now()
+		if err := cl.RestartNode(ctx, n); err != nil {
+			t.Fatalf("restart %s: %v", name, err)
+		}
+		t.Logf("%s: SIGKILL + start, serving again after %v", name, time.Since(start).Round(time.Millisecond))
+		// etcd's data survives in the container: the Lease made before is still there. A
+		// restart publishes new host ports, so a new client.
+		admin, err := cl.(kubeAdmin).AdminClient(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.CoordinationV1().Leases("default").Get(ctx, "test-lease", metav1.GetOptions{}); err != nil {
+			t.Errorf("after restarting %s: %v", name, err)
+		}
+	}
+}
+
+func node(t *testing.T, cl stores.Cluster, name string) *platform.Node {
+	t.Helper()
+	for _, n := range cl.Nodes() {
+		if n.Name() == name {
+			return n
+		}
+	}
+	t.Fatalf("no node %s", name)
+	return nil
+}
