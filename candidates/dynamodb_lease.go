@@ -208,12 +208,7 @@ func (r *dynamoRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		return nil
 	})
 	r.stopMon = stop
-	valid := func() error {
-		if now, end := r.env.Clock.Now(), dl.get(); !now.Before(end) {
-			return fmt.Errorf("local lease deadline passed on the candidate clock (%s ago)", now.Sub(end).Round(time.Millisecond))
-		}
-		return nil
-	}
+	valid := dl.valid(r.env.Clock.Now, "local lease deadline")
 	return runtime.Term{Token: version, Lost: lost, Valid: valid, CallT: callT}, nil
 }
 

@@ -100,6 +100,17 @@ type deadline struct {
 func (d *deadline) set(t time.Time) { d.mu.Lock(); d.at = t; d.mu.Unlock() }
 func (d *deadline) get() time.Time  { d.mu.Lock(); defer d.mu.Unlock(); return d.at }
 
+// valid is a term's Valid check: an error once now (the candidate clock) reaches the
+// deadline; what names the deadline in that error.
+func (d *deadline) valid(now func() time.Time, what string) func() error {
+	return func() error {
+		if t, end := now(), d.get(); !t.Before(end) {
+			return fmt.Errorf("%s passed on the candidate clock (%s ago)", what, t.Sub(end).Round(time.Millisecond))
+		}
+		return nil
+	}
+}
+
 func (r *redisLease) leaseFor() time.Duration {
 	return r.env.Timing.TTL - time.Duration(float64(r.env.Timing.TTL)*leaseDrift)
 }
@@ -178,12 +189,7 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 		return nil
 	})
 	r.stopMon = stop
-	valid := func() error {
-		if now, end := r.env.Clock.Now(), dl.get(); !now.Before(end) {
-			return fmt.Errorf("local lease deadline passed on the candidate clock (%s ago)", now.Sub(end).Round(time.Millisecond))
-		}
-		return nil
-	}
+	valid := dl.valid(r.env.Clock.Now, "local lease deadline")
 	return runtime.Term{Token: token, Lost: lost, Valid: valid, CallT: callT}, nil
 }
 

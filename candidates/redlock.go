@@ -165,12 +165,7 @@ func (r *redlockRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		return nil
 	})
 	r.stopMon = stop
-	valid := func() error {
-		if now, end := r.env.Clock.Now(), dl.get(); !now.Before(end) {
-			return fmt.Errorf("lock validity passed on the candidate clock (%s ago)", now.Sub(end).Round(time.Millisecond))
-		}
-		return nil
-	}
+	valid := dl.valid(r.env.Clock.Now, "lock validity")
 	return runtime.Term{Token: token, Lost: lost, Valid: valid, CallT: callT}, nil
 }
 

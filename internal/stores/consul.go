@@ -133,20 +133,11 @@ func (c *consulCluster) serverVersion(ctx context.Context) (string, error) {
 // Leader asks the servers for the Raft leader (/v1/status/leader, "ip:8300") and maps its
 // address to the node with that IP. Servers that are down or know no leader are skipped.
 func (c *consulCluster) Leader(ctx context.Context) (*platform.Node, error) {
-	lastErr := errors.New("no server")
-	for _, m := range c.nodes {
-		ep, err := m.Endpoint(ctx, consulHTTPPort)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		n, err := c.leaderVia(ctx, ep)
-		if err == nil {
-			return n, nil
-		}
-		lastErr = err
+	n, err := c.leaderFromAny(ctx, consulHTTPPort, c.leaderVia)
+	if err != nil {
+		return nil, fmt.Errorf("consul leader: no server named one: %w", err)
 	}
-	return nil, fmt.Errorf("consul leader: no server named one: %w", lastErr)
+	return n, nil
 }
 
 func (c *consulCluster) leaderVia(ctx context.Context, ep string) (*platform.Node, error) {

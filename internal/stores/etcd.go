@@ -136,20 +136,11 @@ func (c *etcdCluster) serverVersion(ctx context.Context) (string, error) {
 // Leader asks the members for the raft leader and maps its member id to the node name.
 // Members that are down are skipped.
 func (c *etcdCluster) Leader(ctx context.Context) (*platform.Node, error) {
-	var lastErr error
-	for _, m := range c.nodes {
-		ep, err := m.Endpoint(ctx, etcdClientPort)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		n, err := c.leaderVia(ctx, ep)
-		if err == nil {
-			return n, nil
-		}
-		lastErr = err
+	n, err := c.leaderFromAny(ctx, etcdClientPort, c.leaderVia)
+	if err != nil {
+		return nil, fmt.Errorf("etcd leader: no member answered: %w", err)
 	}
-	return nil, fmt.Errorf("etcd leader: no member answered: %w", lastErr)
+	return n, nil
 }
 
 func (c *etcdCluster) leaderVia(ctx context.Context, ep string) (*platform.Node, error) {

@@ -206,22 +206,7 @@ func (c *kubeCluster) WaitReady(ctx context.Context) error { return retry(ctx, c
 // RestartNode is base.RestartNode with this cluster's readiness (base's would ask every
 // node on the API server's port).
 func (c *kubeCluster) RestartNode(ctx context.Context, n *platform.Node) error {
-	if !c.owns(n) {
-		return fmt.Errorf("restart: node %s is not part of this kubernetes cluster", n.Name())
-	}
-	if st, err := n.State(ctx); err == nil && st.Paused {
-		if err := n.Thaw(ctx); err != nil {
-			return err
-		}
-	}
-	if st, err := n.State(ctx); err != nil {
-		return err
-	} else if !st.Running {
-		if err := n.Start(ctx); err != nil {
-			return err
-		}
-	}
-	return c.WaitReady(ctx)
+	return c.restartWith(ctx, n, c.WaitReady)
 }
 
 // nodeRoundTrip per node: etcd a put and get, the API server the Lease round trip, the

@@ -310,6 +310,12 @@ func (b *base) Leader(context.Context) (*platform.Node, error) {
 }
 
 func (b *base) RestartNode(ctx context.Context, n *platform.Node) error {
+	return b.restartWith(ctx, n, b.WaitReady)
+}
+
+// restartWith thaws or starts n as needed, then waits with ready (a cluster whose readiness
+// differs from base's passes its own).
+func (b *base) restartWith(ctx context.Context, n *platform.Node, ready func(context.Context) error) error {
 	if !b.owns(n) {
 		return fmt.Errorf("restart: node %s is not part of this %s cluster", n.Name(), b.kind)
 	}
@@ -325,7 +331,7 @@ func (b *base) RestartNode(ctx context.Context, n *platform.Node) error {
 			return err
 		}
 	}
-	return b.WaitReady(ctx)
+	return ready(ctx)
 }
 
 func (b *base) owns(n *platform.Node) bool {
@@ -429,4 +435,23 @@ func withExtraEnv(base, extra map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// leaderFromAny asks each node in turn (via, on its port) for the store's leader and returns
+// the first answer; nodes that are down or know no leader are skipped.
+func (b *base) leaderFromAny(ctx context.Context, port string, via func(ctx context.Context, ep string) (*platform.Node, error)) (*platform.Node, error) {
+	lastErr := errors.New("no node")
+	for _, m := range b.nodes {
+		ep, err := m.Endpoint(ctx, port)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		n, err := via(ctx, ep)
+		if err == nil {
+			return n, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
 }
