@@ -79,8 +79,13 @@ func TestTriggeredFaultsLandWithinBound(t *testing.T) {
 			t.Errorf("fault %d was never healed", st.FaultID)
 			continue
 		}
+		// fault-end is stamped once the heal's SIGCONT sweep returned, and the target runs
+		// again from the sweep's first SIGCONT: the sweep's time (pause heal 50-110 ms under
+		// load, docs/performance.md) is left out; writes come every 50 ms, so a pause that
+		// did not hold still shows.
+		const healSweep = 100 * time.Millisecond
 		for _, e := range evs {
-			if e.Source == history.SourceCandidate && e.Node == trig.Node && e.T > st.T && e.T < end.T {
+			if e.Source == history.SourceCandidate && e.Node == trig.Node && e.T > st.T && e.T < end.T-int64(healSweep) {
 				t.Errorf("paused %s produced %s at t=%d inside its pause [%d, %d]", e.Node, e.Kind, e.T, st.T, end.T)
 			}
 		}
