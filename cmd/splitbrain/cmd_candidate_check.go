@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
@@ -14,6 +15,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
 // runCandidateCheck is `splitbrain candidate check`: a short fault-free run of the user's
@@ -21,7 +23,7 @@ import (
 func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("candidate check", stderr)
 	var c harness.Config
-	fs.StringVar(&c.Store, "store", "", "store the candidate runs on: etcd, zookeeper, postgres, redis, redis-multi (required)")
+	fs.StringVar(&c.Store, "store", "", "store the candidate runs on: "+strings.Join(stores.Kinds(), ", ")+" (required)")
 	fs.StringVar(&c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract")
 	packages := fs.String("candidate-packages", "", "with --candidate-cmd: comma-separated Debian packages the script needs, e.g. python3,python3-redis")
 	fs.StringVar(&c.CandidateImage, "candidate-image", "", "image whose entrypoint speaks the candidate contract")

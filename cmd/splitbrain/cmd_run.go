@@ -14,6 +14,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 	"github.com/splitbrain-chaos/splitbrain/workloads"
 )
@@ -65,7 +66,7 @@ type runFlags struct {
 
 func addRunFlags(fs *flag.FlagSet, withNemesis bool) *runFlags {
 	r := &runFlags{}
-	fs.StringVar(&r.c.Store, "store", "", "store: etcd, zookeeper, postgres, redis, redis-multi (Redlock), dynamodb, or none (candidates elect among themselves: raft, bully, ring) (required)")
+	fs.StringVar(&r.c.Store, "store", "", "store: "+strings.Join(stores.Kinds(), ", ")+", or none (candidates elect among themselves: raft, bully, ring) (required)")
 	fs.IntVar(&r.c.StoreNodes, "store-nodes", 0, "store cluster size (0 = the store's default)")
 	fs.StringVar(&r.c.Recipe, "recipe", "", "election recipe: "+strings.Join(harness.RecipeNames(), ", "))
 	fs.IntVar(&r.c.Nodes, "nodes", harness.DefaultNodes, "number of candidates c1..cN")
