@@ -294,12 +294,17 @@ func (lc *latencyCheck) samples(trig []trigger) {
 
 // outcome classifies one sample. A failover is the first election of another node after the
 // start; the leader re-winning its own lease (c2 → c2, e.g. after a clock fault) is not one.
+// A leader whose process died (killed, crashed, restarted) is gone, though: its restarted
+// process winning is a new leader as much as another node would be, so that is a failover.
 func (lc *latencyCheck) outcome(s *LatencySample, lead int, starts []int64, winEnd int64) {
 	a := lc.a
 	s.ElectionNs, s.FirstWriteNs, s.RecoveryNs = -1, -1, -1
+	sameLeader := func(i int) bool {
+		return lead >= 0 && a.tenures[i].Node == s.Leader && !processDied(a.tenures[lead], s.StartT)
+	}
 	newT, reElected := -1, false
 	for i := sort.Search(len(starts), func(i int) bool { return starts[i] > s.StartT }); i < len(starts) && starts[i] < winEnd; i++ {
-		if lead >= 0 && a.tenures[i].Node == s.Leader {
+		if sameLeader(i) {
 			reElected = true
 			continue
 		}
@@ -312,7 +317,7 @@ func (lc *latencyCheck) outcome(s *LatencySample, lead int, starts []int64, winE
 		s.NewLeader, s.NewToken = a.tenures[newT].Node, a.tenures[newT].Token
 		s.ElectionNs = a.tenures[newT].StartT - s.StartT
 		for i := newT; i < len(starts) && starts[i] < winEnd; i++ {
-			if a.tenures[i].Node == s.Leader && lead >= 0 {
+			if sameLeader(i) {
 				continue
 			}
 			if f := lc.firstAcc[i]; f >= 0 && (s.FirstWriteNs < 0 || f-s.StartT < s.FirstWriteNs) {
@@ -326,6 +331,15 @@ func (lc *latencyCheck) outcome(s *LatencySample, lead int, starts []int64, winE
 	default:
 		s.Outcome = OutcomeNoLeader
 	}
+}
+
+// processDied: the tenure ended at or after t because its candidate's process went away.
+func processDied(tn Tenure, t int64) bool {
+	switch tn.EndReason {
+	case "process-exit", "sigkill", "restart":
+		return tn.EndT >= t
+	}
+	return false
 }
 
 // live records a liveness failure (a finding unless liveness is required).

@@ -209,6 +209,23 @@ func TestFailedHealIsNoHealForLiveness(t *testing.T) {
 	}
 }
 
+// A killed leader's restarted process that wins again is a new leader: the kill is measured
+// as a failover (from the kill to that election), not as a leader that rode the fault out.
+func TestKilledLeaderRestartedAndReElectedIsFailover(t *testing.T) {
+	h := newHB()
+	h.phase(2, history.PhaseWarmup).campaign(5, "c2").elected(10, "c2", 1).writes(10, 500, "c2", 1)
+	h.phase(400, history.PhaseFaults).fault(500, 1, "kill", "c2")
+	h.add(history.Event{T: 510 * ms, Kind: history.KindProcessExit, Node: "c2"})
+	h.heal(700, 1).add(history.Event{T: 700 * ms, Kind: history.KindProcessStart, Node: "c2"})
+	h.campaign(720, "c2").elected(900, "c2", 2).writes(900, 1500, "c2", 2)
+	h.phase(1500, history.PhaseTeardown)
+	r := check(t, h.end(1600), Params{})
+	wantVerdict(t, r, Valid)
+	if s := r.Latency.Samples[0]; s.Outcome != OutcomeFailover || s.NewLeader != "c2" || s.ElectionNs != 400*ms || r.Latency.ByKind[0].Failovers != 1 {
+		t.Fatalf("killed c2, restarted c2 elected: %+v", s)
+	}
+}
+
 // A leader that re-wins its own lease after a fault (c2 → c2) is no failover; another node
 // winning is one.
 func TestReElectedLeaderIsNoFailover(t *testing.T) {

@@ -42,6 +42,8 @@ func TestExamples(t *testing.T) {
 			continue
 		}
 		t.Run(c.Name, func(t *testing.T) {
+			// Rows are built to run side by side (matrix --parallel): -parallel at a time.
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			res := suite.RunCase(ctx, c, store, io.Discard)

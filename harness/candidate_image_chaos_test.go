@@ -104,6 +104,7 @@ func buildCandidateImage(t *testing.T, bin string) string {
 // --candidate-image (no recipe, no copied executable), elects, writes, is judged valid
 // without faults, and the run leaves nothing behind.
 func TestRunCandidateImage(t *testing.T) {
+	t.Parallel() // nothing timed; runs beside the other untimed top-level tests
 	tag := buildCandidateImage(t, buildExternal(t))
 	cfg := baseConfig(t, "etcd", "")
 	cfg.CandidateImage = tag

@@ -76,6 +76,7 @@ func TestPoolReuse(t *testing.T) {
 		{"postgres", "postgres-advisory", "postgres", "database system is ready to accept connections"},
 	} {
 		t.Run(tc.store, func(t *testing.T) {
+			t.Parallel() // a pool of its own; nothing timed
 			ctx := runCtx(t)
 			pool := NewStorePool()
 			var ids []string

@@ -162,7 +162,13 @@ func phases(evs []history.Event) string {
 func TestRunNoFaults(t *testing.T) {
 	for _, spec := range candidates.Registry.Infos() {
 		t.Run(spec.Name, func(t *testing.T) {
-			out, evs := runAndRead(t, runCtx(t), baseConfig(t, spec.Store, spec.Name))
+			// Nothing here is timed: recipes run side by side, -parallel at a time.
+			t.Parallel()
+			cfg := baseConfig(t, spec.Store, spec.Name)
+			if testing.Short() {
+				cfg.FaultTime, cfg.Recovery = 4*time.Second, 3*time.Second // no faults to outlast
+			}
+			out, evs := runAndRead(t, runCtx(t), cfg)
 			if got := phases(evs); got != "setup,warmup,faults,heal,recovery,teardown" {
 				t.Errorf("phases %s", got)
 			}
@@ -329,6 +335,7 @@ func buildExternal(t *testing.T) string {
 // TestRunExternalCandidate: a user executable that speaks the contract runs via
 // --candidate-cmd and is seen electing and writing.
 func TestRunExternalCandidate(t *testing.T) {
+	t.Parallel() // nothing timed; runs beside the other untimed top-level tests
 	bin := buildExternal(t)
 	cfg := baseConfig(t, "etcd", "")
 	cfg.CandidateCmd = bin

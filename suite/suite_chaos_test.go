@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,49 +57,60 @@ func TestMatrix(t *testing.T) {
 		defer cancel()
 	}
 	root := StoreRoot("")
+	// The tier runs as two shards into stores of their own, at the same time, merged into the
+	// store root at the end: the same path as a fanned-out nightly (docs/scale.md), on real
+	// runs, in half the wall time (rows are mostly waiting on servers and faults).
+	const nShards = 2
+	shards := Partition(cases, nShards)
 	pool := harness.NewStorePool()
+	pool.MaxIdle = nShards // each shard keeps its last cluster for its next row of that store
 	// Cleanup also runs when a subtest fails or the test's context ends.
 	t.Cleanup(func() {
 		if err := pool.Close(context.Background()); err != nil {
 			t.Errorf("store pool: %v", err)
 		}
 	})
-	// The tier runs as two shards into stores of their own, merged into the store root at the
-	// end: the same path as a fanned-out nightly (docs/scale.md), on real runs, at no extra time.
-	shards := Partition(cases, 2)
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var done []Result
-	var shardRoots []string
-	var shardDone [][]Result
-	start := time.Now()
-	for s, sh := range shards {
+	shardRoots := make([]string, len(shards))
+	shardDone := make([][]Result, len(shards))
+	for s := range shards {
 		shardRoot, err := os.MkdirTemp(root, ".shard-")
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { os.RemoveAll(shardRoot) })
-		shardRoots = append(shardRoots, shardRoot)
-		shardDone = append(shardDone, nil)
-		for _, c := range sh {
-			t.Run(c.Name, func(t *testing.T) {
-				r := RunCasePooled(ctx, c, shardRoot, logWriter{t}, pool)
-				done = append(done, r)
-				shardDone[s] = append(shardDone[s], r)
-				if r.Outcome != nil {
-					t.Logf("shard %d/2, run dir %s: verdict %s, reasons %v, findings %v, failovers %v, wall %v (overhead %v)",
-						s+1, r.Outcome.RunDir, r.Observed.Verdict, r.Observed.Reasons, r.Observed.Findings, r.Observed.Failovers,
-						r.Wall.Round(time.Second), r.Overhead().Round(time.Second))
-				}
-				if r.Err != nil {
-					t.Fatalf("harness error: %v", r.Err)
-				}
-				for _, d := range r.Diffs {
-					t.Errorf("%s: %s (note: %s)", c.Name, d, c.Row.Note)
-				}
-			})
-		}
+		shardRoots[s] = shardRoot
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for s, sh := range shards {
+		// t.Run may be called from several goroutines; each shard's rows stay in order.
+		wg.Go(func() {
+			for _, c := range sh {
+				t.Run(c.Name, func(t *testing.T) {
+					r := RunCasePooled(ctx, c, shardRoots[s], logWriter{t}, pool)
+					shardDone[s] = append(shardDone[s], r)
+					if r.Outcome != nil {
+						t.Logf("shard %d/%d, run dir %s: verdict %s, reasons %v, findings %v, failovers %v, wall %v (overhead %v)",
+							s+1, nShards, r.Outcome.RunDir, r.Observed.Verdict, r.Observed.Reasons, r.Observed.Findings, r.Observed.Failovers,
+							r.Wall.Round(time.Second), r.Overhead().Round(time.Second))
+					}
+					if r.Err != nil {
+						t.Fatalf("harness error: %v", r.Err)
+					}
+					for _, d := range r.Diffs {
+						t.Errorf("%s: %s (note: %s)", c.Name, d, c.Row.Note)
+					}
+				})
+			}
+		})
+	}
+	wg.Wait()
+	var done []Result
+	for _, sd := range shardDone {
+		done = append(done, sd...)
 	}
 	if len(done) == 0 {
 		return

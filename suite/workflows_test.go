@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -141,5 +142,44 @@ func TestPushWorkflowRunsTheTestCommand(t *testing.T) {
 	}
 	if !found {
 		t.Error("test.yml: no step runs `make test` with CI=true (the README's test command, smoke tier)")
+	}
+}
+
+// `make test` runs the unit tests only inside the chaos build (-tags chaos), which is complete
+// only while no file is excluded by that tag. A `//go:build !chaos` file would silently drop out.
+func TestChaosBuildHasEveryUnitTest(t *testing.T) {
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "store" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "//go:build") && strings.Contains(line, "!chaos") {
+				t.Errorf("%s: %q excludes it from `go test -tags chaos`, the only run of its tests in `make test`", path, line)
+			}
+			if strings.HasPrefix(line, "package ") {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, err := os.ReadFile(filepath.Join("..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^test: .*chaos-test`).Match(mk) || !regexp.MustCompile(`(?m)^\t\$\(GO\) test .*-tags chaos .*\./\.\.\.$`).Match(mk) {
+		t.Error("Makefile: `test` must run chaos-test, which runs `go test ... -tags chaos ... ./...`")
 	}
 }

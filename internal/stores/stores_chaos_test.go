@@ -5,6 +5,8 @@ package stores_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -258,6 +260,22 @@ func TestDynamoDB(t *testing.T) {
 	}
 	if got := tables(); len(got) != 1 || got[0] != "splitbrain_ready" {
 		t.Fatalf("tables after the ready round trip: %v, want [splitbrain_ready]", got)
+	}
+	// A client that hangs up mid-request (a paused candidate's timeout) must not end the
+	// server: stock dynalite throws on it and exits, turning fault runs unknown.
+	conn, err := net.Dial("tcp", eps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: dynamodb\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\nContent-Length: 100\r\n\r\n{\"Limit\":")
+	time.Sleep(300 * time.Millisecond)
+	conn.Close()
+	time.Sleep(500 * time.Millisecond)
+	if got := tables(); len(got) != 1 {
+		t.Fatalf("tables after an aborted request: %v", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(logDir, "dynamodb.log")); !strings.Contains(string(b), "client aborted a request") {
+		t.Errorf("dynamodb.log does not show the aborted request being absorbed:\n%s", b)
 	}
 	singleNodeFaults(t, ctx, cl)
 	if eps, err = cl.HostEndpoints(ctx); err != nil { // the restart changed the published port
