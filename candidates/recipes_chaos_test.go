@@ -61,8 +61,15 @@ func launchStore(t *testing.T, kind stores.Kind, nodes int) []string {
 	if cr, ok := cl.(stores.Credentialed); ok {
 		credentialed.Store(strings.Join(eps, ","), cr)
 	}
+	if ph, ok := cl.(stores.PodHost); ok {
+		podHosts.Store(strings.Join(eps, ","), ph)
+	}
 	return eps
 }
+
+// podHosts holds the clusters whose candidates live in Pods (kubernetes), by endpoint list:
+// a group on those endpoints plays the node as the harness does (docs/stores.md).
+var podHosts sync.Map
 
 // credentialed holds the clusters that issue candidate credentials (kubernetes), by their
 // endpoint list, so a group on those endpoints can give each candidate its own.
@@ -84,6 +91,7 @@ type group struct {
 	elected  chan history.Event
 	ports    map[string]int // peer port per node (store "none")
 	creds    stores.Credentialed
+	pods     stores.PodHost
 	tmp      string // TMPDIR of peer candidates (their persisted state)
 }
 
@@ -124,6 +132,9 @@ func newGroup(t *testing.T, store string, eps []string, election string, command
 	if cr, ok := credentialed.Load(strings.Join(eps, ",")); ok {
 		g.creds = cr.(stores.Credentialed)
 	}
+	if ph, ok := podHosts.Load(strings.Join(eps, ",")); ok {
+		g.pods = ph.(stores.PodHost)
+	}
 	if store == contract.StoreNone {
 		// Peers on one machine: id=127.0.0.1:port, a free port each; a restarted node keeps
 		// its port and its state directory (TMPDIR), as a restarted container would.
@@ -161,6 +172,17 @@ func (g *group) start(node string) {
 			g.t.Fatal(err)
 		}
 	}
+	// The node's part: a new Pod before the process starts, deleted when it has exited.
+	var podUID string
+	if g.pods != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		uid, err := g.pods.CreatePod(ctx, node)
+		cancel()
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		podUID, cfg.PodName = uid, g.pods.PodName(node)
+	}
 	cmd := g.command()
 	cmd.Env = append(append(os.Environ(), cmd.Env...), cfg.Environ()...)
 	if g.tmp != "" {
@@ -185,6 +207,13 @@ func (g *group) start(node string) {
 		g.mu.Lock()
 		delete(g.leading, node) // a dead process believes nothing
 		g.mu.Unlock()
+		if g.pods != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			if err := g.pods.DeletePod(ctx, node, podUID); err != nil {
+				g.t.Errorf("delete pod of %s: %v", node, err)
+			}
+			cancel()
+		}
 	}()
 }
 

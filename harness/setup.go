@@ -286,6 +286,9 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 			return platform.NodeSpec{}, fmt.Errorf("candidate %s: store credentials: %w", name, err)
 		}
 		cc.StoreUser = cred.User
+		if ph, ok := r.cluster.(stores.PodHost); ok {
+			cc.PodName = ph.PodName(name)
+		}
 		if cred.Kubeconfig != nil {
 			cc.Kubeconfig = contract.KubeconfigPath
 			files = append(files, platform.File{Path: contract.KubeconfigPath, Content: cred.Kubeconfig, Mode: 0o644})
@@ -348,6 +351,7 @@ func (r *run) startCandidates(ctx context.Context, ext *external) error {
 		p := procs[i]
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		r.createPod(ctx, p)
 		r.markStarting(p)
 		spec, err := r.candidateSpec(p.name, ext)
 		if err != nil {
