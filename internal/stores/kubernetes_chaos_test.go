@@ -124,6 +124,9 @@ func TestKubernetes(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second) // the garbage collector's graph has seen the lock
+	if _, err := cms.Get(ctx, "lock", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the lock of a live Pod is gone: %v", err)
+	}
 	if err := ph.DeletePod(ctx, "c1", uid2); err != nil {
 		t.Fatal(err)
 	}
