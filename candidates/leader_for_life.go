@@ -42,8 +42,9 @@ const (
 	lflBackoffGrowth = 16
 	lflJitter        = 0.2
 	// lflNodeAllowance: the leader's process ends, the node (here the harness) deletes its
-	// Pod, the garbage collector sees the delete and deletes the lock. Measured 0.1-0.4 s on
-	// an idle 2-core machine (docs/performance.md); allowed 2 s for a loaded one.
+	// Pod, the garbage collector sees the delete and deletes the lock. Measured 6-9 ms to the
+	// Pod's deletion and 2 ms more to the lock's (docs/performance.md); 2 s allows for a
+	// loaded machine and a garbage collector still syncing after its start (1.2 s seen).
 	lflNodeAllowance = 2 * time.Second
 )
 
