@@ -286,13 +286,13 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 			return platform.NodeSpec{}, fmt.Errorf("candidate %s: store credentials: %w", name, err)
 		}
 		cc.StoreUser = cred.User
-		if ph, ok := r.cluster.(stores.PodHost); ok {
-			cc.PodName = ph.PodName(name)
-		}
 		if cred.Kubeconfig != nil {
 			cc.Kubeconfig = contract.KubeconfigPath
 			files = append(files, platform.File{Path: contract.KubeconfigPath, Content: cred.Kubeconfig, Mode: 0o644})
 		}
+	}
+	if ph := r.podHost(); ph != nil {
+		cc.PodName = ph.PodName(name) // the harness creates it before every start (pods.go)
 	}
 	env := map[string]string{}
 	for _, kv := range cc.Environ() {
