@@ -92,6 +92,7 @@ type group struct {
 	ports    map[string]int // peer port per node (store "none")
 	creds    stores.Credentialed
 	pods     stores.PodHost
+	keepPod  map[string]bool // nodes whose Pod outlives their process (a node that does not report)
 	tmp      string // TMPDIR of peer candidates (their persisted state)
 }
 
@@ -124,7 +125,7 @@ func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l
 
 func newGroup(t *testing.T, store string, eps []string, election string, command func() *exec.Cmd) *group {
 	g := &group{t: t, command: command, resLog: &lockedBuf{}, leading: map[string]int64{},
-		procs: map[string]*proc{}, elected: make(chan history.Event, 64)}
+		procs: map[string]*proc{}, elected: make(chan history.Event, 64), keepPod: map[string]bool{}}
 	g.res = resource.New(resource.Fenced, g.resLog)
 	g.srv = httptest.NewServer(g.res.Handler())
 	g.cfg = contract.Config{Store: store, Endpoints: eps, ResourceURL: g.srv.URL, LeaseTTL: 2 * time.Second,
@@ -207,7 +208,10 @@ func (g *group) start(node string) {
 		g.mu.Lock()
 		delete(g.leading, node) // a dead process believes nothing
 		g.mu.Unlock()
-		if g.pods != nil {
+		g.mu.Lock()
+		keep := g.keepPod[node]
+		g.mu.Unlock()
+		if g.pods != nil && !keep {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			if err := g.pods.DeletePod(ctx, node, podUID); err != nil {
 				g.t.Errorf("delete pod of %s: %v", node, err)
@@ -591,4 +595,55 @@ func externalCandidate(t *testing.T, eps []string) {
 			t.Error("external candidate should not declare clock awareness")
 		}
 	}
+}
+
+// TestLeaderForLifePod: the lock lives as long as the leader's Pod, not its process. A leader
+// killed while its Pod stays (its node does not report the exit) keeps the lock: nobody is
+// elected for longer than the failover bound. Deleting the Pod (the node reports) hands the
+// lock over within the bound, with a higher token.
+func TestLeaderForLifePod(t *testing.T) {
+	def, err := candidates.Registry.Lookup("leader-for-life")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := launchStore(t, stores.KindKubernetes, stores.DefaultNodes(stores.KindKubernetes))
+	g := newGroup(t, contract.StoreKubernetes, eps, "t-lfl-pod", selfCommand("leader-for-life"))
+	tm := def.TimingFor(g.cfg)
+	for _, n := range []string{"c1", "c2", "c3"} {
+		g.start(n)
+	}
+	cur := g.waitElected(30*time.Second, "")
+	time.Sleep(time.Second)
+	g.mu.Lock()
+	g.keepPod[cur.Node] = true
+	g.mu.Unlock()
+	g.signal(cur.Node, syscall.SIGKILL)
+	g.waitExit(cur.Node, 5*time.Second)
+	select {
+	case e := <-g.elected:
+		t.Fatalf("%s elected (token %d) while the killed leader's Pod still exists", e.Node, e.Token)
+	case <-time.After(tm.FailoverBound):
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	deleted := history.Now()
+	if err := g.pods.DeletePod(ctx, cur.Node, ""); err != nil {
+		t.Fatal(err)
+	}
+	next := g.waitElected(tm.FailoverBound+2*time.Second, cur.Node)
+	d := time.Duration(next.T - deleted)
+	t.Logf("the dead leader %s kept the lock for %v with its Pod; after the Pod's deletion %s led in %v (bound %v)",
+		cur.Node, tm.FailoverBound, next.Node, d, tm.FailoverBound)
+	if d > tm.FailoverBound {
+		t.Errorf("takeover %v after the Pod's deletion, bound %v", d, tm.FailoverBound)
+	}
+	if next.Token <= cur.Token {
+		t.Errorf("token did not grow: %d after %d", next.Token, cur.Token)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := g.acceptedFrom(next.Node, next.Token); n < 2 {
+		t.Errorf("new leader %s has %d accepted writes", next.Node, n)
+	}
+	g.stopAll()
+	g.checkResource()
 }
