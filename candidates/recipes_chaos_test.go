@@ -93,7 +93,7 @@ type group struct {
 	creds    stores.Credentialed
 	pods     stores.PodHost
 	keepPod  map[string]bool // nodes whose Pod outlives their process (a node that does not report)
-	tmp      string // TMPDIR of peer candidates (their persisted state)
+	tmp      string          // TMPDIR of peer candidates (their persisted state)
 }
 
 func freePort(t *testing.T) int {
