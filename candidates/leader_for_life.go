@@ -43,7 +43,7 @@ const (
 	lflJitter        = 0.2
 	// lflNodeAllowance: the leader's process ends, the node (here the harness) deletes its
 	// Pod, the garbage collector sees the delete and deletes the lock. Measured 6-9 ms to the
-	// Pod's deletion and 2 ms more to the lock's (docs/performance.md); 2 s allows for a
+	// Pod's deletion and 2-105 ms more to the lock's (docs/performance.md); 2 s allows for a
 	// loaded machine and a garbage collector still syncing after its start (1.2 s seen).
 	lflNodeAllowance = 2 * time.Second
 )
