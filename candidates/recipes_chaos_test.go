@@ -61,8 +61,15 @@ func launchStore(t *testing.T, kind stores.Kind, nodes int) []string {
 	if cr, ok := cl.(stores.Credentialed); ok {
 		credentialed.Store(strings.Join(eps, ","), cr)
 	}
+	if ph, ok := cl.(stores.PodHost); ok {
+		podHosts.Store(strings.Join(eps, ","), ph)
+	}
 	return eps
 }
+
+// podHosts holds the clusters whose candidates live in Pods (kubernetes), by endpoint list:
+// a group on those endpoints plays the node as the harness does (docs/stores.md).
+var podHosts sync.Map
 
 // credentialed holds the clusters that issue candidate credentials (kubernetes), by their
 // endpoint list, so a group on those endpoints can give each candidate its own.
@@ -84,7 +91,9 @@ type group struct {
 	elected  chan history.Event
 	ports    map[string]int // peer port per node (store "none")
 	creds    stores.Credentialed
-	tmp      string // TMPDIR of peer candidates (their persisted state)
+	pods     stores.PodHost
+	keepPod  map[string]bool // nodes whose Pod outlives their process (a node that does not report)
+	tmp      string          // TMPDIR of peer candidates (their persisted state)
 }
 
 func freePort(t *testing.T) int {
@@ -116,13 +125,16 @@ func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l
 
 func newGroup(t *testing.T, store string, eps []string, election string, command func() *exec.Cmd) *group {
 	g := &group{t: t, command: command, resLog: &lockedBuf{}, leading: map[string]int64{},
-		procs: map[string]*proc{}, elected: make(chan history.Event, 64)}
+		procs: map[string]*proc{}, elected: make(chan history.Event, 64), keepPod: map[string]bool{}}
 	g.res = resource.New(resource.Fenced, g.resLog)
 	g.srv = httptest.NewServer(g.res.Handler())
 	g.cfg = contract.Config{Store: store, Endpoints: eps, ResourceURL: g.srv.URL, LeaseTTL: 2 * time.Second,
 		WriteInterval: 50 * time.Millisecond, ClockFile: filepath.Join(t.TempDir(), "clock"), ElectionName: election}
 	if cr, ok := credentialed.Load(strings.Join(eps, ",")); ok {
 		g.creds = cr.(stores.Credentialed)
+	}
+	if ph, ok := podHosts.Load(strings.Join(eps, ",")); ok {
+		g.pods = ph.(stores.PodHost)
 	}
 	if store == contract.StoreNone {
 		// Peers on one machine: id=127.0.0.1:port, a free port each; a restarted node keeps
@@ -161,6 +173,17 @@ func (g *group) start(node string) {
 			g.t.Fatal(err)
 		}
 	}
+	// The node's part: a new Pod before the process starts, deleted when it has exited.
+	var podUID string
+	if g.pods != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		uid, err := g.pods.CreatePod(ctx, node)
+		cancel()
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		podUID, cfg.PodName = uid, g.pods.PodName(node)
+	}
 	cmd := g.command()
 	cmd.Env = append(append(os.Environ(), cmd.Env...), cfg.Environ()...)
 	if g.tmp != "" {
@@ -185,6 +208,16 @@ func (g *group) start(node string) {
 		g.mu.Lock()
 		delete(g.leading, node) // a dead process believes nothing
 		g.mu.Unlock()
+		g.mu.Lock()
+		keep := g.keepPod[node]
+		g.mu.Unlock()
+		if g.pods != nil && !keep {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			if err := g.pods.DeletePod(ctx, node, podUID); err != nil {
+				g.t.Errorf("delete pod of %s: %v", node, err)
+			}
+			cancel()
+		}
 	}()
 }
 
@@ -562,4 +595,55 @@ func externalCandidate(t *testing.T, eps []string) {
 			t.Error("external candidate should not declare clock awareness")
 		}
 	}
+}
+
+// TestLeaderForLifePod: the lock lives as long as the leader's Pod, not its process. A leader
+// killed while its Pod stays (its node does not report the exit) keeps the lock: nobody is
+// elected for longer than the failover bound. Deleting the Pod (the node reports) hands the
+// lock over within the bound, with a higher token.
+func TestLeaderForLifePod(t *testing.T) {
+	def, err := candidates.Registry.Lookup("leader-for-life")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := launchStore(t, stores.KindKubernetes, stores.DefaultNodes(stores.KindKubernetes))
+	g := newGroup(t, contract.StoreKubernetes, eps, "t-lfl-pod", selfCommand("leader-for-life"))
+	tm := def.TimingFor(g.cfg)
+	for _, n := range []string{"c1", "c2", "c3"} {
+		g.start(n)
+	}
+	cur := g.waitElected(30*time.Second, "")
+	time.Sleep(time.Second)
+	g.mu.Lock()
+	g.keepPod[cur.Node] = true
+	g.mu.Unlock()
+	g.signal(cur.Node, syscall.SIGKILL)
+	g.waitExit(cur.Node, 5*time.Second)
+	select {
+	case e := <-g.elected:
+		t.Fatalf("%s elected (token %d) while the killed leader's Pod still exists", e.Node, e.Token)
+	case <-time.After(tm.FailoverBound):
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	deleted := history.Now()
+	if err := g.pods.DeletePod(ctx, cur.Node, ""); err != nil {
+		t.Fatal(err)
+	}
+	next := g.waitElected(tm.FailoverBound+2*time.Second, cur.Node)
+	d := time.Duration(next.T - deleted)
+	t.Logf("the dead leader %s kept the lock for %v with its Pod; after the Pod's deletion %s led in %v (bound %v)",
+		cur.Node, tm.FailoverBound, next.Node, d, tm.FailoverBound)
+	if d > tm.FailoverBound {
+		t.Errorf("takeover %v after the Pod's deletion, bound %v", d, tm.FailoverBound)
+	}
+	if next.Token <= cur.Token {
+		t.Errorf("token did not grow: %d after %d", next.Token, cur.Token)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := g.acceptedFrom(next.Node, next.Token); n < 2 {
+		t.Errorf("new leader %s has %d accepted writes", next.Node, n)
+	}
+	g.stopAll()
+	g.checkResource()
 }

@@ -17,6 +17,7 @@ var Registry = runtime.Registry{
 	redisIncrAfterSetNX,
 	redlock,
 	k8sLease,
+	leaderForLife,
 	naiveLease,
 	consulLock,
 	raftElection,

@@ -17,7 +17,11 @@ type nemesisEnv struct{ r *run }
 func (n nemesisEnv) Candidates() []nemesis.Node {
 	var out []nemesis.Node
 	for _, p := range n.r.candidates() {
-		if p.node != nil {
+		switch {
+		case p.node == nil:
+		case n.r.podHost() != nil:
+			out = append(out, podNode{dockerNode{p.node}, n.r, p})
+		default:
 			out = append(out, dockerNode{p.node})
 		}
 	}

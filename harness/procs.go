@@ -21,6 +21,7 @@ type proc struct {
 	mu      sync.Mutex // held while observing or changing the process
 	running bool
 	pid     int
+	podUID  string // the running process's Pod (stores.PodHost), "" = none
 }
 
 func (p *proc) isRunning() bool {
@@ -47,6 +48,7 @@ func (r *run) markStarted(ctx context.Context, p *proc) {
 // markStartFailed undoes markStarting after a failed start. p.mu must be held.
 func (r *run) markStartFailed(p *proc) {
 	p.running = false
+	r.podGone(p, "start failed")
 	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Reason: "start failed"})
 }
 
@@ -101,9 +103,11 @@ func (r *run) observeLocked(ctx context.Context, p *proc) {
 		t, code, note := r.exitTime(p, st)
 		p.running, p.pid = false, 0
 		r.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Exit: code, Reason: note})
+		r.podGone(p, "process exited")
 	case p.running && st.Pid != 0 && p.pid != 0 && st.Pid != p.pid:
 		// Exited and restarted between two polls: the exit code is gone.
 		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name})
+		r.podGone(p, "process exited and was restarted")
 		p.pid = st.Pid
 		r.recordStart(p, st.Pid)
 	case !p.running && st.Running:
@@ -151,6 +155,7 @@ func (r *run) restartCandidate(ctx context.Context, p *proc) error {
 	if p.running {
 		return nil
 	}
+	r.createPod(ctx, p)
 	r.markStarting(p)
 	if err := p.node.Start(ctx); err != nil {
 		r.markStartFailed(p)

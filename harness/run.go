@@ -99,6 +99,7 @@ type run struct {
 	plan       nemesis.Plan
 	stopProcs  context.CancelFunc
 	procsDone  chan struct{}
+	podDeletes sync.WaitGroup // Pods of exited candidates being deleted (pods.go)
 
 	lifeStart time.Time // warmup start: progress counts elapsed/total from here
 	healErr   error
@@ -504,6 +505,7 @@ func (r *run) teardown(ctx context.Context) {
 		r.stopProcs()
 		<-r.procsDone
 	}
+	r.waitPodDeletes(ctx)
 	tStopped := time.Now()
 	// Remove every container at once; the network goes after them.
 	var emu sync.Mutex

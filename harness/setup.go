@@ -291,6 +291,9 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 			files = append(files, platform.File{Path: contract.KubeconfigPath, Content: cred.Kubeconfig, Mode: 0o644})
 		}
 	}
+	if ph := r.podHost(); ph != nil {
+		cc.PodName = ph.PodName(name) // the harness creates it before every start (pods.go)
+	}
 	env := map[string]string{}
 	for _, kv := range cc.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -348,6 +351,7 @@ func (r *run) startCandidates(ctx context.Context, ext *external) error {
 		p := procs[i]
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		r.createPod(ctx, p)
 		r.markStarting(p)
 		spec, err := r.candidateSpec(p.name, ext)
 		if err != nil {

@@ -73,6 +73,13 @@ type Leader struct {
 	Token int64
 }
 
+// PodEnv is implemented by an Env whose candidates live in Pods (store kubernetes; the
+// harness plays their node, docs/stores.md).
+type PodEnv interface {
+	// EvictPod deletes the Pod of candidate while its process keeps running.
+	EvictPod(ctx context.Context, candidate string) error
+}
+
 // StoreProxyEnv is implemented by an Env whose candidates may reach the store through the
 // TCP fault proxy; StoreProxy returns nil when this run's candidates connect directly.
 type StoreProxyEnv interface {

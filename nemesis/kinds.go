@@ -23,6 +23,7 @@ var registry = []kind{
 	halfOpenKind{},
 	slowCloseKind{},
 	resetKind{},
+	evictKind{},
 }
 
 // kind is one fault kind. Everything the rest of the project may know about it is in its
@@ -67,6 +68,9 @@ type Traits struct {
 	Targets []string
 	// Classes are the node classes the kind can hit.
 	Classes []NodeClass
+	// Stores, when set, are the only store kinds the fault applies to (evict: Pods exist
+	// on kubernetes only); a plan for another store is refused.
+	Stores []string
 	// Network: it changes iptables rules in network namespaces (tools sidecars are
 	// prewarmed; a pooled store cluster is checked for leftover rules before reuse).
 	Network bool
@@ -170,6 +174,7 @@ func (d kindDef) traits() Traits {
 	t := d.Traits
 	t.Targets = slices.Clone(d.allowedTargets())
 	t.Classes = slices.Clone(t.Classes)
+	t.Stores = slices.Clone(t.Stores)
 	t.Params = nil
 	for _, p := range d.params {
 		t.Params = append(t.Params, ParamInfo{p.key, p.doc, p.def})

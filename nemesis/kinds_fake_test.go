@@ -188,3 +188,66 @@ func TestPauseAppliesAndHeals(t *testing.T) {
 		t.Errorf("c1's process still stopped after heal")
 	}
 }
+
+// podFakeEnv is a kubernetes run whose candidates have Pods: EvictPod records the eviction.
+type podFakeEnv struct {
+	*fakeEnv
+	evicted []string
+}
+
+func (e *podFakeEnv) EvictPod(_ context.Context, candidate string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.evicted = append(e.evicted, candidate)
+	return nil
+}
+
+// evict deletes the Pod and leaves the process running; the heal SIGKILLs and restarts it.
+func TestEvictAppliesAndHeals(t *testing.T) {
+	base := threeByThree(t)
+	base.kind = "kubernetes"
+	e := &podFakeEnv{fakeEnv: base}
+	c3 := e.node("c3")
+	s, err := Parse("evict:target=node:c3,at=0s,for=200ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Plan(1, 5*time.Second, e.topo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := New(e, p.Topology)
+	done := make(chan error, 1)
+	go func() { done <- n.Run(context.Background(), p) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(e.eventsOf(history.KindFaultStart)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no fault-start within 5 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	e.mu.Lock()
+	evicted := slices.Clone(e.evicted)
+	e.mu.Unlock()
+	if st, _ := c3.State(context.Background()); !st.Running || !slices.Equal(evicted, []string{"c3"}) {
+		t.Errorf("while evicted: c3 running %v (want true), pods evicted %v (want [c3])", st.Running, evicted)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := n.HealAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c3.callList(), ","); got != "kill SIGKILL,start" {
+		t.Errorf("calls %q, want kill SIGKILL,start (the kubelet's kill, then the replacement)", got)
+	}
+	if !slices.ContainsFunc(e.events, func(ev history.Event) bool {
+		return ev.Kind == history.KindSignal && ev.Node == "c3" && ev.Signal == "SIGKILL"
+	}) {
+		t.Error("no SIGKILL signal event for c3")
+	}
+	// Without Pods (another store's run) the fault is an error, not a silent no-op.
+	if _, err := (evictKind{}).apply(context.Background(), New(base, p.Topology), p.Faults[0]); err == nil || !strings.Contains(err.Error(), "no Pods") {
+		t.Errorf("evict without PodEnv: %v", err)
+	}
+}

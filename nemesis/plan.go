@@ -3,7 +3,9 @@ package nemesis
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -60,6 +62,9 @@ func (s Schedule) Plan(seed int64, faultPhase time.Duration, topo Topology) (Pla
 func planFault(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand) ([]PlannedFault, error) {
 	k := kinds[f.Kind]
 	d := k.def()
+	if len(d.Stores) > 0 && !slices.Contains(d.Stores, topo.StoreKind) {
+		return nil, fmt.Errorf("%s applies to store %s only, not %q", d.Name, strings.Join(d.Stores, ", "), topo.StoreKind)
+	}
 	ttl := topo.TTL
 	forD := f.For
 	if !forD.Set {

@@ -5,7 +5,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
+
+var kubeTopo = Topology{
+	Candidates: []string{"c1", "c2", "c3"},
+	StoreNodes: []string{"etcd", "kube-apiserver", "kube-controller-manager"},
+	StoreKind:  "kubernetes",
+	TTL:        2 * time.Second,
+}
 
 var etcdTopo = Topology{
 	Candidates: []string{"c1", "c2", "c3"},
@@ -127,6 +136,8 @@ func TestPlanErrors(t *testing.T) {
 		{"bandwidth:target=node:etcd-1", time.Minute, etcdTopo, "bandwidth hits candidates only"},
 		{"slow-close:close-delay=1500us", time.Minute, etcdTopo, "close-delay=1500us: the proxy counts whole milliseconds, use e.g. 2ms"},
 		{"half-open:close-after=0.0001xTTL", time.Minute, etcdTopo, "the proxy counts whole milliseconds"},
+		{"evict", time.Minute, etcdTopo, `evict applies to store kubernetes only, not "etcd"`},
+		{"evict:target=node:kube-apiserver", time.Minute, kubeTopo, "evict hits candidates only"},
 	}
 	for _, c := range cases {
 		s, err := Parse(c.spec)
@@ -139,9 +150,21 @@ func TestPlanErrors(t *testing.T) {
 			t.Errorf("plan %q: error %v, want it to contain %q", c.spec, err, c.wantInErr)
 		}
 	}
+	// evict of the leader on kubernetes is fine, and every kind's store list names stores.
+	s, _ := Parse("partition:shape=leader-from-store,at=1xTTL,for=6xTTL,jitter=0s; evict:at=2xTTL,for=5xTTL,jitter=0s")
+	if p, err := s.Plan(1, time.Minute, kubeTopo); err != nil || len(p.Faults) != 2 || p.Faults[1].Target != TargetLeader {
+		t.Fatalf("evict plan on kubernetes: %+v, %v", p, err)
+	}
+	for _, k := range Kinds() {
+		for _, st := range k.Stores {
+			if _, ok := stores.Info(st); !ok {
+				t.Errorf("kind %s names unknown store %q", k.Name, st)
+			}
+		}
+	}
 	// Clock skew of a PostgreSQL node is fine.
 	pg := Topology{Candidates: []string{"c1"}, StoreNodes: []string{"postgres-1"}, StoreKind: "postgres", TTL: time.Second}
-	s, _ := Parse("clock:target=store-node,delta=+5s")
+	s, _ = Parse("clock:target=store-node,delta=+5s")
 	if _, err := s.Plan(1, time.Minute, pg); err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,13 @@ const (
 	// through the store fault proxy), the cluster CA, and a client certificate for user
 	// SPLITBRAIN_STORE_USER (the node id) in group KubeCandidateGroup, namespace "default".
 	EnvStoreKubeconfig = "SPLITBRAIN_STORE_KUBECONFIG"
+
+	// EnvPodName (store kubernetes) names the candidate's own Pod in KubeNamespace, as the
+	// downward API's POD_NAME does in a real Deployment. No kubelet runs: the harness creates
+	// the Pod (it stays Pending) before every start of the candidate's process, so each
+	// process has a Pod of this name with a new UID, and deletes it when the process exits
+	// (or when an evict fault hits the candidate). Read the UID from the API server.
+	EnvPodName = "SPLITBRAIN_POD_NAME"
 )
 
 // KubeconfigPath is where the harness places a kubernetes candidate's kubeconfig.

@@ -281,3 +281,27 @@ func TestLeaderWorkDefaultsToTheInterval(t *testing.T) {
 		t.Fatalf("negative work accepted or error unnamed: %v", err)
 	}
 }
+
+// The kubernetes variables (kubeconfig, own Pod) round-trip through Environ and ParseEnv.
+func TestParseEnvKubernetes(t *testing.T) {
+	env := map[string]string{EnvNodeID: "c1", EnvStore: StoreKubernetes, EnvStoreEndpoints: "kube-apiserver:6443",
+		EnvResourceURL: "http://resource:8080", EnvStoreKubeconfig: KubeconfigPath, EnvPodName: "candidate-c1", EnvStoreUser: "c1"}
+	c, err := ParseEnv(lookupFrom(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Kubeconfig != KubeconfigPath || c.PodName != "candidate-c1" || c.StoreUser != "c1" {
+		t.Fatalf("config %+v", c)
+	}
+	m := map[string]string{}
+	for _, kv := range c.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	if m[EnvPodName] != "candidate-c1" || m[EnvStoreKubeconfig] != KubeconfigPath {
+		t.Fatalf("Environ lost the kubernetes variables: %v", m)
+	}
+	if c, _ := ParseEnv(lookupFrom(goodEnv())); c.PodName != "" {
+		t.Errorf("pod name %q without %s", c.PodName, EnvPodName)
+	}
+}

@@ -30,6 +30,7 @@ type Config struct {
 	StorePassword string
 	StoreDatabase string
 	Kubeconfig    string // kubernetes: path of the kubeconfig file (EnvStoreKubeconfig)
+	PodName       string // kubernetes: the candidate's own Pod (EnvPodName)
 }
 
 // Environ renders c as KEY=value entries for a candidate process or container.
@@ -55,7 +56,7 @@ func (c Config) Environ() []string {
 		env = append(env, EnvListenPort+"="+strconv.Itoa(c.ListenPort))
 	}
 	for k, v := range map[string]string{EnvStoreUser: c.StoreUser, EnvStorePassword: c.StorePassword, EnvStoreDatabase: c.StoreDatabase,
-		EnvStoreKubeconfig: c.Kubeconfig} {
+		EnvStoreKubeconfig: c.Kubeconfig, EnvPodName: c.PodName} {
 		if v != "" {
 			env = append(env, k+"="+v)
 		}
@@ -206,6 +207,7 @@ func ParseEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.Recipe = get(EnvRecipe)
 	c.StoreUser, c.StorePassword, c.StoreDatabase = get(EnvStoreUser), get(EnvStorePassword), get(EnvStoreDatabase)
 	c.Kubeconfig = get(EnvStoreKubeconfig)
+	c.PodName = get(EnvPodName)
 	if c.StoreUser == "" {
 		c.StoreUser = DefaultStoreUser
 	}

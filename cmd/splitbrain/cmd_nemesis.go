@@ -183,6 +183,9 @@ func kindEffects(k nemesis.Traits) string {
 	if k.Proxy {
 		out = append(out, "store connections (through the fault proxy, started for such runs)")
 	}
+	if len(k.Stores) > 0 {
+		out = append(out, "only on store "+strings.Join(k.Stores, ", "))
+	}
 	if len(out) == 0 {
 		return ""
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -318,6 +319,12 @@ func (c *kubeCluster) ensureRBAC(ctx context.Context) error {
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: contract.KubeCandidateGroup}}}
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("kubernetes: create ClusterRoleBinding %s: %w", kubeCandidateRole, err)
+	}
+	// Pod admission needs the namespace's default ServiceAccount; made here, the candidates'
+	// first Pods (PodHost) need not wait for the service-account controller (about 1 s).
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: KubeNamespace}}
+	if _, err := cs.CoreV1().ServiceAccounts(KubeNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("kubernetes: create ServiceAccount default: %w", err)
 	}
 	return nil
 }

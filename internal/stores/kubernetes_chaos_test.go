@@ -4,6 +4,7 @@ package stores_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -99,6 +100,46 @@ func TestKubernetes(t *testing.T) {
 		t.Fatalf("the garbage collector did not delete the dependent ConfigMap: %v", err)
 	}
 	t.Logf("garbage collector removed the dependent %v after its owner", time.Since(deleted).Round(time.Millisecond))
+
+	// Pods without a kubelet: each CreatePod is a new Pod (new UID) of the candidate's
+	// name, DeletePod spares another incarnation, and a lock owned by a deleted Pod goes.
+	ph := cl.(stores.PodHost)
+	uid1, err := ph.CreatePod(ctx, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid2, err := ph.CreatePod(ctx, "c1")
+	if err != nil || uid2 == uid1 {
+		t.Fatalf("second CreatePod: uid %q (first %q), %v", uid2, uid1, err)
+	}
+	if err := ph.DeletePod(ctx, "c1", uid1); err != nil {
+		t.Fatal(err)
+	}
+	pod, err := admin.CoreV1().Pods("default").Get(ctx, ph.PodName("c1"), metav1.GetOptions{})
+	if err != nil || string(pod.UID) != uid2 {
+		t.Fatalf("deleting the old incarnation touched the new Pod: %v, %v", pod.UID, err)
+	}
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "lock",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // the garbage collector's graph has seen the lock
+	if _, err := cms.Get(ctx, "lock", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the lock of a live Pod is gone: %v", err)
+	}
+	if err := ph.DeletePod(ctx, "c1", uid2); err != nil {
+		t.Fatal(err)
+	}
+	deleted = time.Now()
+	if err := eventually(ctx, 60*time.Second, func(ctx context.Context) error {
+		if _, err := cms.Get(ctx, "lock", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("lock still there: %v", err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("the lock owned by the deleted Pod stayed: %v", err)
+	}
+	t.Logf("pod deleted: the garbage collector removed its lock after %v", time.Since(deleted).Round(time.Millisecond))
 
 	for _, name := range []string{"kube-apiserver", "etcd"} {
 		n := node(t, cl, name)

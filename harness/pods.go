@@ -1,0 +1,157 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+// Pods without a kubelet (docs/stores.md): on a store whose candidates live in Pods
+// (stores.PodHost: kubernetes) the harness plays each candidate's node. Every start of a
+// candidate's process, by the harness or the nemesis, is preceded by a new Pod of the
+// candidate's name; every exit the harness observes (crash, kill, normal exit, teardown)
+// deletes that Pod, as the kubelet does. Recipes that tie state to their Pod see the same
+// lifecycle as in a cluster; other stores are untouched.
+
+const (
+	// podCreateTimeout bounds one Pod's creation before a start (the start goes ahead
+	// without it: the candidate cannot find its Pod and says so).
+	podCreateTimeout = 20 * time.Second
+	// podDeleteTimeout bounds the retries of a Pod's deletion after its process exited (the
+	// API server may be down under a fault; a kubelet retries as well).
+	podDeleteTimeout = 60 * time.Second
+)
+
+// podHost is the run's cluster as a PodHost; nil when candidates have no Pods.
+func (r *run) podHost() stores.PodHost {
+	ph, _ := r.cluster.(stores.PodHost)
+	return ph
+}
+
+// createPod gives p's next process a new Pod. p.mu must be held.
+func (r *run) createPod(ctx context.Context, p *proc) {
+	ph := r.podHost()
+	if ph == nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, podCreateTimeout)
+	defer cancel()
+	t0 := time.Now()
+	uid, err := ph.CreatePod(cctx, p.name)
+	if err != nil {
+		r.harnessError("", fmt.Sprintf("pod of %s not created before its start: %v", p.name, err))
+		r.logf("WARNING: pod of %s not created: %v", p.name, err)
+		return
+	}
+	p.podUID = uid
+	r.logf("pod %s of %s created (uid %s) in %v", ph.PodName(p.name), p.name, uid, time.Since(t0).Round(time.Millisecond))
+}
+
+// podGone deletes the Pod of p's process that just exited, in the background (retrying
+// while the API server does not answer). p.mu must be held.
+func (r *run) podGone(p *proc, why string) {
+	ph := r.podHost()
+	if ph == nil || p.podUID == "" {
+		return
+	}
+	uid := p.podUID
+	p.podUID = ""
+	r.podDeletes.Add(1)
+	go func() {
+		defer r.podDeletes.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.root), podDeleteTimeout)
+		defer cancel()
+		t0 := time.Now()
+		for {
+			err := ph.DeletePod(ctx, p.name, uid)
+			if err == nil {
+				r.logf("pod %s of %s deleted (%s) in %v", ph.PodName(p.name), p.name, why, time.Since(t0).Round(time.Millisecond))
+				return
+			}
+			select {
+			case <-ctx.Done():
+				r.logf("WARNING: pod %s of %s (uid %s) not deleted after %s: %v", ph.PodName(p.name), p.name, uid, why, err)
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+}
+
+// evictPod deletes the Pod of candidate node while its process keeps running, as the node
+// lifecycle controller does for a node it cannot reach (the evict fault).
+func (r *run) evictPod(ctx context.Context, node string) error {
+	ph := r.podHost()
+	if ph == nil {
+		return fmt.Errorf("store %s has no Pods to evict", r.cfg.Store)
+	}
+	p := r.proc(node)
+	if p == nil {
+		return fmt.Errorf("no candidate %q", node)
+	}
+	p.mu.Lock()
+	uid := p.podUID
+	p.podUID = "" // its exit deletes nothing more
+	p.mu.Unlock()
+	if uid == "" {
+		return fmt.Errorf("candidate %s has no Pod (its process is not running, or was started without one)", node)
+	}
+	if err := ph.DeletePod(ctx, node, uid); err != nil {
+		return err
+	}
+	r.logf("pod %s of %s evicted (uid %s); its process keeps running", ph.PodName(node), node, uid)
+	return nil
+}
+
+// waitPodDeletes lets the Pod deletions of the candidates' last exits finish (teardown).
+func (r *run) waitPodDeletes(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		r.podDeletes.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		r.logf("WARNING: pod deletions still running at teardown")
+	}
+}
+
+// podNode is a candidate's node as the nemesis sees it on a store with Pods: a start
+// (the heal of kill or evict) first creates the new process's Pod, and is recorded as
+// a harness start.
+type podNode struct {
+	dockerNode
+	r *run
+	p *proc
+}
+
+func (n podNode) Start(ctx context.Context) error {
+	p := n.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n.r.observeLocked(ctx, p) // the old process's exit first: it deletes the old Pod
+	if p.running {
+		return nil
+	}
+	n.r.createPod(ctx, p)
+	n.r.markStarting(p)
+	if err := p.node.Start(ctx); err != nil {
+		n.r.markStartFailed(p)
+		return errors.Join(fmt.Errorf("restart %s", p.name), err)
+	}
+	n.r.markStarted(ctx, p)
+	return nil
+}
+
+// EvictPod implements nemesis.PodEnv.
+func (n nemesisEnv) EvictPod(ctx context.Context, candidate string) error {
+	return n.r.evictPod(ctx, candidate)
+}
+
+var _ nemesis.PodEnv = nemesisEnv{}
