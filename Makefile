@@ -42,7 +42,7 @@ unit:
 # runs them once, here. Chaos packages mostly wait on servers and faults: CHAOS_P of them run
 # at once (go test -p), beyond the two cores, which halves the wall time (docs/performance.md).
 # The two longest packages are named first so they start first and the rest fill in beside them.
-CHAOS_P ?= 4
+CHAOS_P ?= 3
 chaos-test: images
 	$(GO) test -count=1 -p $(CHAOS_P) -tags chaos -short -timeout 60m ./suite/ ./harness/ ./...
 

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -132,21 +131,9 @@ type podNode struct {
 }
 
 func (n podNode) Start(ctx context.Context) error {
-	p := n.p
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n.r.observeLocked(ctx, p) // the old process's exit first: it deletes the old Pod
-	if p.running {
-		return nil
-	}
-	n.r.createPod(ctx, p)
-	n.r.markStarting(p)
-	if err := p.node.Start(ctx); err != nil {
-		n.r.markStartFailed(p)
-		return errors.Join(fmt.Errorf("restart %s", p.name), err)
-	}
-	n.r.markStarted(ctx, p)
-	return nil
+	n.p.mu.Lock()
+	defer n.p.mu.Unlock()
+	return n.r.startAgainLocked(ctx, n.p)
 }
 
 // EvictPod implements nemesis.PodEnv.

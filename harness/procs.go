@@ -151,7 +151,13 @@ func (r *run) restartCandidate(ctx context.Context, p *proc) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r.observeLocked(ctx, p) // record an exit not seen yet before the new start
+	return r.startAgainLocked(ctx, p)
+}
+
+// startAgainLocked records an exit not seen yet, then starts p's container again (with a new
+// Pod on a store with Pods) unless it is running. p.mu must be held.
+func (r *run) startAgainLocked(ctx context.Context, p *proc) error {
+	r.observeLocked(ctx, p) // the old exit first: it also deletes the old Pod
 	if p.running {
 		return nil
 	}

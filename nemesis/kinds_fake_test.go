@@ -18,6 +18,13 @@ import (
 // while the fault is in effect and returns after the run's final HealAll.
 func runKind(t *testing.T, e *fakeEnv, spec string, during func()) {
 	t.Helper()
+	runKindOn(t, e, e, spec, during)
+}
+
+// runKindOn is runKind with the nemesis talking to env, an Env built around e (e.g. one
+// with more capabilities); it returns the plan it ran.
+func runKindOn(t *testing.T, env Env, e *fakeEnv, spec string, during func()) Plan {
+	t.Helper()
 	s, err := Parse(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +33,7 @@ func runKind(t *testing.T, e *fakeEnv, spec string, during func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := New(e, p.Topology)
+	n := New(env, p.Topology)
 	done := make(chan error, 1)
 	go func() { done <- n.Run(context.Background(), p) }()
 	deadline := time.Now().Add(5 * time.Second)
@@ -52,6 +59,7 @@ func runKind(t *testing.T, e *fakeEnv, spec string, during func()) {
 	if len(e.eventsOf(history.KindFaultEnd)) == 0 {
 		t.Errorf("%s: no fault-end recorded", spec)
 	}
+	return p
 }
 
 func threeByThree(t *testing.T) *fakeEnv {
@@ -208,36 +216,14 @@ func TestEvictAppliesAndHeals(t *testing.T) {
 	base.kind = "kubernetes"
 	e := &podFakeEnv{fakeEnv: base}
 	c3 := e.node("c3")
-	s, err := Parse("evict:target=node:c3,at=0s,for=200ms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.Plan(1, 5*time.Second, e.topo())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := New(e, p.Topology)
-	done := make(chan error, 1)
-	go func() { done <- n.Run(context.Background(), p) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(e.eventsOf(history.KindFaultStart)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no fault-start within 5 s")
+	p := runKindOn(t, e, base, "evict:target=node:c3,at=0s,for=200ms", func() {
+		e.mu.Lock()
+		evicted := slices.Clone(e.evicted)
+		e.mu.Unlock()
+		if st, _ := c3.State(context.Background()); !st.Running || !slices.Equal(evicted, []string{"c3"}) {
+			t.Errorf("while evicted: c3 running %v (want true), pods evicted %v (want [c3])", st.Running, evicted)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	e.mu.Lock()
-	evicted := slices.Clone(e.evicted)
-	e.mu.Unlock()
-	if st, _ := c3.State(context.Background()); !st.Running || !slices.Equal(evicted, []string{"c3"}) {
-		t.Errorf("while evicted: c3 running %v (want true), pods evicted %v (want [c3])", st.Running, evicted)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if err := n.HealAll(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if got := strings.Join(c3.callList(), ","); got != "kill SIGKILL,start" {
 		t.Errorf("calls %q, want kill SIGKILL,start (the kubelet's kill, then the replacement)", got)
 	}
