@@ -10,8 +10,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
@@ -110,8 +113,10 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 			}
 		}()
 	}
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
+	var gate imageGate
+	if n > 1 {
+		gate = newEngineGate(ctx, pool, io.Discard)
+	}
 	var mu sync.Mutex
 	say := func(format string, args ...any) {
 		if o.Progress != nil {
@@ -120,31 +125,65 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 			mu.Unlock()
 		}
 	}
-	for i, c := range cases {
-		if ctx.Err() != nil {
-			results[i] = Result{Case: c, Err: context.Cause(ctx), Diffs: []string{"not run: interrupted"}}
-			continue
+	run := func(i int, c Case) {
+		say("matrix: [%d/%d] %s (planned %v) ...\n", i+1, len(cases), c.Name, c.Planned())
+		r := RunCasePooled(ctx, c, o.StoreRoot, o.RunProgress, pool)
+		results[i] = r
+		mark := "✓"
+		if !r.Match() {
+			mark = "✗ " + strings.Join(r.Diffs, "; ")
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			say("matrix: [%d/%d] %s (planned %v) ...\n", i+1, len(cases), c.Name, c.Planned())
-			r := RunCasePooled(ctx, c, o.StoreRoot, o.RunProgress, pool)
-			results[i] = r
-			mark := "✓"
-			if !r.Match() {
-				mark = "✗ " + strings.Join(r.Diffs, "; ")
-			}
-			say("matrix: [%d/%d] %s: %s in %v %s\n", i+1, len(cases), c.Name, r.Observed.Verdict, r.Wall.Round(time.Second), mark)
-		}()
+		say("matrix: [%d/%d] %s: %s in %v %s\n", i+1, len(cases), c.Name, r.Observed.Verdict, r.Wall.Round(time.Second), mark)
 	}
-	wg.Wait()
+	schedule(ctx, cases, n, gate, run, func(i int, c Case, err error) {
+		results[i] = Result{Case: c, Err: err, Diffs: []string{"not run: interrupted"}}
+	}, say)
 	if pool != nil {
 		st := pool.Stats()
 		say("matrix: store clusters: %d started, %d reuses, %d removed after a failed check or run\n", st.Launched, st.Reused, st.Discarded)
 	}
 	return results
+}
+
+// schedule calls run for each case in order, n at once. A case with unbuilt images (gate
+// non-nil) waits until no case runs, has them built, then runs beside the next ones. Cases
+// not started when ctx ends go to skip. schedule returns when every started run has.
+func schedule(ctx context.Context, cases []Case, n int, gate imageGate, run func(int, Case), skip func(int, Case, error), say func(string, ...any)) {
+	sem := semaphore.NewWeighted(int64(n))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for i, c := range cases {
+		if ctx.Err() != nil {
+			skip(i, c, context.Cause(ctx))
+			continue
+		}
+		var missing []images.Role
+		if gate != nil {
+			missing = gate.unbuilt(c)
+		}
+		if len(missing) > 0 {
+			if err := sem.Acquire(ctx, int64(n)); err != nil {
+				skip(i, c, context.Cause(ctx))
+				continue
+			}
+			say("matrix: [%d/%d] %s: building images first (%s), no row running meanwhile ...\n", i+1, len(cases), c.Name, roleNames(missing))
+			start := time.Now()
+			if err := gate.build(ctx, c); err != nil {
+				say("matrix: [%d/%d] %s: image build failed after %v (the run reports it): %v\n", i+1, len(cases), c.Name, time.Since(start).Round(time.Second), err)
+			} else {
+				say("matrix: [%d/%d] %s: images built in %v\n", i+1, len(cases), c.Name, time.Since(start).Round(time.Second))
+			}
+			sem.Release(int64(n - 1))
+		} else if err := sem.Acquire(ctx, 1); err != nil {
+			skip(i, c, context.Cause(ctx))
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { sem.Release(1); wg.Done() }()
+			run(i, c)
+		}()
+	}
 }
 
 // Summary aggregates a batch of results.

@@ -1,0 +1,124 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+)
+
+// fakeGate has images for the stores in built; build records how many runs were going on.
+type fakeGate struct {
+	mu      *sync.Mutex // shared with the runs, which count themselves in running
+	running *int
+	built   map[string]bool
+	seen    []string // "build <store> beside <n> runs"
+}
+
+func (g *fakeGate) unbuilt(c Case) []images.Role {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.built[c.Config.Store] {
+		return nil
+	}
+	return []images.Role{images.Role(c.Config.Store)}
+}
+
+func (g *fakeGate) build(ctx context.Context, c Case) error {
+	g.mu.Lock()
+	g.seen = append(g.seen, fmt.Sprintf("build %s beside %d runs", c.Config.Store, *g.running))
+	g.built[c.Config.Store] = true
+	g.mu.Unlock()
+	time.Sleep(5 * time.Millisecond)
+	return nil
+}
+
+// TestScheduleBuildsAlone: rows whose images exist run n at once; a row whose images are
+// missing waits until no row runs, has them built alone, then runs beside the next rows.
+func TestScheduleBuildsAlone(t *testing.T) {
+	stores := []string{"etcd", "etcd", "etcd", "zookeeper", "zookeeper", "etcd", "redis", "redis"}
+	var cases []Case
+	for i, s := range stores {
+		cases = append(cases, Case{Name: fmt.Sprintf("%d-%s", i, s), Config: harness.Config{Store: s}})
+	}
+	var mu sync.Mutex
+	running, peak := 0, 0
+	gate := &fakeGate{mu: &mu, running: &running, built: map[string]bool{"etcd": true}}
+	var ran []string
+	run := func(i int, c Case) {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		ran = append(ran, c.Name)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+	}
+	skip := func(i int, c Case, err error) { t.Errorf("case %s skipped: %v", c.Name, err) }
+	schedule(context.Background(), cases, 3, gate, run, skip, func(string, ...any) {})
+	if len(ran) != len(cases) {
+		t.Fatalf("ran %d of %d cases: %v", len(ran), len(cases), ran)
+	}
+	want := []string{"build zookeeper beside 0 runs", "build redis beside 0 runs"}
+	if !slices.Equal(gate.seen, want) {
+		t.Errorf("builds: got %q, want %q (a build must see no run beside it, once per missing store)", gate.seen, want)
+	}
+	if peak != 3 {
+		t.Errorf("peak concurrency %d, want 3 (n)", peak)
+	}
+}
+
+// TestScheduleOneAtATime: with n = 1 and no gate, runs never overlap and keep their order.
+func TestScheduleOneAtATime(t *testing.T) {
+	var cases []Case
+	for i := range 5 {
+		cases = append(cases, Case{Name: fmt.Sprint(i)})
+	}
+	var mu sync.Mutex
+	running, peak := 0, 0
+	var order []string
+	schedule(context.Background(), cases, 1, nil, func(i int, c Case) {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		order = append(order, c.Name)
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+	}, func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
+	if peak != 1 || !slices.Equal(order, []string{"0", "1", "2", "3", "4"}) {
+		t.Errorf("peak %d, order %v: want 1 and in case order", peak, order)
+	}
+}
+
+// TestScheduleInterrupted: cases not started when the context ends are skipped with its cause.
+func TestScheduleInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	var cases []Case
+	for i := range 4 {
+		cases = append(cases, Case{Name: fmt.Sprint(i)})
+	}
+	var skipped []string
+	schedule(ctx, cases, 1, nil, func(i int, c Case) {
+		if i == 1 {
+			cancel(fmt.Errorf("SIGINT"))
+		}
+	}, func(i int, c Case, err error) {
+		if err == nil || err.Error() != "SIGINT" {
+			t.Errorf("case %s skipped with %v, want the cause SIGINT", c.Name, err)
+		}
+		skipped = append(skipped, c.Name)
+	}, func(string, ...any) {})
+	if !slices.Equal(skipped, []string{"2", "3"}) {
+		t.Errorf("skipped %v, want [2 3]", skipped)
+	}
+}
