@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"io"
-	"os"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
@@ -13,14 +12,11 @@ import (
 // the candidate's is built on it), and the profile they come from. A suite uses it to build
 // a row's missing images before the row starts (suite.RunCases).
 func ImageRoles(cfg Config) (images.Profile, []images.Role, error) {
-	profile := cfg.Profile
-	if profile == "" {
-		profile = images.Profile(os.Getenv(images.EnvProfile))
-		if profile == "" {
-			profile = images.ProfileLocal
-		}
+	profile, err := images.DefaultProfile()
+	if cfg.Profile != "" {
+		profile, err = images.ParseProfile(string(cfg.Profile))
 	}
-	if _, err := images.ParseProfile(string(profile)); err != nil {
+	if err != nil {
 		return "", nil, err
 	}
 	roles := []images.Role{images.RoleBase, images.RoleTools, images.RoleCandidate}

@@ -38,6 +38,27 @@ func (g *fakeGate) build(ctx context.Context, c Case) error {
 	return nil
 }
 
+// counter is a run func that counts runs going on at once and records their order.
+type counter struct {
+	mu            *sync.Mutex
+	running, peak int
+	order         []string
+}
+
+func (c *counter) run(d time.Duration) func(int, Case) {
+	return func(_ int, cs Case) {
+		c.mu.Lock()
+		c.running++
+		c.peak = max(c.peak, c.running)
+		c.order = append(c.order, cs.Name)
+		c.mu.Unlock()
+		time.Sleep(d)
+		c.mu.Lock()
+		c.running--
+		c.mu.Unlock()
+	}
+}
+
 // TestScheduleBuildsAlone: rows whose images exist run n at once; a row whose images are
 // missing waits until no row runs, has them built alone, then runs beside the next rows.
 func TestScheduleBuildsAlone(t *testing.T) {
@@ -46,32 +67,19 @@ func TestScheduleBuildsAlone(t *testing.T) {
 	for i, s := range stores {
 		cases = append(cases, Case{Name: fmt.Sprintf("%d-%s", i, s), Config: harness.Config{Store: s}})
 	}
-	var mu sync.Mutex
-	running, peak := 0, 0
-	gate := &fakeGate{mu: &mu, running: &running, built: map[string]bool{"etcd": true}}
-	var ran []string
-	run := func(i int, c Case) {
-		mu.Lock()
-		running++
-		peak = max(peak, running)
-		ran = append(ran, c.Name)
-		mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
-		mu.Lock()
-		running--
-		mu.Unlock()
-	}
+	cnt := &counter{mu: &sync.Mutex{}}
+	gate := &fakeGate{mu: cnt.mu, running: &cnt.running, built: map[string]bool{"etcd": true}}
 	skip := func(i int, c Case, err error) { t.Errorf("case %s skipped: %v", c.Name, err) }
-	schedule(context.Background(), cases, 3, gate, run, skip, func(string, ...any) {})
-	if len(ran) != len(cases) {
-		t.Fatalf("ran %d of %d cases: %v", len(ran), len(cases), ran)
+	schedule(context.Background(), cases, 3, gate, cnt.run(20*time.Millisecond), skip, func(string, ...any) {})
+	if len(cnt.order) != len(cases) {
+		t.Fatalf("ran %d of %d cases: %v", len(cnt.order), len(cases), cnt.order)
 	}
 	want := []string{"build zookeeper beside 0 runs", "build redis beside 0 runs"}
 	if !slices.Equal(gate.seen, want) {
 		t.Errorf("builds: got %q, want %q (a build must see no run beside it, once per missing store)", gate.seen, want)
 	}
-	if peak != 3 {
-		t.Errorf("peak concurrency %d, want 3 (n)", peak)
+	if cnt.peak != 3 {
+		t.Errorf("peak concurrency %d, want 3 (n)", cnt.peak)
 	}
 }
 
@@ -81,22 +89,11 @@ func TestScheduleOneAtATime(t *testing.T) {
 	for i := range 5 {
 		cases = append(cases, Case{Name: fmt.Sprint(i)})
 	}
-	var mu sync.Mutex
-	running, peak := 0, 0
-	var order []string
-	schedule(context.Background(), cases, 1, nil, func(i int, c Case) {
-		mu.Lock()
-		running++
-		peak = max(peak, running)
-		order = append(order, c.Name)
-		mu.Unlock()
-		time.Sleep(2 * time.Millisecond)
-		mu.Lock()
-		running--
-		mu.Unlock()
-	}, func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
-	if peak != 1 || !slices.Equal(order, []string{"0", "1", "2", "3", "4"}) {
-		t.Errorf("peak %d, order %v: want 1 and in case order", peak, order)
+	cnt := &counter{mu: &sync.Mutex{}}
+	schedule(context.Background(), cases, 1, nil, cnt.run(2*time.Millisecond),
+		func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
+	if cnt.peak != 1 || !slices.Equal(cnt.order, []string{"0", "1", "2", "3", "4"}) {
+		t.Errorf("peak %d, order %v: want 1 and in case order", cnt.peak, cnt.order)
 	}
 }
 
