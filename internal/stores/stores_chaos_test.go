@@ -50,17 +50,27 @@ func waitStopped(t *testing.T, ctx context.Context, n *platform.Node) {
 	t.Fatalf("%s still running after SIGKILL", n.Name())
 }
 
-// eventually retries f for up to d.
+// eventually retries f for up to d. Its error names the first and the last failure: under
+// load the last attempt can fail on a slow Docker inspect and hide why the earlier ones did.
 func eventually(ctx context.Context, d time.Duration, f func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	var err error
-	for {
+	var first error
+	for tries := 1; ; tries++ {
 		actx, acancel := context.WithTimeout(ctx, 2*time.Second)
-		err = f(actx)
+		err := f(actx)
 		acancel()
-		if err == nil || ctx.Err() != nil {
-			return err
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			if tries == 1 {
+				return err
+			}
+			return fmt.Errorf("%d tries in %v; first: %v; last: %w", tries, d, first, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -113,7 +123,8 @@ func quorumFaults(t *testing.T, ctx context.Context, cl stores.Cluster) {
 		if n == frozen {
 			continue
 		}
-		if err := eventually(ctx, 20*time.Second, func(c context.Context) error { return cl.NodeRoundTrip(c, n) }); err != nil {
+		// 30 s: a make test run with three packages beside it once took longer than 20 s.
+		if err := eventually(ctx, 30*time.Second, func(c context.Context) error { return cl.NodeRoundTrip(c, n) }); err != nil {
 			t.Fatalf("quorum with %s frozen does not serve through %s: %v", frozen.Name(), n.Name(), err)
 		}
 	}
