@@ -60,10 +60,12 @@ func (evictKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 		if !n.isCandidate(name) {
 			return fmt.Errorf("evict hits candidates only, not %s", name)
 		}
+		if evictedT == 0 { // before the call: the eviction may take effect before it returns
+			evictedT = history.Now()
+		}
 		if err := pe.EvictPod(ctx, name); err != nil {
 			return err
 		}
-		evictedT = history.Now()
 		hit = append(hit, name)
 		return nil
 	})

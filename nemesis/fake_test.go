@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
@@ -123,6 +124,9 @@ type fakeNode struct {
 	files   map[string]string
 	rules   []string // iptables -S lines of the namespace, in order
 	fail    string   // a method name that fails
+
+	killedAt   int64         // when the last Kill took effect
+	killReturn time.Duration // how long Kill takes to return after that (Docker's kill waits for the exit)
 }
 
 func newFakeNode(name, ip string) *fakeNode {
@@ -173,8 +177,11 @@ func (n *fakeNode) Kill(_ context.Context, sig string) error {
 		return err
 	}
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	n.running, n.rules = false, nil // a dead container's namespace is gone
+	n.killedAt = history.Now()
+	wait := n.killReturn
+	n.mu.Unlock()
+	time.Sleep(wait)
 	return nil
 }
 func (n *fakeNode) Start(context.Context) error {

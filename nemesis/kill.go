@@ -39,7 +39,7 @@ func (killKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applie
 		return nil, err
 	}
 	var hit []string
-	var killedT int64
+	var sentT int64 // the first SIGKILL's send: the fault's start
 	_, err = forEachTarget(names, func(name string) error {
 		nd, err := n.node(name)
 		if err != nil {
@@ -49,13 +49,18 @@ func (killKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applie
 		n.killed[name] = true
 		n.mu.Unlock()
 		hit = append(hit, name)
+		// Failover is measured from before the send: stamped after it, a loaded harness
+		// (or Docker's slow kill) can stamp the fault after the next leader was elected,
+		// and that failover would go unmeasured.
+		if sentT == 0 {
+			sentT = history.Now()
+		}
 		t, err := sigkill(ctx, nd)
 		if err != nil {
 			return err
 		}
-		killedT = max(killedT, t)
-		// The crash as a signal event: a checker ends the target's tenure exactly here,
-		// whatever kind of fault sent it.
+		// The crash as a signal event, stamped once the kill took effect: a checker ends
+		// the target's tenure exactly here, whatever kind of fault sent it.
 		_ = n.env.Record(history.Event{Source: history.SourceHarness, Kind: history.KindSignal, T: t, Node: name, Signal: "SIGKILL"})
 		n.forgetSidecar(ctx, name)
 		return waitUntil(ctx, 10*time.Second, func() (bool, error) {
@@ -75,7 +80,7 @@ func (killKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applie
 	if len(hit) == 0 {
 		return nil, err
 	}
-	return &applied{targets: names, heal: heal, inEffectT: killedT}, err
+	return &applied{targets: names, heal: heal, inEffectT: sentT}, err
 }
 
 // sigkill kills the node's PID 1 and returns when the kill took effect. Docker's kill call

@@ -112,8 +112,9 @@ type paramDef struct {
 type applied struct {
 	targets []string
 	heal    func(ctx context.Context) error
-	// inEffectT, when set, is when the fault took effect, earlier than apply's return (a
-	// SIGKILL is delivered when the kill call returns; Docker notices the exit later).
+	// inEffectT, when set, is when the fault began, earlier than apply's return (the first
+	// SIGKILL's send: Docker notices the exit later, and what the kill causes, the next
+	// leader's election, must not come before the fault's start).
 	inEffectT int64
 }
 

@@ -87,6 +87,7 @@ func TestFreezeAppliesAndHeals(t *testing.T) {
 func TestKillAppliesAndHeals(t *testing.T) {
 	e := threeByThree(t)
 	c2 := e.node("c2")
+	c2.killReturn = 30 * time.Millisecond
 	runKind(t, e, "kill:target=node:c2,at=0s,for=200ms", func() {
 		if st, _ := c2.State(context.Background()); st.Running {
 			t.Errorf("c2 running while killed")
@@ -102,6 +103,12 @@ func TestKillAppliesAndHeals(t *testing.T) {
 		return ev.Kind == history.KindSignal && ev.Node == "c2" && ev.Signal == "SIGKILL"
 	}) {
 		t.Errorf("no SIGKILL signal event for c2: the checkers end its tenure on it")
+	}
+	// The next leader may be elected the moment c2 dies: the fault must start no later,
+	// or that failover goes unmeasured.
+	starts := e.eventsOf(history.KindFaultStart)
+	if len(starts) != 1 || starts[0].T > c2.killedAt {
+		t.Errorf("fault start %+v, want one stamped at or before the kill took effect (%d)", starts, c2.killedAt)
 	}
 }
 

@@ -209,9 +209,9 @@ func (n *Nemesis) runOne(ctx context.Context, pf PlannedFault) error {
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w (interrupted: the run was cancelled while the fault was applied)", err)
 	}
-	// Stamped once the fault is in effect (the process is dead, the rules are listed): a
-	// checker ends a killed leader's tenure here, and a partition's sidecar may take a second
-	// to start, which must not count as failover time.
+	// Stamped once the fault is in effect (the rules are listed): a partition's sidecar may
+	// take a second to start, which must not count as failover time. A kill says when it
+	// began instead (its send), since the next leader may be elected before the call returns.
 	startT := history.Now()
 	if ap != nil && ap.inEffectT > 0 {
 		startT = ap.inEffectT
