@@ -16,6 +16,7 @@ import (
 
 const (
 	consulHTTPPort = "8500"
+	consulRaftPort = "8300"
 	consulDataDir  = "/consul/data"
 	// ConsulSessionTTLMin is the smallest session TTL the servers grant (Consul's default is
 	// 10 s, far above the 2 s TTL runs use). The server invalidates a session 2 × TTL after
@@ -68,6 +69,7 @@ func launchConsul(ctx context.Context, env *launchEnv) (Cluster, error) {
 	}
 	c := &consulCluster{base{kind: KindConsul, nodes: nodes, port: consulHTTPPort}}
 	c.nodeRT = consulServerRoundTrip
+	c.membership = c.allVoters
 	if err := finishLaunch(ctx, env, &c.base, start, c.serverVersion); err != nil {
 		return nil, err
 	}
@@ -107,6 +109,59 @@ func consulServerRoundTrip(ctx context.Context, name, ep string) error {
 	}
 	if kv == nil || string(kv.Value) != val {
 		return fmt.Errorf("consul %s: did not read back the value written", name)
+	}
+	return nil
+}
+
+// allVoters checks, in the leader's Raft configuration, that every server is a voter at its
+// current address. A server that was down long enough for autopilot to prune it rejoins as a
+// non-voter and is promoted only after server_stabilization_time (10 s; measured: still a
+// non-voter 16 s after its restart). Until then it serves, by forwarding to the leader, but
+// does not count towards a quorum: freezing one of the other two stops the cluster.
+func (c *consulCluster) allVoters(ctx context.Context) error {
+	eps, err := c.HostEndpoints(ctx)
+	if err != nil {
+		return err
+	}
+	cli, err := consulClient(eps[0])
+	if err != nil {
+		return err
+	}
+	cfg, err := cli.Operator().RaftGetConfiguration((&consul.QueryOptions{}).WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("consul raft configuration: %w", err)
+	}
+	var missing []string
+	for _, n := range c.nodes {
+		ip, err := n.IP(ctx)
+		if err != nil {
+			return err
+		}
+		want := net.JoinHostPort(ip, consulRaftPort)
+		var state string
+		for _, s := range cfg.Servers {
+			if s.Node != n.Name() {
+				continue
+			}
+			switch {
+			case s.Address != want:
+				state = fmt.Sprintf("at %s, not its address %s", s.Address, want)
+			case !s.Voter:
+				state = "a non-voter (autopilot promotes it once it has been stable for 10 s)"
+			default:
+				state = "ok"
+			}
+		}
+		switch state {
+		case "ok":
+		case "":
+			missing = append(missing, n.Name()+" is not in it")
+		default:
+			missing = append(missing, n.Name()+" is "+state)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("consul raft configuration: %s", strings.Join(missing, "; "))
 	}
 	return nil
 }

@@ -259,6 +259,9 @@ type base struct {
 	startDur time.Duration
 	// nodeRT is the round trip through the node with the given host endpoint.
 	nodeRT func(ctx context.Context, name, hostEP string) error
+	// membership, when set, checks after the round trips that every node is a full member
+	// again: a node can serve (forwarding to the leader) before it counts towards a quorum.
+	membership func(ctx context.Context) error
 }
 
 func (b *base) Kind() Kind                   { return b.kind }
@@ -287,9 +290,15 @@ func (b *base) HostEndpoints(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// Ready does the round trip through every node, all at once.
+// Ready does the round trip through every node, all at once, then the membership check.
 func (b *base) Ready(ctx context.Context) error {
-	return platform.Each(len(b.nodes), 0, func(i int) error { return b.NodeRoundTrip(ctx, b.nodes[i]) })
+	if err := platform.Each(len(b.nodes), 0, func(i int) error { return b.NodeRoundTrip(ctx, b.nodes[i]) }); err != nil {
+		return err
+	}
+	if b.membership != nil {
+		return b.membership(ctx)
+	}
+	return nil
 }
 
 func (b *base) NodeRoundTrip(ctx context.Context, n *platform.Node) error {
