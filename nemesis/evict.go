@@ -81,7 +81,7 @@ func (evictKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 	if len(hit) == 0 {
 		return nil, err
 	}
-	return &applied{targets: names, heal: heal, inEffectT: evictedT}, err
+	return &applied{targets: names, heal: heal, beganT: evictedT}, err
 }
 
 // kubeletKill SIGKILLs an evicted candidate's process and starts it again (the harness

@@ -80,7 +80,7 @@ func (killKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applie
 	if len(hit) == 0 {
 		return nil, err
 	}
-	return &applied{targets: names, heal: heal, inEffectT: sentT}, err
+	return &applied{targets: names, heal: heal, beganT: sentT}, err
 }
 
 // sigkill kills the node's PID 1 and returns when the kill took effect. Docker's kill call

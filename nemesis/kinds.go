@@ -112,10 +112,10 @@ type paramDef struct {
 type applied struct {
 	targets []string
 	heal    func(ctx context.Context) error
-	// inEffectT, when set, is when the fault began, earlier than apply's return (the first
+	// beganT, when set, is when the fault began, earlier than apply's return (the first
 	// SIGKILL's send: Docker notices the exit later, and what the kill causes, the next
 	// leader's election, must not come before the fault's start).
-	inEffectT int64
+	beganT int64
 }
 
 // kinds indexes the registry by name (built once; tests may add a kind with addKind).

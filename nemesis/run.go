@@ -213,8 +213,8 @@ func (n *Nemesis) runOne(ctx context.Context, pf PlannedFault) error {
 	// take a second to start, which must not count as failover time. A kill says when it
 	// began instead (its send), since the next leader may be elected before the call returns.
 	startT := history.Now()
-	if ap != nil && ap.inEffectT > 0 {
-		startT = ap.inEffectT
+	if ap != nil && ap.beganT > 0 {
+		startT = ap.beganT
 	}
 	n.record(history.KindFaultStart, pf, targets, startT, err)
 	if ap == nil || ap.heal == nil {
