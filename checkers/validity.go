@@ -7,8 +7,8 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
-// nodeExitGrace: a fault-start is stamped once the fault is in effect, so a node killed by it
-// can have died shortly before that stamp.
+// nodeExitGrace: most fault-starts are stamped once the fault is in effect (a kill's at its
+// first send), so a node killed by one can have died shortly before that stamp.
 const nodeExitGrace = int64(1e9)
 
 // ValidityResult is the validity checker's section: did the run test anything at all?

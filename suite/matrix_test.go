@@ -295,20 +295,20 @@ func TestTableAndJUnit(t *testing.T) {
 // store-less recipes: a partition of shape isolate aimed at the leader.
 const isolateLeader = "isolate-leader"
 
-// faultIs reports whether a row's fault is want; isolateLeader matches any partition spec
-// with shape=isolate that targets the leader.
 // pausesLeader: the fault SIGSTOPs the leader (the pause-leader profile or a pause spec of
-// its own).
+// its own; a pause without a target pauses the leader).
 func pausesLeader(fault string) bool {
 	sched, err := nemesis.Parse(fault)
 	if err != nil {
 		return false
 	}
 	return slices.ContainsFunc(sched.Faults, func(f nemesis.FaultSpec) bool {
-		return f.Kind == "pause" && f.Target == nemesis.TargetLeader
+		return f.Kind == "pause" && (f.Target == "" || f.Target == nemesis.TargetLeader)
 	})
 }
 
+// faultIs reports whether a row's fault is want; isolateLeader matches any partition spec
+// with shape=isolate that targets the leader.
 func faultIs(fault, want string) bool {
 	if want != isolateLeader {
 		return fault == want

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,10 +115,12 @@ func consulServerRoundTrip(ctx context.Context, name, ep string) error {
 }
 
 // allVoters checks, in the leader's Raft configuration, that every server is a voter at its
-// current address. A server that was down long enough for autopilot to prune it rejoins as a
-// non-voter and is promoted only after server_stabilization_time (10 s; measured: still a
-// non-voter 16 s after its restart). Until then it serves, by forwarding to the leader, but
-// does not count towards a quorum: freezing one of the other two stops the cluster.
+// current address. A server that was down long enough for autopilot to prune it (serf's
+// failure detection, then autopilot's next 10 s pass) rejoins as a non-voter and is promoted
+// at the first pass after it has been stable for server_stabilization_time (10 s): 10-20 s
+// (measured: still a non-voter 16 s after its restart, all three up). Until then it serves,
+// by forwarding to the leader, but does not count towards a quorum: with three servers,
+// freezing one of the other two stops the cluster.
 func (c *consulCluster) allVoters(ctx context.Context) error {
 	eps, err := c.HostEndpoints(ctx)
 	if err != nil {
@@ -131,37 +134,32 @@ func (c *consulCluster) allVoters(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("consul raft configuration: %w", err)
 	}
-	var missing []string
+	var problems []string
 	for _, n := range c.nodes {
 		ip, err := n.IP(ctx)
 		if err != nil {
 			return err
 		}
+		// By address: Consul names an entry's node from the serf member at that address, so
+		// an entry left at a server's old address shows as "(unknown)", not by its name.
 		want := net.JoinHostPort(ip, consulRaftPort)
-		var state string
-		for _, s := range cfg.Servers {
-			if s.Node != n.Name() {
-				continue
-			}
-			switch {
-			case s.Address != want:
-				state = fmt.Sprintf("at %s, not its address %s", s.Address, want)
-			case !s.Voter:
-				state = "a non-voter (autopilot promotes it once it has been stable for 10 s)"
-			default:
-				state = "ok"
-			}
-		}
-		switch state {
-		case "ok":
-		case "":
-			missing = append(missing, n.Name()+" is not in it")
-		default:
-			missing = append(missing, n.Name()+" is "+state)
+		i := slices.IndexFunc(cfg.Servers, func(s *consul.RaftServer) bool { return s.Address == want })
+		switch {
+		case i < 0:
+			problems = append(problems, fmt.Sprintf("%s (%s) is not in it", n.Name(), want))
+		case !cfg.Servers[i].Voter:
+			problems = append(problems, n.Name()+" is a non-voter (autopilot promotes it 10-20 s after it rejoined)")
 		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("consul raft configuration: %s", strings.Join(missing, "; "))
+	if len(cfg.Servers) != len(c.nodes) {
+		var entries []string
+		for _, s := range cfg.Servers {
+			entries = append(entries, s.Node+"@"+s.Address)
+		}
+		problems = append(problems, fmt.Sprintf("%d entries for %d servers: %s", len(cfg.Servers), len(c.nodes), strings.Join(entries, ", ")))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("consul raft configuration: %s", strings.Join(problems, "; "))
 	}
 	return nil
 }
