@@ -50,6 +50,20 @@ func procState(t *testing.T, pid int) string {
 	return ""
 }
 
+// procStateSettled polls until the state's first letter says stopped (T) or not, as wanted,
+// for up to a second: a signal is delivered when the target next runs, which on a loaded
+// machine (a make test) came after the first read (state R right after SIGSTOP).
+func procStateSettled(t *testing.T, pid int, stopped bool) string {
+	deadline := time.Now().Add(time.Second)
+	for {
+		s := procState(t, pid)
+		if strings.HasPrefix(s, "T") == stopped || time.Now().After(deadline) {
+			return s
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestNodeLifecycle(t *testing.T) {
 	ctx, eng, net, runID := setup(t)
 	img := toolsImage(t, ctx)
@@ -96,13 +110,13 @@ func TestNodeLifecycle(t *testing.T) {
 	if err := n.Kill(ctx, "SIGSTOP"); err != nil {
 		t.Fatal(err)
 	}
-	if s := procState(t, pid); !strings.HasPrefix(s, "T") {
+	if s := procStateSettled(t, pid, true); !strings.HasPrefix(s, "T") {
 		t.Fatalf("after SIGSTOP state %q", s)
 	}
 	if err := n.Kill(ctx, "SIGCONT"); err != nil {
 		t.Fatal(err)
 	}
-	if s := procState(t, pid); strings.HasPrefix(s, "T") {
+	if s := procStateSettled(t, pid, false); strings.HasPrefix(s, "T") {
 		t.Fatalf("after SIGCONT state %q", s)
 	}
 
