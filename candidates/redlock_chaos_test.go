@@ -139,8 +139,8 @@ func TestRedlockQuorum(t *testing.T) {
 	g.checkResource()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.overlaps) > 0 {
-		t.Errorf("belief overlaps or contract violations:\n%s", strings.Join(g.overlaps, "\n"))
+	if v := g.violations(); len(v) > 0 {
+		t.Errorf("belief overlaps or contract violations:\n%s", strings.Join(v, "\n"))
 	}
 }
 
