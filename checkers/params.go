@@ -85,6 +85,10 @@ type Params struct {
 
 	Require []string `json:"require,omitempty"` // exclusive, liveness
 
+	// Goal, when set, is the event-ended fault phase's goal (--until): a run whose phase
+	// timed out before it is unknown (goal-not-met).
+	Goal *Goal `json:"until,omitempty"`
+
 	// PorcupineTimeout bounds each Porcupine model's search (default 60s); a timeout is
 	// "unknown", never "valid". Negative skips Porcupine (its models are then "skipped").
 	PorcupineTimeout Duration `json:"porcupine_timeout,omitempty"`
@@ -127,6 +131,9 @@ func (p *Params) Validate() error {
 		if d < 0 {
 			return fmt.Errorf("check.%s is negative (%v): durations must be >= 0", name, d.D())
 		}
+	}
+	if g := p.Goal; g != nil && (g.Faults < 0 || g.Writes < 0 || g.Elections < 0 || g.Handoffs < 0) {
+		return fmt.Errorf("check.until %+v: counts must be >= 0", *g)
 	}
 	return nil
 }

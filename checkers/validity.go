@@ -44,6 +44,7 @@ func checkValidity(a *analysis, rl *reasonList) ValidityResult {
 		unknown("run-incomplete", a.endT, 0, nil, "the run did not complete: "+a.runEndReason)
 	}
 	guardHeals(a, unknown)
+	guardGoal(a, a.p.Goal, unknown)
 	guardHarness(a, &res, unknown, rl)
 	guardFaults(a, &res, unknown, rl)
 	guardActivity(a, &res, unknown)

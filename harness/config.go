@@ -19,6 +19,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
@@ -55,9 +56,14 @@ type Config struct {
 	Recipe     string // candidate recipe (Go recipes); optional with an external candidate
 	Nodes      int    // number of candidates c1..cN
 
-	FaultTime time.Duration // length of the faults phase (--time)
-	Warmup    time.Duration // no-fault phase before the faults
-	Recovery  time.Duration // no-fault phase after the final heal
+	FaultTime time.Duration // length of the faults phase (--time); with Until, its timeout
+	// Until, when set, ends the faults phase on events instead of at FaultTime (--until, a
+	// matrix row's until:): every planned fault (every triggered fault's count=) took effect
+	// and healed, and checkers.ParseGoal's conditions hold. Warmup and recovery then end as
+	// soon as a leader's writes are accepted. A run whose goal is not met in time is unknown.
+	Until    string
+	Warmup   time.Duration // no-fault phase before the faults
+	Recovery time.Duration // no-fault phase after the final heal
 
 	TTL           time.Duration // lease/session length handed to candidates
 	WriteInterval time.Duration // leader write interval
@@ -185,6 +191,11 @@ func (c *Config) Validate() error {
 	}
 	if c.RenewInterval > 0 && c.TTL > 0 && c.RenewInterval >= c.TTL {
 		bad("--renew-interval %v: must be shorter than --ttl %v, or the lease expires between renewals", c.RenewInterval, c.TTL)
+	}
+	if c.Until != "" {
+		if _, err := checkers.ParseGoal(c.Until); err != nil {
+			bad("%v", err)
+		}
 	}
 	if c.Workload == "" {
 		c.Workload = DefaultWorkload

@@ -44,6 +44,7 @@ func (r *run) flags() RunFlags {
 		Nemesis: c.Nemesis, Seed: c.Seed, Profile: string(c.Profile), Require: c.Require,
 		RenewInterval: durOrEmpty(c.RenewInterval), RetryInterval: durOrEmpty(c.RetryInterval),
 		FailoverBound: durOrEmpty(c.FailoverBound), CandidatePackages: c.CandidatePackages,
+		Until: c.Until,
 	}
 	if c.LeaderWorkSet {
 		f.LeaderWork = c.LeaderWork.String()
@@ -71,6 +72,7 @@ func (r *run) checkParams() checkers.Params {
 	if c.FailoverBound > 0 {
 		p.ExpectedFailover = checkers.Duration(c.FailoverBound)
 	}
+	p.Goal = r.goal()
 	return p
 }
 
@@ -99,6 +101,9 @@ func (r *run) replayCommand() string {
 		" --nemesis " + shellQuote(f.Nemesis) + " --seed " + itoa64(f.Seed) + " --profile " + f.Profile
 	if len(f.Require) > 0 {
 		cmd += " --require " + joinComma(f.Require)
+	}
+	if f.Until != "" {
+		cmd += " --until " + shellQuote(f.Until)
 	}
 	for _, o := range []struct{ flag, v string }{{"renew-interval", f.RenewInterval}, {"retry-interval", f.RetryInterval},
 		{"leader-work", f.LeaderWork}, {"failover-bound", f.FailoverBound}} {

@@ -108,9 +108,10 @@ type run struct {
 	finishReason string // why the run ended early ("" = it completed)
 	finished     bool   // finish ran (it must run exactly once, also when a panic follows it)
 	leftover     string
-	watch        watchState // the engine's container events
-	phaseNow     string     // the lifecycle phase in progress
-	phaseAt      time.Time  // when it began
+	watch        watchState  // the engine's container events
+	phaseNow     string      // the lifecycle phase in progress
+	phaseAt      time.Time   // when it began
+	goals        *phaseGoals // what each phase waits for in an event-ended run (Config.Until); nil = time-ended
 }
 
 // Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
@@ -250,6 +251,11 @@ func prepare(cfg *Config) (prepared, error) {
 				errs = append(errs, fmt.Errorf("--nemesis: %w", err))
 			}
 		}
+		if cfg.Until != "" {
+			if err := checkUntil(p.schedule); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	if err := precheckTopology(cfg, p); err != nil {
 		errs = append(errs, err)
@@ -287,6 +293,13 @@ func (r *run) harnessError(phase, msg string) {
 		r.mu.Unlock()
 	}
 	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindHarnessError, Phase: phase, Reason: msg})
+}
+
+// phaseStarted is when the phase in progress began.
+func (r *run) phaseStarted() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.phaseAt
 }
 
 func (r *run) phase(name string) {
@@ -342,7 +355,7 @@ func (r *run) lifecycle(ctx context.Context) error {
 		return err
 	}
 	r.phase(history.PhaseRecovery)
-	return sleepCtx(ctx, r.cfg.Recovery)
+	return r.waitPhase(ctx, r.cfg.Recovery)
 }
 
 // panicError is a panic in one of the run's goroutines, caught so the run can still heal.
@@ -375,7 +388,16 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 func (r *run) warmup(ctx context.Context) error {
 	end := time.Now().Add(r.cfg.Warmup)
 	check := time.Now().Add(min(startupWindow, r.cfg.Warmup))
+	var working <-chan struct{}
+	if r.goals != nil {
+		working = r.goals.leaderWorking() // accepted writes show the candidates work: no need to wait out the check
+	}
 	for time.Now().Before(check) {
+		select {
+		case <-working:
+			return nil
+		default:
+		}
 		if err := sleepCtx(ctx, 250*time.Millisecond); err != nil {
 			return err
 		}
@@ -383,7 +405,7 @@ func (r *run) warmup(ctx context.Context) error {
 			return fmt.Errorf("every candidate exited right after start: the candidate command is broken or rejects its environment.\n%s", r.candidateLogTails(15))
 		}
 	}
-	return sleepCtx(ctx, time.Until(end))
+	return r.waitPhase(ctx, time.Until(end))
 }
 
 // faults runs the nemesis plan and the workload for the faults phase.
@@ -406,7 +428,19 @@ func (r *run) faults(ctx context.Context) error {
 		defer catchPanic("workload", &wlErr)
 		wlErr = r.prep.workload.Run(fctx, workloadEnv{r})
 	}()
-	<-fctx.Done()
+	var goalMet <-chan struct{}
+	if r.goals != nil {
+		goalMet = r.goals.faultsOK
+	}
+	select {
+	case <-fctx.Done():
+		if r.goals != nil && ctx.Err() == nil {
+			r.logf("the faults phase timed out after %v before its goal: %s (the run is unknown)", r.cfg.FaultTime, r.goals.missing())
+		}
+	case <-goalMet:
+		r.logf("the faults phase met its goal (%s) after %v", r.goal(), time.Since(r.phaseStarted()).Round(time.Millisecond))
+		cancel()
+	}
 	wg.Wait()
 	var pe *panicError
 	if errors.As(nemErr, &pe) || errors.As(wlErr, &pe) {

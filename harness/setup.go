@@ -384,10 +384,13 @@ func (r *run) planFaults() error {
 		return fmt.Errorf("--nemesis %q: %w", r.cfg.Nemesis, err)
 	}
 	r.plan = plan
+	if g := r.goal(); g != nil {
+		r.goals = newPhaseGoals(*g)
+	}
 	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 || len(plan.Triggers) > 0 {
 		r.nem = nemesis.New(nemesisEnv{r}, plan.Topology)
-		r.rec.SetObserver(r.nem.Observe) // event triggers watch the live history
 	}
+	r.rec.SetObserver(r.observe) // event triggers and the phase goals watch the live history
 	return nil
 }
 

@@ -1,11 +1,20 @@
 package nemesis
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
 
 // Profile is a named schedule for the common cases.
 type Profile struct {
 	Name, Doc, Spec string
 }
+
+// Paced is the profile's event-paced form (PacedSpec) with {N} for the number of cycles; ""
+// = it has none (mixed: its point is the interleaving of independent schedules).
+func (p Profile) Paced() string { return paced[p.Name] }
 
 // profiles are expanded by Parse. Durations are TTL multiples so a profile means the same
 // thing for every recipe: a pause of 3xTTL always outlives the lease.
@@ -86,6 +95,62 @@ var profiles = map[string]Profile{
 	"mixed": {"mixed",
 		"leader pause, leader partition and leader clock bump plus a random candidate kill, interleaved at seeded offsets",
 		"pause:target=leader,for=3xTTL,every=16xTTL; kill:target=random-candidate,for=1xTTL,every=16xTTL; partition:shape=leader-from-store,for=3xTTL,every=16xTTL; clock:op=bump,target=leader,delta=-3xTTL,for=2xTTL,every=16xTTL"},
+}
+
+// paced are the profiles' event-paced forms: each cycle starts on a leader's third write
+// (counted from its election or the last heal, so a cycle begins once the recipe is back at
+// work), every occurrence ends inside the phase, and count= makes the number of cycles, not
+// the clock, decide how much is tested. Chains start their second fault on the first one's
+// fault-start or fault-end. With --until the phase ends when the cycles are done.
+var paced = map[string]string{
+	"pause-leader":                "pause:target=leader,on=write:3,for=3xTTL,count={N}",
+	"freeze-leader":               "freeze:target=leader,on=write:3,for=3xTTL,count={N}",
+	"kill-leader":                 "kill:target=leader,on=write:3,for=1xTTL,count={N}",
+	"partition-leader-from-store": "partition:shape=leader-from-store,mode=drop,on=write:3,for=3xTTL,count={N}",
+	"partition-store-majority":    "partition:shape=store-majority,target=store-leader,mode=drop,on=write:3,for=3xTTL,count={N}",
+	"clock-bump-leader":           "clock:op=bump,target=leader,delta=-3xTTL,on=write:3,for=3xTTL,count={N}",
+	"loss":                        "loss:target=leader,peer=store,p=0.3,dir=both,on=write:3,for=3xTTL,count={N}",
+	"all-store-pause":             "pause:target=all-store,on=write:3,for=3xTTL,count={N}",
+	"all-store-freeze":            "freeze:target=all-store,on=write:3,for=3xTTL,count={N}",
+	"all-store-kill":              "kill:target=all-store,on=write:3,for=3xTTL,count={N}",
+	"pause-follower":              "pause:target=follower,on=write:3,for=3xTTL,count={N}",
+	"kill-follower":               "kill:target=follower,on=write:3,for=1xTTL,count={N}",
+	// The cut's cooldown covers the whole chain (cut 3, wait 1, kill 1, one TTL to settle):
+	// the next cut waits for the kill to heal and the new leader's writes.
+	"follower-cut-then-kill-leader": "partition:shape=isolate,target=follower,peer=store,mode=drop,on=write:3,for=3xTTL,every=6xTTL,count={N}; kill:target=leader,on=fault-end,after=1xTTL,for=1xTTL,count={N}",
+	"partition-leader-silent":       "partition:shape=leader-from-store,mode=drop,on=write:3,for=3xTTL,count={N}",
+	"partition-leader-refused":      "partition:shape=leader-from-store,mode=reject,on=write:3,for=3xTTL,count={N}",
+	"clock-slow-leader":             "clock:op=rate,rate=0.5,target=leader,on=write:3,for=3xTTL,count={N}",
+	"clock-fast-follower":           "clock:op=rate,rate=2,target=follower,on=write:3,for=3xTTL,count={N}",
+	"delay-leader":                  "delay:target=leader,latency=1xTTL,dir=both,on=write:3,for=4xTTL,count={N}",
+	"half-open-leader":              "half-open:target=leader,on=write:3,for=3xTTL,count={N}",
+	"reset-leader":                  "reset:target=leader,on=write:3,for=3xTTL,count={N}",
+	"bandwidth-leader":              "bandwidth:target=leader,rate=1,dir=both,on=write:3,for=4xTTL,count={N}",
+	// The kill follows the slow close's start by a TTL, while closes are held back.
+	"slow-close-kill-leader": "slow-close:target=all-candidates,close-delay=3xTTL,dir=out,on=write:3,for=6xTTL,count={N}; kill:target=leader,on=fault-start,after=1xTTL,for=1xTTL,count={N}",
+}
+
+// MaxCycles bounds --cycles: each cycle is at least a few TTLs of faults.
+const MaxCycles = 1000
+
+// PacedSpec is profile name's event-paced form with the given number of cycles.
+func PacedSpec(name string, cycles int) (string, error) {
+	if cycles < 1 || cycles > MaxCycles {
+		return "", fmt.Errorf("--cycles %d: want 1..%d fault cycles", cycles, MaxCycles)
+	}
+	tmpl, ok := paced[name]
+	if !ok {
+		var with []string
+		for n := range paced {
+			with = append(with, n)
+		}
+		sort.Strings(with)
+		if isProfile(name) {
+			return "", fmt.Errorf("profile %s has no event-paced form (its faults are placed on a time table on purpose); --cycles works with %s", name, strings.Join(with, ", "))
+		}
+		return "", fmt.Errorf("--cycles picks a profile's event-paced form, and %q is not a profile: write the triggers yourself (on=EVENT,count=N) and end the phase with --until; profiles with a paced form: %s", name, strings.Join(with, ", "))
+	}
+	return strings.ReplaceAll(tmpl, "{N}", strconv.Itoa(cycles)), nil
 }
 
 func isProfile(name string) bool {

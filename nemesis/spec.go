@@ -105,7 +105,7 @@ var commonKeys = []keyDoc{
 	{"at", "offset of the first start in the fault phase (default: seeded random)", ""},
 	{"jitter", "± seeded random shift of each repeat (default 10% of every)", ""},
 	{"count", "at most this many occurrences (default: as many as fit)", ""},
-	{"on", "start on an event instead of a time: elected, campaigning, write[:N], stepped-down, fault-end, step:NAME (docs/faults.md, Triggers)", ""},
+	{"on", "start on an event instead of a time: elected, campaigning, write[:N], stepped-down, fault-start, fault-end, step:NAME (docs/faults.md, Triggers)", ""},
 	{"after", "with on=: delay from the event to the fault's start (>= 0; default 0)", ""},
 }
 

@@ -38,7 +38,7 @@ var targetDocs = []struct{ name, doc string }{
 	{TargetStoreMinority, "seeded: a minority of the store nodes (at least one)"},
 	{TargetAllStore, "every store node"},
 	{"node:NAME", "one named node, e.g. node:c2 or node:etcd-1"},
-	{TargetTrigger, "with on=EVENT: the node whose event fired the fault (fault-end: the healed fault's targets); with a candidate event target=leader means the same"},
+	{TargetTrigger, "with on=EVENT: the node whose event fired the fault (fault-start, fault-end: that fault's targets); with a candidate event target=leader means the same"},
 }
 
 func targetNames() []string {
@@ -225,7 +225,7 @@ func resolveTargets(ctx context.Context, live liveState, topo Topology, pf Plann
 		// A triggered fault hits the node whose event fired it: target=trigger always,
 		// target=leader when a candidate's event fired it (that candidate, as in
 		// pause:target=leader,on=elected).
-		if pf.Target == TargetTrigger || (pf.Target == TargetLeader && !strings.HasPrefix(tr.On, EventFaultEnd)) {
+		if pf.Target == TargetTrigger || (pf.Target == TargetLeader && !strings.HasPrefix(tr.On, EventFaultEnd) && !strings.HasPrefix(tr.On, EventFaultStart)) {
 			if len(tr.Nodes) == 0 {
 				return nil, fmt.Errorf("target %s: the triggering event (%s) named no node", pf.Target, tr.On)
 			}

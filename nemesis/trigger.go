@@ -21,6 +21,7 @@ const (
 	EventWrite       = "write"
 	EventSteppedDown = "stepped-down"
 	EventFaultEnd    = "fault-end"
+	EventFaultStart  = "fault-start"
 	EventStep        = "step"
 )
 
@@ -35,14 +36,15 @@ const TriggerBound = 500 * time.Millisecond
 const TargetTrigger = "trigger"
 
 // triggerForm is shown with every trigger error so the user sees the valid form.
-const triggerForm = `valid form: on=EVENT[,after=DURATION] with EVENT one of elected, campaigning, write (the first write of a tenure), write:N (its N-th write), stepped-down, fault-end, step:NAME (a step the recipe emits); after >= 0 (e.g. pause:target=leader,on=elected,after=30ms,for=3xTTL)`
+const triggerForm = `valid form: on=EVENT[,after=DURATION] with EVENT one of elected, campaigning, write (the first write of a tenure), write:N (its N-th write, counted from its election or the last heal), stepped-down, fault-start, fault-end, step:NAME (a step the recipe emits); after >= 0 (e.g. pause:target=leader,on=write:3,for=3xTTL,count=1)`
 
 var triggerDocs = []struct{ name, doc string }{
 	{EventElected, "a candidate announced elected (target=leader or trigger: that candidate)"},
 	{EventCampaigning, "a candidate started a campaign"},
-	{EventWrite + "[:N]", "the N-th write (default 1) of a tenure, as the candidate reported it (its answer came)"},
+	{EventWrite + "[:N]", "the N-th write (default 1) of a tenure, counted from its election or from the last fault's heal, whichever is later, as the candidate reported it (its answer came): a leader that is back at work after a heal"},
 	{EventSteppedDown, "a candidate stopped believing it leads"},
 	{EventStep + ":NAME", "the recipe emitted step NAME (optional contract event, e.g. lock-acquired between two store commands); refused when the recipe declares no such step"},
+	{EventFaultStart, "another fault took effect (target=trigger: its targets): chains a fault on the one before it"},
 	{EventFaultEnd, "another fault that took effect was healed (target=trigger: its targets)"},
 }
 
@@ -69,7 +71,10 @@ type Trigger struct {
 func (t Trigger) IsSet() bool { return t.Event != "" }
 
 // candidate reports whether the event comes from a candidate (it then has a node).
-func (t Trigger) candidate() bool { return t.IsSet() && t.Event != EventFaultEnd }
+func (t Trigger) candidate() bool { return t.IsSet() && !t.nemesis() }
+
+// nemesis reports whether the event is the nemesis's own (a fault starting or ending).
+func (t Trigger) nemesis() bool { return t.Event == EventFaultEnd || t.Event == EventFaultStart }
 
 func (t Trigger) String() string {
 	switch t.Event {
@@ -87,7 +92,7 @@ func (t Trigger) String() string {
 func ParseTrigger(s string) (Trigger, error) {
 	name, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
 	switch name {
-	case EventElected, EventCampaigning, EventSteppedDown, EventFaultEnd:
+	case EventElected, EventCampaigning, EventSteppedDown, EventFaultEnd, EventFaultStart:
 		if hasArg {
 			return Trigger{}, fmt.Errorf("on=%s: event %s takes no argument; %s", s, name, triggerForm)
 		}
@@ -147,8 +152,8 @@ func (s Schedule) CheckSteps(recipe string, steps []string) error {
 // fault to wait for.
 func (s Schedule) checkTriggers() error {
 	for _, f := range s.Faults {
-		if f.On.Event == EventFaultEnd && len(s.Faults) < 2 {
-			return fmt.Errorf("%q: on=fault-end fires after another fault heals, and this schedule has no other fault: add one (e.g. 'partition:shape=leader-from-store,for=3xTTL; %s'); %s", f.String(), f.String(), triggerForm)
+		if f.On.nemesis() && len(s.Faults) < 2 {
+			return fmt.Errorf("%q: on=%s fires on another fault, and this schedule has no other fault: add one (e.g. 'partition:shape=leader-from-store,for=3xTTL; %s'); %s", f.String(), f.On.Event, f.String(), triggerForm)
 		}
 	}
 	return nil
@@ -194,7 +199,10 @@ func planTrigger(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand
 	if after+length > phase {
 		return PlannedTrigger{}, fmt.Errorf("after=%s plus for=%s (%s) is longer than the fault phase (%s): no occurrence could end inside it", f.After, time.Duration(tmpl.For), after+length, phase)
 	}
-	every := 2 * (after + length)
+	// By default the next occurrence may fire as soon as the previous one ended (busy holds
+	// it back until then): with write:N counted from the last heal, cycles are paced by the
+	// recipe's own recovery, not by a clock.
+	every := after + length
 	if f.Every.Set {
 		every = f.Every.Resolve(topo.TTL)
 		if every <= after+length {
@@ -235,8 +243,8 @@ type armedTrigger struct {
 
 // match reports whether e fires t, and the nodes it names.
 func (a *armed) match(t *armedTrigger, e history.Event, writes map[string]int) ([]string, bool) {
-	if t.trig.Event == EventFaultEnd {
-		if e.Source != history.SourceNemesis || e.Kind != history.KindFaultEnd || t.own[e.FaultID] || e.Err != "" || len(e.Targets) == 0 {
+	if t.trig.nemesis() {
+		if e.Source != history.SourceNemesis || string(e.Kind) != t.trig.Event || t.own[e.FaultID] || e.Err != "" || len(e.Targets) == 0 {
 			return nil, false
 		}
 		return slices.Clone(e.Targets), true
@@ -246,7 +254,9 @@ func (a *armed) match(t *armedTrigger, e history.Event, writes map[string]int) (
 	}
 	switch t.trig.Event {
 	case EventWrite:
-		if e.Kind != history.KindWrite || writes[e.Node] != t.trig.N {
+		// The N-th write or a later one: a trigger that was busy or cooling down at the N-th
+		// fires on the next write, so a cycle never waits for a tenure that will not come.
+		if e.Kind != history.KindWrite || writes[e.Node] < t.trig.N {
 			return nil, false
 		}
 	case EventStep:
@@ -268,14 +278,16 @@ func (a *armed) match(t *armedTrigger, e history.Event, writes map[string]int) (
 func (n *Nemesis) Observe(e history.Event) {
 	n.mu.Lock()
 	// Writes are counted per tenure from its elected event, also before the fault phase,
-	// so write:N means the tenure's N-th write even for a leader elected during warmup.
-	if e.Source == history.SourceCandidate {
-		switch e.Kind {
-		case history.KindElected:
-			n.writes[e.Node] = 0
-		case history.KindWrite:
-			n.writes[e.Node]++
-		}
+	// so write:N means the tenure's N-th write even for a leader elected during warmup; a
+	// heal starts every count again, so write:N also means "N writes after the last heal"
+	// for a leader that kept its tenure through a fault (event-paced cycles).
+	switch {
+	case e.Source == history.SourceCandidate && e.Kind == history.KindElected:
+		n.writes[e.Node] = 0
+	case e.Source == history.SourceCandidate && e.Kind == history.KindWrite:
+		n.writes[e.Node]++
+	case e.Source == history.SourceNemesis && e.Kind == history.KindFaultEnd && e.Err == "":
+		clear(n.writes)
 	}
 	a := n.armed
 	if a == nil || n.closing {

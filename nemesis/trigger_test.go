@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -100,7 +101,7 @@ func TestPlanTriggers(t *testing.T) {
 	}
 	tr := p.Triggers[0]
 	if tr.On != "elected" || tr.After != Duration(30*time.Millisecond) || tr.Fault.For != Duration(3*time.Second) ||
-		tr.Every != Duration(2*(30*time.Millisecond+3*time.Second)) || tr.Fault.Target != TargetLeader {
+		tr.Every != Duration(30*time.Millisecond+3*time.Second) || tr.Fault.Target != TargetLeader {
 		t.Fatalf("trigger planned as %+v", tr)
 	}
 	if k := p.Triggers[1]; k.Every != Duration(20*time.Second) || k.Count != 3 || k.On != "write:2" {
@@ -367,5 +368,108 @@ func TestTriggerWriteCountsFromTheTenureStartBeforeThePhase(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Event-paced cycles: write:N counts from the last heal, so the second cycle starts on the
+// leader's third write after the first one healed, never while it is in effect; a
+// fault-start trigger chains a second fault on the first one's start.
+func TestTriggerPacedCyclesAndFaultStart(t *testing.T) {
+	env, _, done, cancel := startTriggered(t, "probe:on=write:3,for=80ms,count=2; probe:target=trigger,on=fault-start,for=30ms,count=2", 10*time.Second)
+	defer cancel()
+	writes := 0
+	write := func(node string) {
+		writes++
+		env.feed(history.KindWrite, node, func(e *history.Event) {
+			e.Token, e.WriteID, e.CallT, e.Result = 1, fmt.Sprint("w", writes), e.T, "accepted"
+		})
+	}
+	byTrigger := func() map[string][]history.Event {
+		out := map[string][]history.Event{}
+		for _, e := range env.eventsOf(history.KindFaultStart) {
+			out[e.Trigger] = append(out[e.Trigger], e)
+		}
+		return out
+	}
+	healed := func(n int) func() bool {
+		return func() bool { return len(env.eventsOf(history.KindFaultEnd)) >= n }
+	}
+	env.feed(history.KindElected, "c1", func(e *history.Event) { e.Token = 1 })
+	write("c1")
+	write("c1")
+	write("c1")
+	waitFor(t, "the first cycle and its chained fault", func() bool { return len(byTrigger()["fault-start"]) == 1 })
+	if fs := byTrigger()["fault-start"][0]; fs.Targets[0] != "c1" || fs.TriggerNodes[0] != "c1" {
+		t.Fatalf("fault-start trigger did not hit the first fault's target: %+v", fs)
+	}
+	write("c1") // the 4th and 5th writes of the tenure, while the first cycle is in effect
+	write("c1")
+	waitFor(t, "both faults of the first cycle healed", healed(2))
+	if n := len(byTrigger()["write:3"]); n != 1 {
+		t.Fatalf("write:3 fired %d times before the heal reset the count", n)
+	}
+	write("c1")
+	write("c1")
+	if n := len(byTrigger()["write:3"]); n != 1 {
+		t.Fatalf("the second cycle started after only two writes since the heal: %d", n)
+	}
+	write("c1")
+	waitFor(t, "the second cycle", func() bool { return len(byTrigger()["write:3"]) == 2 && len(byTrigger()["fault-start"]) == 2 })
+	waitFor(t, "the second cycle healed", healed(4))
+	for range 4 {
+		write("c1")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := len(env.eventsOf(history.KindFaultStart)); n != 4 {
+		t.Fatalf("count=2 of each should give 4 starts, got %d", n)
+	}
+}
+
+func TestPacedProfilesPlan(t *testing.T) {
+	topo := Topology{Candidates: []string{"c1", "c2", "c3"}, StoreNodes: []string{"etcd-1", "etcd-2", "etcd-3"}, StoreKind: "etcd", TTL: 2 * time.Second}
+	for _, p := range Profiles() {
+		if p.Paced() == "" {
+			continue
+		}
+		spec, err := PacedSpec(p.Name, 2)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		s, err := Parse(spec)
+		if err != nil {
+			t.Fatalf("%s: paced form %q: %v", p.Name, spec, err)
+		}
+		if s.Faults[0].On.Event != EventWrite {
+			t.Errorf("%s: a paced form starts on a leader's write, not on %q", p.Name, s.Faults[0].On)
+		}
+		plan, err := s.Plan(1, time.Minute, topo)
+		if err != nil {
+			if strings.Contains(err.Error(), "applies to store") || strings.Contains(err.Error(), "not support") {
+				continue // a store-specific kind (on etcd: none so far)
+			}
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		total := len(plan.Faults)
+		for _, tr := range plan.Triggers {
+			if tr.Count != 2 {
+				t.Errorf("%s: trigger %s has count %d, want the 2 cycles asked for", p.Name, tr.On, tr.Count)
+			}
+			total += tr.Count
+		}
+		if len(plan.Faults) != 0 || total == 0 {
+			t.Errorf("%s: paced form has %d time-tabled occurrences and %d triggered", p.Name, len(plan.Faults), total)
+		}
+	}
+	if _, err := PacedSpec("mixed", 1); err == nil || !strings.Contains(err.Error(), "no event-paced form") {
+		t.Errorf("mixed: %v", err)
+	}
+	if _, err := PacedSpec("pause:for=1s", 1); err == nil || !strings.Contains(err.Error(), "not a profile") {
+		t.Errorf("a custom spec: %v", err)
+	}
+	if _, err := PacedSpec("pause-leader", 0); err == nil {
+		t.Error("0 cycles accepted")
 	}
 }

@@ -48,6 +48,7 @@ type Config struct {
 // Flags are the run's settings as given (defaults filled in).
 type Flags struct {
 	Store          string   `json:"store"`
+	Until          string   `json:"until,omitempty"` // event-ended faults phase (--until); Time is then its timeout
 	StoreNodes     int      `json:"store_nodes,omitempty"`
 	Recipe         string   `json:"recipe,omitempty"`
 	CandidateCmd   string   `json:"candidate_cmd,omitempty"`

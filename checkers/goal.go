@@ -1,0 +1,206 @@
+package checkers
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
+)
+
+// Goal is what an event-ended fault phase waits for (splitbrain run --until, a matrix row's
+// until:): the phase ends as soon as every condition holds, and its planned length becomes
+// a timeout. A run whose phase timed out first proved less than it set out to and is
+// unknown (code goal-not-met). The harness and the checker evaluate the goal with the same
+// GoalTracker over the same events in the same order, so they cannot disagree.
+type Goal struct {
+	// Faults is how many fault occurrences must take effect and heal: the plan's time-tabled
+	// occurrences plus every triggered fault's count=. The harness fills it in from the plan.
+	Faults int `json:"faults"`
+	// Writes is how many writes the resource must accept after the last disruption (a fault
+	// ending or starting, a handoff's SIGTERM) with no fault in effect: a leader is back.
+	Writes int `json:"writes"`
+	// Elections and Handoffs are counts over the fault phase, for rows whose race is the
+	// point (a negative control needs enough leader changes for a miss to be improbable).
+	Elections int `json:"elections,omitempty"`
+	Handoffs  int `json:"handoffs,omitempty"`
+}
+
+// DefaultGoalWrites is the writes= of a goal that does not name one: a few writes show a
+// leader working again, not just elected.
+const DefaultGoalWrites = 3
+
+// goalForm is shown with every --until error.
+const goalForm = `valid form: a comma-separated list of writes=K (writes accepted after the last fault healed; default 3), elections=E (elections in the fault phase), handoffs=N (handoff SIGTERMs in the fault phase), e.g. --until writes=3 or --until elections=20,writes=3; every planned fault (and every triggered fault's count=) must also have run`
+
+// ParseGoal reads an --until value. Faults is left to the harness (it comes from the plan).
+func ParseGoal(s string) (Goal, error) {
+	g := Goal{Writes: DefaultGoalWrites}
+	s = strings.TrimSpace(s)
+	if s == "" || s == "faults" {
+		return g, nil
+	}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "faults" {
+			continue // implicit: every planned fault runs
+		}
+		key, val, ok := strings.Cut(part, "=")
+		if !ok {
+			return Goal{}, fmt.Errorf("--until %q: %q is not key=value; %s", s, part, goalForm)
+		}
+		key = strings.TrimSpace(key)
+		n, err := strconv.Atoi(strings.TrimSpace(val))
+		if err != nil || n < 0 || n > 100000 {
+			return Goal{}, fmt.Errorf("--until %q: %s=%s: want a whole number from 0 to 100000; %s", s, key, val, goalForm)
+		}
+		if seen[key] {
+			return Goal{}, fmt.Errorf("--until %q: %s is given twice; %s", s, key, goalForm)
+		}
+		seen[key] = true
+		switch key {
+		case "writes":
+			g.Writes = n
+		case "elections":
+			g.Elections = n
+		case "handoffs":
+			g.Handoffs = n
+		default:
+			return Goal{}, fmt.Errorf("--until %q: unknown condition %q; %s", s, key, goalForm)
+		}
+	}
+	return g, nil
+}
+
+// String is the goal as a reader sees it.
+func (g Goal) String() string {
+	parts := []string{fmt.Sprintf("%d fault(s) healed", g.Faults), fmt.Sprintf("%d write(s) accepted after the last heal", g.Writes)}
+	if g.Elections > 0 {
+		parts = append(parts, fmt.Sprintf("%d election(s)", g.Elections))
+	}
+	if g.Handoffs > 0 {
+		parts = append(parts, fmt.Sprintf("%d handoff(s)", g.Handoffs))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// GoalTracker follows a history, event by event in file order, and tells when the goal of
+// its fault phase is met. It counts only inside the faults phase.
+type GoalTracker struct {
+	goal    Goal
+	inPhase bool
+	ended   bool // the faults phase is over
+	met     bool
+	metSeq  int64
+
+	started   map[int]bool // fault ids that took effect
+	active    map[int]bool // of those, not yet healed
+	healed    int
+	writes    int // accepted since the last disruption, with no fault active
+	elections int
+	handoffs  int
+}
+
+// NewGoalTracker starts tracking g.
+func NewGoalTracker(g Goal) *GoalTracker {
+	return &GoalTracker{goal: g, started: map[int]bool{}, active: map[int]bool{}}
+}
+
+// Observe takes the next event; it returns true for the event that meets the goal.
+func (t *GoalTracker) Observe(e history.Event) bool {
+	if e.Source == history.SourceHarness && e.Kind == history.KindPhase {
+		switch {
+		case e.Phase == history.PhaseFaults:
+			t.inPhase = true
+		case t.inPhase:
+			t.inPhase, t.ended = false, true
+		}
+		return t.check(e) // a goal with nothing to wait for is met when the phase begins
+	}
+	if !t.inPhase || t.met {
+		return false
+	}
+	switch {
+	case e.Source == history.SourceNemesis && e.Kind == history.KindFaultStart:
+		t.writes = 0
+		if e.Err == "" {
+			t.started[e.FaultID] = true
+			t.active[e.FaultID] = true
+		}
+	case e.Source == history.SourceNemesis && e.Kind == history.KindFaultEnd:
+		t.writes = 0
+		if t.active[e.FaultID] && e.Err == "" {
+			t.healed++
+		}
+		delete(t.active, e.FaultID)
+	case e.Source == history.SourceHarness && e.Kind == history.KindSignal && e.Signal == "SIGTERM" && e.Reason == "handoff":
+		t.writes = 0
+		t.handoffs++
+	case e.Source == history.SourceCandidate && e.Kind == history.KindElected:
+		t.elections++
+	case e.Source == history.SourceResource && e.Kind == history.KindDecision && e.Result == history.ResultAccepted:
+		if len(t.active) == 0 {
+			t.writes++
+		}
+	}
+	return t.check(e)
+}
+
+func (t *GoalTracker) check(e history.Event) bool {
+	if t.met || !t.inPhase {
+		return false
+	}
+	g := t.goal
+	if t.healed >= g.Faults && len(t.active) == 0 && t.writes >= g.Writes && t.elections >= g.Elections && t.handoffs >= g.Handoffs {
+		t.met, t.metSeq = true, e.Seq
+		return true
+	}
+	return false
+}
+
+// Met reports whether the goal was met inside the faults phase.
+func (t *GoalTracker) Met() bool { return t.met }
+
+// Missing says what the goal still lacks, for the goal-not-met reason and progress lines.
+func (t *GoalTracker) Missing() string {
+	g := t.goal
+	var out []string
+	if t.healed < g.Faults {
+		out = append(out, fmt.Sprintf("%d of %d fault(s) took effect and healed", t.healed, g.Faults))
+	}
+	if len(t.active) > 0 {
+		out = append(out, fmt.Sprintf("%d fault(s) still in effect", len(t.active)))
+	}
+	if t.writes < g.Writes {
+		out = append(out, fmt.Sprintf("%d of %d write(s) accepted after the last heal", t.writes, g.Writes))
+	}
+	if t.elections < g.Elections {
+		out = append(out, fmt.Sprintf("%d of %d election(s)", t.elections, g.Elections))
+	}
+	if t.handoffs < g.Handoffs {
+		out = append(out, fmt.Sprintf("%d of %d handoff(s)", t.handoffs, g.Handoffs))
+	}
+	return strings.Join(out, "; ")
+}
+
+// guardGoal makes a run whose event-ended fault phase timed out before its goal unknown:
+// the faults it was meant to test did not all happen, or no leader came back in time.
+func guardGoal(a *analysis, g *Goal, unknown unknownFn) {
+	if g == nil {
+		return
+	}
+	t := NewGoalTracker(*g)
+	sawPhase := false
+	for i := range a.ev {
+		e := a.ev[i]
+		if e.Kind == history.KindPhase && e.Phase == history.PhaseFaults {
+			sawPhase = true
+		}
+		t.Observe(e)
+	}
+	if t.Met() || !sawPhase {
+		return // no faults phase at all: the run ended early, which other guards report
+	}
+	unknown("goal-not-met", a.endT, 0, nil, fmt.Sprintf("the fault phase timed out before its goal (%s): %s", g, t.Missing()))
+}

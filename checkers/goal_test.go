@@ -1,0 +1,124 @@
+package checkers
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
+)
+
+func TestParseGoal(t *testing.T) {
+	ok := map[string]Goal{
+		"":                           {Writes: DefaultGoalWrites},
+		"faults":                     {Writes: DefaultGoalWrites},
+		"writes=5":                   {Writes: 5},
+		"elections=20, writes=1":     {Writes: 1, Elections: 20},
+		"faults,handoffs=4":          {Writes: DefaultGoalWrites, Handoffs: 4},
+		"writes=0,elections=0":       {},
+		"handoffs=2,elections=3":     {Writes: DefaultGoalWrites, Elections: 3, Handoffs: 2},
+		" writes = 2 , faults":       {Writes: 2},
+		"elections=100000":           {Writes: DefaultGoalWrites, Elections: 100000},
+		"writes=3,handoffs=1,faults": {Writes: 3, Handoffs: 1},
+	}
+	for in, want := range ok {
+		g, err := ParseGoal(in)
+		if err != nil || g != want {
+			t.Errorf("ParseGoal(%q) = %+v, %v; want %+v", in, g, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"writes":            "not key=value",
+		"writes=-1":         "whole number",
+		"writes=1e9":        "whole number",
+		"elections=100001":  "whole number",
+		"leaders=3":         "unknown condition",
+		"writes=1,writes=2": "given twice",
+	} {
+		if _, err := ParseGoal(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseGoal(%q): %v, want an error with %q", in, err, want)
+		}
+	}
+}
+
+func TestGoalTrackerMetOnce(t *testing.T) {
+	ev := func(src history.Source, kind history.Kind, mod func(*history.Event)) history.Event {
+		e := history.Event{Source: src, Kind: kind}
+		if mod != nil {
+			mod(&e)
+		}
+		return e
+	}
+	accepted := ev(history.SourceResource, history.KindDecision, func(e *history.Event) { e.Result = history.ResultAccepted })
+	tr := NewGoalTracker(Goal{Faults: 1, Writes: 2})
+	seq := []history.Event{
+		accepted, accepted, accepted, // before the phase: not counted
+		ev(history.SourceHarness, history.KindPhase, func(e *history.Event) { e.Phase = history.PhaseFaults }),
+		accepted, accepted, // no fault yet
+		ev(history.SourceNemesis, history.KindFaultStart, func(e *history.Event) { e.FaultID = 1 }),
+		accepted, accepted, // while the fault is in effect: not a leader back
+		ev(history.SourceNemesis, history.KindFaultEnd, func(e *history.Event) { e.FaultID = 1 }),
+		accepted,
+	}
+	for i, e := range seq {
+		if tr.Observe(e) {
+			t.Fatalf("met at event %d (%s), before two writes after the heal", i, e.Kind)
+		}
+	}
+	if !strings.Contains(tr.Missing(), "1 of 2 write(s)") {
+		t.Fatalf("missing: %q", tr.Missing())
+	}
+	if !tr.Observe(accepted) || !tr.Met() {
+		t.Fatal("not met after the second write after the heal")
+	}
+	if tr.Observe(accepted) {
+		t.Fatal("met twice")
+	}
+	// A fault that failed to apply does not count as run.
+	tr = NewGoalTracker(Goal{Faults: 1})
+	tr.Observe(ev(history.SourceHarness, history.KindPhase, func(e *history.Event) { e.Phase = history.PhaseFaults }))
+	tr.Observe(ev(history.SourceNemesis, history.KindFaultStart, func(e *history.Event) { e.FaultID = 1; e.Err = "no such process" }))
+	if tr.Observe(ev(history.SourceNemesis, history.KindFaultEnd, func(e *history.Event) { e.FaultID = 1 })) || tr.Met() {
+		t.Fatal("a fault that never took effect met the goal")
+	}
+	// The phase's end freezes the count: writes in recovery do not meet it late.
+	tr = NewGoalTracker(Goal{Writes: 1})
+	tr.Observe(ev(history.SourceHarness, history.KindPhase, func(e *history.Event) { e.Phase = history.PhaseFaults }))
+	tr.Observe(ev(history.SourceNemesis, history.KindFaultStart, func(e *history.Event) { e.FaultID = 1 }))
+	tr.Observe(ev(history.SourceHarness, history.KindPhase, func(e *history.Event) { e.Phase = history.PhaseHeal }))
+	tr.Observe(ev(history.SourceNemesis, history.KindFaultEnd, func(e *history.Event) { e.FaultID = 1 }))
+	if tr.Observe(accepted) || tr.Met() {
+		t.Fatal("met after the faults phase ended")
+	}
+}
+
+// paced is a history in arrival order (as the harness records it): c1 leads and writes, one
+// pause on c2 from 500 to 900 ms inside the faults phase.
+func paced() *hb {
+	h := newHB()
+	h.phase(2, history.PhaseWarmup).campaign(5, "c1").elected(10, "c1", 1)
+	h.writes(10, 400, "c1", 1)
+	h.phase(400, history.PhaseFaults)
+	h.writes(400, 500, "c1", 1)
+	h.fault(500, 1, "pause", "c2")
+	h.writes(500, 900, "c1", 1)
+	h.heal(900, 1)
+	h.writes(900, 1200, "c1", 1)
+	h.phase(1200, history.PhaseHeal).phase(1201, history.PhaseRecovery)
+	h.writes(1201, 2000, "c1", 1)
+	h.phase(2050, history.PhaseTeardown)
+	return h.end(2100)
+}
+
+func TestGoalNotMetIsUnknown(t *testing.T) {
+	met := check(t, paced(), Params{Goal: &Goal{Faults: 1, Writes: 3}})
+	wantVerdict(t, met, Valid)
+	for _, g := range []Goal{{Faults: 2, Writes: 3}, {Faults: 1, Writes: 3, Elections: 4}, {Faults: 1, Handoffs: 1}, {Faults: 1, Writes: 7}} {
+		r := check(t, paced(), Params{Goal: &g})
+		wantVerdict(t, r, Unknown)
+		if codes(r.Reasons)["goal-not-met"] != 1 {
+			t.Fatalf("goal %+v: %+v", g, r.Reasons)
+		}
+	}
+	// Without a goal the same run is judged as before.
+	wantVerdict(t, check(t, paced(), Params{}), Valid)
+}

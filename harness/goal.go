@@ -1,0 +1,121 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+// goal is the faults phase's goal of an event-ended run (Config.Until), with Faults taken
+// from the plan: every time-tabled occurrence and every triggered fault's count=.
+func (r *run) goal() *checkers.Goal {
+	if r.cfg.Until == "" {
+		return nil
+	}
+	g, err := checkers.ParseGoal(r.cfg.Until)
+	if err != nil {
+		return nil // Validate refused it already
+	}
+	g.Faults = len(r.plan.Faults)
+	for _, t := range r.plan.Triggers {
+		g.Faults += t.Count
+	}
+	return &g
+}
+
+// checkUntil refuses an event-ended phase that could never end on its events: a triggered
+// fault without count= may fire again and again, so "every fault ran" has no end.
+func checkUntil(s nemesis.Schedule) error {
+	for _, f := range s.Faults {
+		if f.On.IsSet() && f.Count <= 0 {
+			return fmt.Errorf("--until ends the faults phase once every fault has run, and %q may fire any number of times: give it count=N (e.g. count=1)", f.String())
+		}
+	}
+	return nil
+}
+
+// phaseGoals watches the live history for what each phase of an event-ended run is for:
+// warmup and recovery for a leader whose writes are accepted, the faults phase for its goal
+// (the same GoalTracker the checker replays, so both agree on whether it was met).
+type phaseGoals struct {
+	mu       sync.Mutex
+	tracker  *checkers.GoalTracker
+	writes   int // accepted writes since the phase began (warmup, recovery)
+	need     int
+	phase    string
+	faultsOK chan struct{} // closed when the faults phase's goal is met
+	leader   chan struct{} // closed when the current warmup/recovery saw `need` accepted writes
+}
+
+func newPhaseGoals(g checkers.Goal) *phaseGoals {
+	return &phaseGoals{tracker: checkers.NewGoalTracker(g), need: max(1, g.Writes),
+		faultsOK: make(chan struct{}), leader: make(chan struct{})}
+}
+
+// observe takes every recorded event, in record order (the Recorder's observer).
+func (p *phaseGoals) observe(e history.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tracker.Observe(e) {
+		close(p.faultsOK)
+	}
+	switch {
+	case e.Source == history.SourceHarness && e.Kind == history.KindPhase:
+		p.phase, p.writes = e.Phase, 0
+		p.leader = make(chan struct{})
+	case e.Source == history.SourceResource && e.Kind == history.KindDecision && e.Result == history.ResultAccepted:
+		if p.phase != history.PhaseWarmup && p.phase != history.PhaseRecovery {
+			return
+		}
+		p.writes++
+		if p.writes == p.need {
+			close(p.leader)
+		}
+	}
+}
+
+// leaderWorking is closed once the phase in progress (warmup or recovery) has seen a
+// leader's writes accepted.
+func (p *phaseGoals) leaderWorking() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.leader
+}
+
+func (p *phaseGoals) missing() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tracker.Missing()
+}
+
+// observe is the Recorder's observer: the nemesis's triggers and the phase goals.
+func (r *run) observe(e history.Event) {
+	if r.nem != nil {
+		r.nem.Observe(e)
+	}
+	if r.goals != nil {
+		r.goals.observe(e)
+	}
+}
+
+// waitPhase waits up to d, or less in an event-ended run: until a leader's writes are
+// accepted (warmup, recovery). It returns ctx's cause when ctx ends first.
+func (r *run) waitPhase(ctx context.Context, d time.Duration) error {
+	if r.goals == nil {
+		return sleepCtx(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+	case <-r.goals.leaderWorking():
+	}
+	return nil
+}
