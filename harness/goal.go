@@ -93,8 +93,8 @@ func (p *phaseGoals) missing() string {
 	return p.tracker.Missing()
 }
 
-// observe is the Recorder's observer: the nemesis's triggers and the phase goals.
-func (r *run) observe(e history.Event) {
+// observeEvent is the Recorder's observer: the nemesis's triggers and the phase goals.
+func (r *run) observeEvent(e history.Event) {
 	if r.nem != nil {
 		r.nem.Observe(e)
 	}

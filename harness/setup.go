@@ -390,7 +390,7 @@ func (r *run) planFaults() error {
 	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 || len(plan.Triggers) > 0 {
 		r.nem = nemesis.New(nemesisEnv{r}, plan.Topology)
 	}
-	r.rec.SetObserver(r.observe) // event triggers and the phase goals watch the live history
+	r.rec.SetObserver(r.observeEvent) // event triggers and the phase goals watch the live history
 	return nil
 }
 
