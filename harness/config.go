@@ -61,7 +61,11 @@ type Config struct {
 	// matrix row's until:): every planned fault (every triggered fault's count=) took effect
 	// and healed, and checkers.ParseGoal's conditions hold. Warmup and recovery then end as
 	// soon as a leader's writes are accepted. A run whose goal is not met in time is unknown.
-	Until    string
+	Until string
+	// Cycles, when > 0, runs the profile named by Nemesis in its event-paced form with this
+	// many fault cycles (nemesis.PacedSpec), and ends the faults phase on events (Until
+	// defaults to the goal's defaults).
+	Cycles   int
 	Warmup   time.Duration // no-fault phase before the faults
 	Recovery time.Duration // no-fault phase after the final heal
 
@@ -191,6 +195,12 @@ func (c *Config) Validate() error {
 	}
 	if c.RenewInterval > 0 && c.TTL > 0 && c.RenewInterval >= c.TTL {
 		bad("--renew-interval %v: must be shorter than --ttl %v, or the lease expires between renewals", c.RenewInterval, c.TTL)
+	}
+	if c.Cycles < 0 || c.Cycles > nemesis.MaxCycles {
+		bad("--cycles %d: want 1..%d fault cycles (0 = the profile's time table)", c.Cycles, nemesis.MaxCycles)
+	}
+	if c.Cycles > 0 && c.Until == "" {
+		c.Until = "faults"
 	}
 	if c.Until != "" {
 		if _, err := checkers.ParseGoal(c.Until); err != nil {

@@ -44,7 +44,7 @@ func (r *run) flags() RunFlags {
 		Nemesis: c.Nemesis, Seed: c.Seed, Profile: string(c.Profile), Require: c.Require,
 		RenewInterval: durOrEmpty(c.RenewInterval), RetryInterval: durOrEmpty(c.RetryInterval),
 		FailoverBound: durOrEmpty(c.FailoverBound), CandidatePackages: c.CandidatePackages,
-		Until: c.Until,
+		Until: c.Until, Cycles: c.Cycles,
 	}
 	if c.LeaderWorkSet {
 		f.LeaderWork = c.LeaderWork.String()
@@ -101,6 +101,9 @@ func (r *run) replayCommand() string {
 		" --nemesis " + shellQuote(f.Nemesis) + " --seed " + itoa64(f.Seed) + " --profile " + f.Profile
 	if len(f.Require) > 0 {
 		cmd += " --require " + joinComma(f.Require)
+	}
+	if f.Cycles > 0 {
+		cmd += " --cycles " + itoa(f.Cycles)
 	}
 	if f.Until != "" {
 		cmd += " --until " + shellQuote(f.Until)

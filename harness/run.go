@@ -236,7 +236,13 @@ func prepare(cfg *Config) (prepared, error) {
 		p.seed = time.Now().UnixNano()
 		cfg.Seed = p.seed
 	}
-	if p.schedule, err = nemesis.Parse(cfg.Nemesis); err != nil {
+	spec := cfg.Nemesis
+	if cfg.Cycles > 0 {
+		if spec, err = nemesis.PacedSpec(cfg.Nemesis, cfg.Cycles); err != nil {
+			errs = append(errs, fmt.Errorf("--nemesis %q: %w", cfg.Nemesis, err))
+		}
+	}
+	if p.schedule, err = nemesis.Parse(spec); err != nil {
 		errs = append(errs, fmt.Errorf("--nemesis: %w", err))
 	} else {
 		if cfg.storeless() {

@@ -153,6 +153,12 @@ func PacedSpec(name string, cycles int) (string, error) {
 	return strings.ReplaceAll(tmpl, "{N}", strconv.Itoa(cycles)), nil
 }
 
+// HasPaced reports whether name is a profile with an event-paced form.
+func HasPaced(name string) bool {
+	_, ok := paced[name]
+	return ok
+}
+
 func isProfile(name string) bool {
 	_, ok := profiles[name]
 	return ok

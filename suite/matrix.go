@@ -21,6 +21,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
@@ -48,6 +49,10 @@ type Timing struct {
 	Duration time.Duration `yaml:"duration"` // faults phase
 	Recovery time.Duration `yaml:"recovery"`
 	Seeds    []int64       `yaml:"seeds"`
+	// Cycles is how many fault cycles a row whose fault is a profile with an event-paced
+	// form runs (nemesis.PacedSpec); the faults phase then ends on events and Duration is
+	// its timeout. Rows opt out with paced: false.
+	Cycles int `yaml:"cycles"`
 }
 
 // Defaults are the values rows inherit.
@@ -86,11 +91,30 @@ type Row struct {
 	// LeaderWork, when set, is passed as SPLITBRAIN_LEADER_WORK (0s: no gap between a
 	// leader's lease check and its write, so a paused leader never releases a stale write).
 	LeaderWork *time.Duration `yaml:"leader_work"`
-	Tags       []string       `yaml:"tags"`
-	Timing     `yaml:",inline"`
-	Expect     Expect `yaml:"expect"`
-	Note       string `yaml:"note"` // why the expectation is what it is
+	// Paced: false keeps a profile's time table although the tier runs event-paced cycles
+	// (the note says why).
+	Paced *bool `yaml:"paced"`
+	// Until ends the faults phase on events (harness Config.Until, checkers.ParseGoal), e.g.
+	// elections=20 for a negative control whose race needs enough leader changes.
+	Until string `yaml:"until"`
+	// Miss states how likely the row is to come out otherwise than expected by chance: rows
+	// whose outcome depends on a race or on a time-tabled fault landing in a window.
+	Miss   *Miss    `yaml:"miss"`
+	Tags   []string `yaml:"tags"`
+	Timing `yaml:",inline"`
+	Expect Expect `yaml:"expect"`
+	Note   string `yaml:"note"` // why the expectation is what it is
 }
+
+// Miss is a row's stated miss probability: the chance that the run does not show what
+// the row expects although the system behaves as the note says, from a stated model.
+type Miss struct {
+	P     float64 `yaml:"p"`     // per run, e.g. 6e-8
+	Model string  `yaml:"model"` // how P follows, e.g. "1/2 per leader change, until elections=24: 2^-24"
+}
+
+// MaxMiss is the largest miss probability a smoke or default row may state.
+const MaxMiss = 1e-6
 
 // Matrix is the parsed matrix file.
 type Matrix struct {
@@ -135,7 +159,7 @@ func Parse(data []byte, source string) (*Matrix, error) {
 }
 
 var rowKeys = []string{"name", "store", "store_nodes", "recipe", "candidate", "packages", "build_tags", "fault", "workload", "resource", "require",
-	"tags", "nodes", "ttl", "warmup", "duration", "recovery", "seeds", "expect", "note"}
+	"leader_work", "paced", "until", "miss", "tags", "nodes", "ttl", "warmup", "duration", "recovery", "seeds", "cycles", "expect", "note"}
 
 var (
 	safeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._/=-]*$`)
@@ -193,6 +217,9 @@ func (t Timing) check() error {
 	var errs []error
 	if t.Nodes < 0 || t.Nodes > 15 {
 		errs = append(errs, fmt.Errorf("nodes %d: want 1..15 candidates", t.Nodes))
+	}
+	if t.Cycles < 0 || t.Cycles > nemesis.MaxCycles {
+		errs = append(errs, fmt.Errorf("cycles %d: want 1..%d event-paced fault cycles", t.Cycles, nemesis.MaxCycles))
 	}
 	for _, d := range []struct {
 		name string
@@ -271,6 +298,22 @@ func (r *Row) check(d Defaults) []error {
 	case !slices.Contains(expectableVerdicts, e.Verdict):
 		bad("expect.verdict %q: want one of %s (unknown proves nothing, so it is never an expectation)",
 			e.Verdict, strings.Join(expectableVerdicts, ", "))
+	}
+	if r.Until != "" {
+		if _, err := checkers.ParseGoal(r.Until); err != nil {
+			bad("until: %v", err)
+		}
+	}
+	if m := r.Miss; m != nil {
+		if !(m.P > 0 && m.P < 1) {
+			bad("miss.p %v: want the probability of a miss per run, between 0 and 1 (e.g. 6e-8)", m.P)
+		}
+		if strings.TrimSpace(m.Model) == "" {
+			bad("miss.model is empty: say how miss.p follows (e.g. \"1/2 per leader change, until elections=24: 2^-24\")")
+		}
+	}
+	if r.Paced != nil && *r.Paced && !nemesis.HasPaced(r.Fault) {
+		bad("paced: true, but fault %q has no event-paced form (profiles with one: splitbrain nemesis list)", r.Fault)
 	}
 	if e.FailoverMax < 0 {
 		bad("expect.failover_max %v: must be positive", e.FailoverMax)
@@ -420,8 +463,20 @@ func (m *Matrix) resolve(tier string, row Timing) Timing {
 		if len(t.Seeds) == 0 {
 			t.Seeds = l.Seeds
 		}
+		if t.Cycles == 0 {
+			t.Cycles = l.Cycles
+		}
 	}
 	return t
+}
+
+// Cycles is how many event-paced cycles the row runs at timing t (0: its schedule as
+// written, time-tabled or triggered).
+func (r *Row) Cycles(t Timing) int {
+	if r.Paced != nil && !*r.Paced || !nemesis.HasPaced(r.Fault) {
+		return 0
+	}
+	return t.Cycles
 }
 
 func (m *Matrix) config(r Row, t Timing, seed int64) harness.Config {
@@ -430,7 +485,7 @@ func (m *Matrix) config(r Row, t Timing, seed int64) harness.Config {
 		FaultTime: t.Duration, Warmup: t.Warmup, Recovery: t.Recovery, TTL: t.TTL,
 		Workload: r.workload(m.Defaults), ResourceMode: r.resource(m.Defaults),
 		Seed: seed, Nemesis: r.Fault, Require: slices.Clone(r.Require),
-		TestName: testName(r.FullName(m.Defaults)),
+		TestName: testName(r.FullName(m.Defaults)), Cycles: r.Cycles(t), Until: r.Until,
 	}
 	if r.Candidate != "" {
 		cfg.CandidateCmd, cfg.CandidatePackages = candidatePath(m.root, r), slices.Clone(r.Packages)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -113,8 +114,13 @@ type Spec struct {
 	New        func(ctx context.Context, env Env) (Recipe, error)
 }
 
+// StepLeaderWork is the step the runtime emits for every recipe when a leader has checked
+// its lease and starts its work gap (SPLITBRAIN_LEADER_WORK): the zombie leader's window.
+const StepLeaderWork = "leader-work"
+
 func (s Spec) Describe() Info {
-	return Info{Name: s.Name, Store: s.Store, Summary: s.Summary, ClockAware: s.ClockAware, Negative: s.Negative, Steps: s.Steps}
+	steps := append(slices.Clone(s.Steps), StepLeaderWork)
+	return Info{Name: s.Name, Store: s.Store, Summary: s.Summary, ClockAware: s.ClockAware, Negative: s.Negative, Steps: steps}
 }
 func (s Spec) TimingFor(c contract.Config) Timing { return s.Timing(c) }
 func (s Spec) NewRecipe(ctx context.Context, env Env) (Recipe, error) {

@@ -181,6 +181,9 @@ func (r *runner) lead(ctx context.Context, term Term) string {
 		// not look at the lease again: a pause here is the zombie-leader case that only the
 		// resource's fencing can stop. Only our own shutdown cancels the write.
 		if r.env.LeaderWork > 0 {
+			// The work gap opens now: a fault on=step:leader-work lands inside it when the gap
+			// is longer than the trigger's reaction (nemesis.TriggerBound).
+			r.em.Step(StepLeaderWork)
 			select {
 			case <-ctx.Done():
 				return contract.ReasonSIGTERM

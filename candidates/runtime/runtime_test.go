@@ -227,8 +227,15 @@ func TestRunLeadsWritesStepsDownAndResignsOnSIGTERM(t *testing.T) {
 	}
 	evs := parse(t, out.String())
 	var kinds []string
-	accepted, unknown := 0, 0
+	accepted, unknown, steps := 0, 0, 0
 	for _, e := range evs {
+		if e.Kind == history.KindStep {
+			if e.Name != StepLeaderWork {
+				t.Errorf("step %q: the runtime emits only %s", e.Name, StepLeaderWork)
+			}
+			steps++
+			continue
+		}
 		if e.Kind == history.KindWrite {
 			switch e.Result {
 			case history.ResultAccepted:
@@ -247,6 +254,9 @@ func TestRunLeadsWritesStepsDownAndResignsOnSIGTERM(t *testing.T) {
 	want := "campaigning elected stepped-down(session gone) campaigning elected stepped-down(sigterm)"
 	if got := strings.Join(kinds, " "); got != want {
 		t.Fatalf("event sequence\n got %s\nwant %s", got, want)
+	}
+	if steps < accepted {
+		t.Errorf("%d leader-work steps for %d accepted writes: every write follows its work gap's step", steps, accepted)
 	}
 	// Every elected carries call_t: at or after its campaigning, at or before itself.
 	var campT int64

@@ -70,7 +70,8 @@ func addRunFlags(fs *flag.FlagSet, withNemesis bool) *runFlags {
 	fs.IntVar(&r.c.StoreNodes, "store-nodes", 0, "store cluster size (0 = the store's default)")
 	fs.StringVar(&r.c.Recipe, "recipe", "", "election recipe: "+strings.Join(harness.RecipeNames(), ", "))
 	fs.IntVar(&r.c.Nodes, "nodes", harness.DefaultNodes, "number of candidates c1..cN")
-	fs.DurationVar(&r.c.FaultTime, "time", 0, "length of the faults phase, e.g. 30s (required)")
+	fs.DurationVar(&r.c.FaultTime, "time", 0, "length of the faults phase, e.g. 30s (required); with --until or --cycles its timeout (a run that reaches it first is unknown)")
+	fs.StringVar(&r.c.Until, "until", "", "end the faults phase on events, not on --time: once every planned fault (every triggered fault's count=) ran and healed and writes=K (default 3) were accepted after the last heal; also elections=E, handoffs=N (e.g. --until writes=3,elections=20); warmup and recovery then end on a leader's accepted writes")
 	fs.DurationVar(&r.c.Warmup, "warmup", harness.DefaultWarmup, "no-fault phase before the faults")
 	fs.DurationVar(&r.c.Recovery, "recovery", harness.DefaultRecovery, "no-fault phase after the final heal")
 	fs.DurationVar(&r.c.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
@@ -100,6 +101,7 @@ func addRunFlags(fs *flag.FlagSet, withNemesis bool) *runFlags {
 	if withNemesis {
 		fs.Int64Var(&r.c.Seed, "seed", 0, "seed of the fault plan (0 = from the clock; recorded in config.json)")
 		fs.StringVar(&r.c.Nemesis, "nemesis", "none", "fault spec or profile (splitbrain nemesis list), e.g. pause-leader or pause:target=leader,every=10s,for=6s")
+		fs.IntVar(&r.c.Cycles, "cycles", 0, "run the --nemesis profile's event-paced form: N fault cycles, each started on a leader's 3rd write after the last heal (splitbrain nemesis list shows the forms); implies --until")
 	}
 	return r
 }

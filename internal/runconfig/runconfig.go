@@ -48,7 +48,8 @@ type Config struct {
 // Flags are the run's settings as given (defaults filled in).
 type Flags struct {
 	Store          string   `json:"store"`
-	Until          string   `json:"until,omitempty"` // event-ended faults phase (--until); Time is then its timeout
+	Until          string   `json:"until,omitempty"`  // event-ended faults phase (--until); Time is then its timeout
+	Cycles         int      `json:"cycles,omitempty"` // event-paced form of the profile with this many cycles (--cycles)
 	StoreNodes     int      `json:"store_nodes,omitempty"`
 	Recipe         string   `json:"recipe,omitempty"`
 	CandidateCmd   string   `json:"candidate_cmd,omitempty"`
