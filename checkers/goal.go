@@ -15,7 +15,9 @@ import (
 // GoalTracker over the same events in the same order, so they cannot disagree.
 type Goal struct {
 	// Faults is how many fault occurrences must take effect and heal: the plan's time-tabled
-	// occurrences plus every triggered fault's count=. The harness fills it in from the plan.
+	// occurrences plus every triggered fault's count=. The harness fills it in from the plan,
+	// except when the goal counts elections or handoffs: the faults are then the background
+	// that makes those, and the phase ends on the count (Faults 0).
 	Faults int `json:"faults"`
 	// Writes is how many writes the resource must accept after the last disruption (a fault
 	// ending or starting, a handoff's SIGTERM) with no fault in effect: a leader is back.

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"time"
+
 	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
@@ -26,3 +28,26 @@ func lookupRecipe(name, store string, cfg *Config) (recipeInfo, error) {
 
 // RecipeNames lists the Go recipes a run can use.
 func RecipeNames() []string { return candidates.Registry.Names() }
+
+// FailoverBoundFor is the crash-failover bound the checkers judge a run of cfg by: the
+// recipe's (its timing at cfg's TTL and intervals), cfg.FailoverBound when set, or for an
+// external candidate TTL + retry + 1s. The matrix derives its rows' bounds from it.
+func FailoverBoundFor(cfg Config) (time.Duration, error) {
+	c := cfg
+	if err := c.Validate(); err != nil {
+		return 0, err
+	}
+	if c.FailoverBound > 0 {
+		return c.FailoverBound, nil
+	}
+	if c.Recipe != "" {
+		r, err := lookupRecipe(c.Recipe, c.Store, &c)
+		if err != nil {
+			return 0, err
+		}
+		if r.Timing.FailoverBound > 0 {
+			return r.Timing.FailoverBound, nil
+		}
+	}
+	return c.TTL + c.RetryInterval + time.Second, nil
+}

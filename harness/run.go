@@ -258,7 +258,7 @@ func prepare(cfg *Config) (prepared, error) {
 			}
 		}
 		if cfg.Until != "" {
-			if err := checkUntil(p.schedule); err != nil {
+			if err := checkUntil(cfg.Until, p.schedule); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -91,6 +91,8 @@ type Row struct {
 	// LeaderWork, when set, is passed as SPLITBRAIN_LEADER_WORK (0s: no gap between a
 	// leader's lease check and its write, so a paused leader never releases a stale write).
 	LeaderWork *time.Duration `yaml:"leader_work"`
+	// HandoffEvery is the handoff workload's period (0 = 3xTTL, at least 2s).
+	HandoffEvery time.Duration `yaml:"handoff_every"`
 	// Paced: false keeps a profile's time table although the tier runs event-paced cycles
 	// (the note says why).
 	Paced *bool `yaml:"paced"`
@@ -159,7 +161,7 @@ func Parse(data []byte, source string) (*Matrix, error) {
 }
 
 var rowKeys = []string{"name", "store", "store_nodes", "recipe", "candidate", "packages", "build_tags", "fault", "workload", "resource", "require",
-	"leader_work", "paced", "until", "miss", "tags", "nodes", "ttl", "warmup", "duration", "recovery", "seeds", "cycles", "expect", "note"}
+	"leader_work", "handoff_every", "paced", "until", "miss", "tags", "nodes", "ttl", "warmup", "duration", "recovery", "seeds", "cycles", "expect", "note"}
 
 var (
 	safeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._/=-]*$`)
@@ -486,6 +488,7 @@ func (m *Matrix) config(r Row, t Timing, seed int64) harness.Config {
 		Workload: r.workload(m.Defaults), ResourceMode: r.resource(m.Defaults),
 		Seed: seed, Nemesis: r.Fault, Require: slices.Clone(r.Require),
 		TestName: testName(r.FullName(m.Defaults)), Cycles: r.Cycles(t), Until: r.Until,
+		HandoffEvery: r.HandoffEvery,
 	}
 	if r.Candidate != "" {
 		cfg.CandidateCmd, cfg.CandidatePackages = candidatePath(m.root, r), slices.Clone(r.Packages)

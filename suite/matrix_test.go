@@ -3,6 +3,7 @@ package suite
 import (
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -402,7 +403,7 @@ func TestMatrixFile(t *testing.T) {
 	// unfenced (invalid).
 	zombie := func(mode, verdict string) func(Case) bool {
 		return func(c Case) bool {
-			return c.Row.Fault == "pause-leader" && c.Config.ResourceMode == mode && c.Row.Recipe == "zookeeper-seq" && c.Row.Expect.Verdict == verdict
+			return pausesLeader(c.Row.Fault) && c.Config.ResourceMode == mode && c.Row.Recipe == "zookeeper-seq" && c.Row.Expect.Verdict == verdict
 		}
 	}
 	if !has(def, zombie("fenced", "valid")) || !has(def, zombie("unfenced", "invalid")) {
@@ -419,10 +420,44 @@ func TestMatrixFile(t *testing.T) {
 	}) {
 		t.Error("postgres-advisory under pause-leader must show its availability cost as a finding")
 	}
+	// Known answers by construction: a smoke or default row places its faults on events or
+	// states how likely it is to come out otherwise by chance (issue 30).
+	for _, c := range append(slices.Clone(smoke), def...) {
+		if why := chanceDependent(c); why != "" && (c.Row.Miss == nil || c.Row.Miss.P >= MaxMiss) {
+			t.Errorf("%s (%s): %s; place its faults on events (a profile with an event-paced form, on=EVENT,count=N, until:) or state miss: {p: < %g, model: ...}", c.Name, c.Tier, why, MaxMiss)
+		}
+	}
 	for _, c := range all {
 		cfg := c.Config
 		if err := harness.CheckConfig(&cfg); err != nil {
 			t.Errorf("%s: harness rejects the row: %v", c.Name, err)
 		}
 	}
+}
+
+// chanceDependent says why a case's outcome could depend on the wall clock: a fault placed
+// on a time table, or a handoff workload whose count no until: fixes. "" = by construction.
+func chanceDependent(c Case) string {
+	if c.Config.Cycles > 0 {
+		return ""
+	}
+	sched, err := nemesis.Parse(c.Row.Fault)
+	if err != nil {
+		return "its fault does not parse: " + err.Error()
+	}
+	for _, f := range sched.Faults {
+		if !f.On.IsSet() {
+			return fmt.Sprintf("fault %q is placed on a time table", f.String())
+		}
+		if f.Count <= 0 {
+			return fmt.Sprintf("triggered fault %q has no count=, so how many times it fires depends on the clock", f.String())
+		}
+	}
+	if c.Config.Workload == "handoff" {
+		g, _ := checkers.ParseGoal(c.Row.Until)
+		if c.Row.Until == "" || (g.Handoffs == 0 && g.Elections == 0) {
+			return "its handoffs come on a time table and no until: handoffs=N or elections=E counts them"
+		}
+	}
+	return ""
 }
