@@ -81,10 +81,22 @@ func (o Observed) MaxFailover() time.Duration {
 	return o.Failovers[len(o.Failovers)-1]
 }
 
+// SmokeBoundTolerance: in the smoke tier (make test, CI) a failover that overruns its bound
+// by up to this factor is reported, not failed: a wall-clock bound on a shared, loaded CI
+// machine says more about the machine than about the recipe. make chaos and make nightly
+// keep every bound hard; a larger overrun fails everywhere.
+const SmokeBoundTolerance = 3
+
 // Compare lists every way the observation differs from the expectation; none means a match.
 // faulty says the row injects faults: a faulty row whose faults never applied proved nothing.
 func Compare(e Expect, faulty bool, o Observed) []string {
-	var diffs []string
+	diffs, _ := CompareTolerant(e, faulty, o, 1)
+	return diffs
+}
+
+// CompareTolerant is Compare with a failover bound overrun of up to tolerance times the
+// bound returned as a note instead of a difference.
+func CompareTolerant(e Expect, faulty bool, o Observed, tolerance float64) (diffs, notes []string) {
 	if o.Verdict != e.Verdict {
 		diffs = append(diffs, fmt.Sprintf("verdict %s, expected %s", o.Verdict, e.Verdict))
 	}
@@ -92,7 +104,7 @@ func Compare(e Expect, faulty bool, o Observed) []string {
 		if e.FailoverMax > 0 || e.Overlap != nil || len(e.Reasons) > 0 || len(e.Findings) > 0 {
 			diffs = append(diffs, "no results.json: the expected bounds and reasons cannot be checked")
 		}
-		return diffs
+		return diffs, nil
 	}
 	if faulty && o.FaultsApplied == 0 {
 		diffs = append(diffs, "no fault was applied: the run did not test what the row describes")
@@ -100,7 +112,12 @@ func Compare(e Expect, faulty bool, o Observed) []string {
 	// The bound applies to the failovers that happened; a fault the leader rode out (e.g. a
 	// store-majority split whose minority it was not talking to) is no failover to bound.
 	if max := o.MaxFailover(); e.FailoverMax > 0 && max > e.FailoverMax {
-		diffs = append(diffs, fmt.Sprintf("slowest failover %v exceeds the bound %v", max.Round(time.Millisecond), e.FailoverMax))
+		msg := fmt.Sprintf("slowest failover %v exceeds the bound %v", max.Round(time.Millisecond), e.FailoverMax)
+		if float64(max) <= tolerance*float64(e.FailoverMax) {
+			notes = append(notes, fmt.Sprintf("%s (within %gx the bound: reported, not failed, in this tier)", msg, tolerance))
+		} else {
+			diffs = append(diffs, msg)
+		}
 	}
 	// A row that bounds failover but whose leader-hitting faults never caused one tested no
 	// bound (e.g. the fault was stamped after the next leader was already elected).
@@ -125,7 +142,7 @@ func Compare(e Expect, faulty bool, o Observed) []string {
 			diffs = append(diffs, fmt.Sprintf("finding %s missing (got %v)", c, sorted(o.Findings)))
 		}
 	}
-	return diffs
+	return diffs, notes
 }
 
 func sorted(s []string) []string {

@@ -65,8 +65,14 @@ type Defaults struct {
 // Expect is the known answer of a row.
 type Expect struct {
 	Verdict string `yaml:"verdict"` // valid | invalid
-	// FailoverMax bounds the slowest failover (fault start → next election) of the run.
-	FailoverMax time.Duration `yaml:"failover_max"`
+	// FailoverMaxSpec is failover_max as written: "derived" (the recipe's own failover bound
+	// plus the fault's detection delay plus FailoverSlack, resolved per case from its timing)
+	// or a figure, kept only where a store's own recovery bounds the failover (the note says
+	// why).
+	FailoverMaxSpec string `yaml:"failover_max"`
+	// FailoverMax bounds the slowest failover (fault start → next election) of the run: the
+	// resolved FailoverMaxSpec (0 = no bound).
+	FailoverMax time.Duration `yaml:"-"`
 	// Overlap: true = belief overlap must occur, false = must not; unset = not asserted.
 	Overlap *bool `yaml:"overlap"`
 	// Reasons are checker codes that must be among the verdict's reasons.
@@ -317,6 +323,21 @@ func (r *Row) check(d Defaults) []error {
 	if r.Paced != nil && *r.Paced && !nemesis.HasPaced(r.Fault) {
 		bad("paced: true, but fault %q has no event-paced form (profiles with one: splitbrain nemesis list)", r.Fault)
 	}
+	switch spec := strings.TrimSpace(e.FailoverMaxSpec); spec {
+	case "":
+	case BoundDerived:
+		if r.Fault == "none" {
+			bad("expect.failover_max needs a fault: with fault none there is no failover to bound")
+		}
+	default:
+		d, err := time.ParseDuration(spec)
+		if err != nil || d <= 0 {
+			bad("expect.failover_max %q: want %s (the recipe's bound plus the fault's detection plus %v) or a positive duration such as 15s for a failover a store's own recovery bounds", spec, BoundDerived, FailoverSlack)
+		} else {
+			r.Expect.FailoverMax = d
+			e.FailoverMax = d
+		}
+	}
 	if e.FailoverMax < 0 {
 		bad("expect.failover_max %v: must be positive", e.FailoverMax)
 	}
@@ -397,6 +418,50 @@ func firstNonEmpty(vs ...string) string {
 	return ""
 }
 
+// BoundDerived is failover_max's value for a bound derived from the recipe's timing.
+const BoundDerived = "derived"
+
+// FailoverSlack is the one slack a derived failover bound adds to the recipe's own bound and
+// the fault's detection delay: container start, the log pipeline and scheduling on a loaded
+// 2-core machine (a restarted candidate's process start is part of no recipe's timing).
+const FailoverSlack = 4 * time.Second
+
+// detectionDelay is how much later than a crash a fault of this kind can be noticed by the
+// recipe: a partition or a slow link lets requests hang until their timeouts (about a
+// second for every recipe's store client) before the leader gives up or its lease runs out.
+func detectionDelay(fault string) time.Duration {
+	sched, err := nemesis.Parse(fault)
+	if err != nil {
+		return 0
+	}
+	var d time.Duration
+	for _, f := range sched.Faults {
+		switch f.Kind {
+		case "partition", "loss", "delay", "half-open", "bandwidth", "slow-close":
+			d = max(d, time.Second)
+		}
+	}
+	return d
+}
+
+// DerivedBound is the failover bound of a run of cfg (its fault included): the recipe's
+// crash-failover bound at cfg's timing, plus the fault's detection delay, plus
+// FailoverSlack, rounded up to a tenth of a second.
+func DerivedBound(cfg harness.Config) (time.Duration, error) {
+	b, err := harness.FailoverBoundFor(cfg)
+	if err != nil {
+		return 0, err
+	}
+	nem := cfg.Nemesis
+	if cfg.Cycles > 0 {
+		if nem, err = nemesis.PacedSpec(cfg.Nemesis, cfg.Cycles); err != nil {
+			return 0, err
+		}
+	}
+	d := b + detectionDelay(nem) + FailoverSlack
+	return (d + 99*time.Millisecond).Truncate(100 * time.Millisecond), nil
+}
+
 // Case is one run to do: a row at one seed, with every default resolved for a tier.
 type Case struct {
 	Name   string // row name, plus /seed=N when the row has several seeds
@@ -435,7 +500,15 @@ func (m *Matrix) Select(tier, filter string) ([]Case, error) {
 			if re != nil && !re.MatchString(cn) {
 				continue
 			}
-			out = append(out, Case{Name: cn, Row: r, Tier: tier, Seed: seed, Timing: t, Config: m.config(r, t, seed)})
+			c := Case{Name: cn, Row: r, Tier: tier, Seed: seed, Timing: t, Config: m.config(r, t, seed)}
+			if r.Expect.FailoverMaxSpec == BoundDerived {
+				b, err := DerivedBound(c.Config)
+				if err != nil {
+					return nil, fmt.Errorf("%s: failover_max derived: %w", cn, err)
+				}
+				c.Row.Expect.FailoverMax = b
+			}
+			out = append(out, c)
 		}
 	}
 	return out, nil

@@ -461,3 +461,37 @@ func chanceDependent(c Case) string {
 	}
 	return ""
 }
+
+func TestDerivedBoundsAndSmokeTolerance(t *testing.T) {
+	m, err := Load("matrix.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := m.Select(TierDefault, "^etcd/etcd-election/kill-leader$")
+	if len(cs) != 1 {
+		t.Fatalf("%d cases", len(cs))
+	}
+	recipe, err := harness.FailoverBoundFor(cs[0].Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cs[0].Row.Expect.FailoverMax, recipe+FailoverSlack; got != want {
+		t.Errorf("derived bound %v, want the recipe's %v plus the slack %v", got, recipe, FailoverSlack)
+	}
+	part, _ := m.Select(TierNightly, "^etcd/etcd-election/partition-leader-from-store$")
+	if len(part) != 1 || part[0].Row.Expect.FailoverMax != recipe+time.Second+FailoverSlack {
+		t.Errorf("a partition's bound adds a second of detection: %+v", part)
+	}
+	e := Expect{Verdict: "valid", FailoverMax: 5 * time.Second}
+	o := Observed{Verdict: "valid", HaveResults: true, FaultsApplied: 1, Failovers: []time.Duration{12 * time.Second}}
+	if diffs, notes := CompareTolerant(e, true, o, SmokeBoundTolerance); len(diffs) != 0 || len(notes) != 1 {
+		t.Errorf("an overrun within 3x in smoke: diffs %v notes %v", diffs, notes)
+	}
+	if diffs := Compare(e, true, o); len(diffs) != 1 {
+		t.Errorf("the same overrun outside smoke must fail: %v", diffs)
+	}
+	o.Failovers = []time.Duration{16 * time.Second}
+	if diffs, _ := CompareTolerant(e, true, o, SmokeBoundTolerance); len(diffs) != 1 {
+		t.Errorf("an overrun beyond 3x fails in smoke too: %v", diffs)
+	}
+}

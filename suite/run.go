@@ -24,6 +24,7 @@ type Result struct {
 	Outcome  *harness.Outcome // nil when the run could not start
 	Observed Observed
 	Diffs    []string // empty = the outcome matches the expectation
+	Notes    []string // reported, not failed: a bound overrun the tier tolerates
 	Err      error    // harness error (the run still healed and tore down)
 	Wall     time.Duration
 }
@@ -85,7 +86,11 @@ func RunCasePooled(ctx context.Context, c Case, storeRoot string, progress io.Wr
 	errText := res.Observed.ResultsError
 	res.Observed = Observe(verdict, results)
 	res.Observed.ResultsError = errText
-	res.Diffs = Compare(c.Row.Expect, c.Row.Fault != "none", res.Observed)
+	tolerance := 1.0
+	if c.Tier == TierSmoke {
+		tolerance = SmokeBoundTolerance
+	}
+	res.Diffs, res.Notes = CompareTolerant(c.Row.Expect, c.Row.Fault != "none", res.Observed, tolerance)
 	if results != nil {
 		res.Diffs = append(res.Diffs, Recheck(ctx, out.RunDir, results)...)
 	}
@@ -132,6 +137,9 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 		mark := "✓"
 		if !r.Match() {
 			mark = "✗ " + strings.Join(r.Diffs, "; ")
+		}
+		if len(r.Notes) > 0 {
+			mark += " (note: " + strings.Join(r.Notes, "; ") + ")"
 		}
 		say("matrix: [%d/%d] %s: %s in %v %s\n", i+1, len(cases), c.Name, r.Observed.Verdict, r.Wall.Round(time.Second), mark)
 	}
@@ -255,6 +263,9 @@ func WriteJUnit(path, suiteName string, rs []Result) error {
 		}
 		out = append(out, fmt.Sprintf("expected %s, got %s; reasons %v; findings %v",
 			r.Case.Row.Expect.Verdict, r.Observed.Verdict, r.Observed.Reasons, r.Observed.Findings))
+		for _, n := range r.Notes {
+			out = append(out, "note: "+n)
+		}
 		jc.SystemOut = strings.Join(out, "\n")
 		switch {
 		case r.Err != nil:
