@@ -176,7 +176,7 @@ func writeRun(t testing.TB, dir string, f fixture) *checkers.Results {
 		"store_version": "3.6.5", "store_nodes": []string{"etcd-1", "etcd-2", "etcd-3"},
 		"store_reuse": "reused from run sb-earlier, 2nd use",
 		"seed":        42, "schedule": f.schedule, "workload": "steady: leader writes every 50ms",
-		"recipe_timing": map[string]any{"ttl": "2s", "retry": "500ms", "negative": f.negative}, "check": p,
+		"recipe_timing": map[string]any{"ttl": "2s", "renew": "666.666666ms", "retry": "500ms", "negative": f.negative}, "check": p,
 	}
 	b, _ := json.MarshalIndent(cfg, "", " ")
 	if err := os.WriteFile(filepath.Join(dir, ConfigFile), b, 0o644); err != nil {

@@ -59,7 +59,7 @@ func TestReportStructure(t *testing.T) {
 		`id="overlaps-table"`, `id="stale-rejected-table"`, `id="porcupine-table"`, `href="logs/c1.log"`,
 		"splitbrain run --store etcd --recipe etcd-election --nemesis pause-leader --seed 42", "3.6.5",
 		"reused from run sb-earlier, 2nd use",
-		"triggered by write:100 of c2 at &#43;11.970s, in effect 30.0ms later",
+		"triggered by write:100 of c2 at &#43;11.970s, in effect 30ms later",
 	)
 	for _, k := range []string{"pause", "kill"} {
 		if !strings.Contains(page, `class="latency-row" data-kind="`+k+`"`) && !strings.Contains(page, `class="latency-row over" data-kind="`+k+`"`) {
