@@ -41,6 +41,9 @@ type fixture struct {
 	// thirdToken is c3's token (default 3); 2 or 1 makes a token anomaly.
 	thirdToken int64
 	noThird    bool // c3 is never elected: no leader after the kill
+	// zombieWrites is how many writes c1 makes with its old token after the pause (0 = 1),
+	// 50ms apart: unfenced, each is a stale write and an interleaving.
+	zombieWrites int
 }
 
 func defaultFixture() fixture {
@@ -100,9 +103,12 @@ func (f fixture) events() []history.Event {
 		write(t, c2, 2)
 	}
 	add(7000, history.Event{Kind: history.KindFaultEnd, FaultID: 1})
-	write(7010, c1, 1) // the zombie's write
-	add(7100, history.Event{Kind: history.KindSteppedDown, Node: c1, Reason: f.stepReason})
-	add(7200, history.Event{Kind: history.KindCampaigning, Node: c1})
+	zombie := int64(max(f.zombieWrites, 1))
+	for i := int64(0); i < zombie; i++ {
+		write(7010+i*50, c1, 1) // the zombie's writes
+	}
+	add(7100+(zombie-1)*50, history.Event{Kind: history.KindSteppedDown, Node: c1, Reason: f.stepReason})
+	add(7200+(zombie-1)*50, history.Event{Kind: history.KindCampaigning, Node: c1})
 	add(9000, history.Event{Kind: history.KindFaultStart, FaultID: 2, Fault: "partition", Targets: []string{"etcd-2"}, Spec: "partition:target=store-minority"})
 	add(11000, history.Event{Kind: history.KindFaultEnd, FaultID: 2})
 	// The kill was triggered by c2's write 100 (on=write:100): the report says so.

@@ -49,6 +49,7 @@ type reasonView struct {
 // explainView is one explanation with its zoomed timeline.
 type explainView struct {
 	ID, Code, Severity string
+	Nodes              string // the zoomed timeline's candidates
 	FaultID            int
 	Steps              []ExplainStep
 	Zoom               *timeline
@@ -88,6 +89,7 @@ type reportView struct {
 	Verdict, VerdictText     string
 	Explanations             []explainView
 	Reasons, Findings        []reasonView
+	Groups                   []reasonGroup // the reasons folded by code and tenure, listed first
 	Checkers                 []checkerRow // one per entry of the checkers' list, as in junit.xml
 	Facts                    []fact
 	Replay                   string
@@ -176,6 +178,11 @@ func buildReport(runDir string, r *checkers.Results, cfg *runConfig, h *rawHisto
 	v.LivenessFailures = reasonViews(r.Latency.LivenessFailures, "l", t0)
 
 	v.Explanations = explainViews(r, cfg, h, v.Reasons)
+	why := map[string]string{}
+	for _, x := range v.Explanations {
+		why[x.Code] = x.ID
+	}
+	v.Groups = groupReasons(r, v.Reasons, why)
 	v.Facts = runFacts(r, cfg)
 	v.Timeline = timelineWithMarks(r, cfg, h, v.Reasons, v.Findings)
 	v.Chart = buildLatencyChart(r)
@@ -336,7 +343,8 @@ func explainViews(r *checkers.Results, cfg *runConfig, h *rawHistory, reasons []
 		for j := range x.Steps {
 			x.Steps[j].Text = roundDurationsIn(x.Steps[j].Text)
 		}
-		ev := explainView{ID: "why-" + safeID(x.Code), Code: x.Code, Severity: x.Severity, FaultID: x.FaultID, Steps: x.Steps}
+		ev := explainView{ID: "why-" + safeID(x.Code), Code: x.Code, Severity: x.Severity, FaultID: x.FaultID, Steps: x.Steps,
+			Nodes: strings.Join(x.Nodes, ", ")}
 		if x.Reason < len(reasons) {
 			reasons[x.Reason].WhyID = ev.ID
 		}
