@@ -44,6 +44,7 @@ type fixture struct {
 	// zombieWrites is how many writes c1 makes with its old token after the pause (0 = 1),
 	// 50ms apart: unfenced, each is a stale write and an interleaving.
 	zombieWrites int
+	workload     string // flags.workload; "" is steady
 }
 
 func defaultFixture() fixture {
@@ -177,7 +178,7 @@ func writeRun(t testing.TB, dir string, f fixture) *checkers.Results {
 		"splitbrain": "(devel)", "run_id": "sb-fixture", "started": f.started,
 		"replay": "splitbrain run --store " + f.store + " --recipe " + f.recipe + " --nemesis " + f.nemesis + " --seed 42",
 		"flags": map[string]any{"store": f.store, "recipe": f.recipe, "nodes": 3, "time": "10s", "ttl": "2s", "write_interval": "50ms",
-			"workload": "steady", "resource": map[bool]string{false: "fenced", true: "unfenced"}[f.unfenced], "nemesis": f.nemesis, "seed": 42, "profile": "local"},
+			"workload": firstNonEmpty(f.workload, "steady"), "resource": map[bool]string{false: "fenced", true: "unfenced"}[f.unfenced], "nemesis": f.nemesis, "seed": 42, "profile": "local"},
 		"images":        map[string]string{"etcd": "splitbrain.local/etcd:abc123"},
 		"store_version": "3.6.5", "store_nodes": []string{"etcd-1", "etcd-2", "etcd-3"},
 		"store_reuse": "reused from run sb-earlier, 2nd use",

@@ -90,7 +90,7 @@ type reportView struct {
 	Explanations             []explainView
 	Reasons, Findings        []reasonView
 	Groups                   []reasonGroup // the reasons folded by code and tenure, listed first
-	Checkers                 []checkerRow // one per entry of the checkers' list, as in junit.xml
+	Checkers                 []checkerRow  // one per entry of the checkers' list, as in junit.xml
 	Facts                    []fact
 	Replay                   string
 	Timeline                 *timeline

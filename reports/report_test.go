@@ -2,8 +2,8 @@ package reports
 
 import (
 	"encoding/json"
-	"html"
 	"encoding/xml"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
