@@ -101,7 +101,7 @@ type indexResults struct {
 }
 
 // RenderIndex writes <storeDir>/index.html: every run found under
-// <storeDir>/<test>/<timestamp>/ newest first, and the recipe × fault-profile leaderboard.
+// <storeDir>/<test>/<timestamp>/ newest first, and the leaderboard (one row per recipe and store).
 // Runs without results.json (still running, or crashed before checking) are listed as such.
 func RenderIndex(storeDir string) error {
 	st, err := os.Stat(storeDir)

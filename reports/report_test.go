@@ -205,7 +205,7 @@ func TestReportGroupsReasons(t *testing.T) {
 		}
 	}
 	// First and last write ids of the tenure's stale writes.
-	if ids := regexp.MustCompile(`<span class="mono">(w\d+)</span>`).FindAllStringSubmatch(stale, -1); len(ids) != 2 || ids[0][1] == ids[1][1] {
+	if ids := regexp.MustCompile(`<div class="mono wid">(w\d+)</div>`).FindAllStringSubmatch(stale, -1); len(ids) != 2 || ids[0][1] == ids[1][1] {
 		t.Errorf("want the first and the last write id in the group, got %v", ids)
 	}
 	if n := strings.Count(page[all:], `<li class="reason"`); n != len(res.Reasons) {
