@@ -219,7 +219,7 @@ func loadIndexRun(dir, test, name string) (*indexRun, error) {
 		r.Store = firstNonEmpty(r.Store, res.Params.Store)
 		r.Recipe = firstNonEmpty(r.Recipe, res.Params.Recipe)
 		if len(res.Reasons) > 0 {
-			r.Reason = res.Reasons[0].Message
+			r.Reason = roundDurationsIn(res.Reasons[0].Message)
 		}
 		if res.Run.EndT > res.Run.StartT {
 			r.Duration = fmtDur(res.Run.EndT - res.Run.StartT)

@@ -165,7 +165,7 @@ func TestBrowserPagesFitTheWindow(t *testing.T) {
 	}
 
 	// Screenshots of the first screen, to look at and for docs/reports.md.
-	shots := map[string]string{"index.png": "/" + IndexFile, "report-invalid.png": shotReport}
+	shots := map[string]string{"index-default-tier.png": "/" + IndexFile, "report-zombie-fixture.png": shotReport}
 	for name, page := range shots {
 		if page == "" {
 			t.Errorf("no page for %s", name)
