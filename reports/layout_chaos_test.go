@@ -80,6 +80,22 @@ func TestBrowserPagesFitTheWindow(t *testing.T) {
 	art := artifactDir(t)
 	store := filepath.Join(art, "default-tier")
 	makeDefaultTierStore(t, store)
+	// Beside the tier: an unknown run (a contract violation) with a 400-character schedule
+	// of no spaces, which must wrap, not widen the page.
+	odd := defaultFixture()
+	odd.extraLine = "not json " + strings.Repeat("x", 300)
+	odd.nemesis = "pause:target=leader,for=1xTTL" + strings.Repeat(",at=1s", 60)
+	odd.schedule, odd.started = odd.nemesis, time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	oddDir := filepath.Join(store, "etcd-etcd-election-custom-long", "20261125T120000.000Z")
+	if res := writeRun(t, oddDir, odd); res.Verdict != "unknown" {
+		t.Fatalf("the contract-violation fixture is %s, want unknown", res.Verdict)
+	}
+	if err := RenderRun(oddDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderIndex(store); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("artifacts: %s", art)
 
 	var pages []string
