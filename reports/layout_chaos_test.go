@@ -55,7 +55,7 @@ type pageLayout struct {
 func headless(t *testing.T, bin, url string, extra ...string) string {
 	t.Helper()
 	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir=" + t.TempDir(), fmt.Sprintf("--window-size=%d,%d", windowW, windowH)}
 	args = append(append(args, extra...), url)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -131,7 +131,8 @@ func TestBrowserPagesFitTheWindow(t *testing.T) {
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
 
-	// A generous virtual-time budget: pages load one after another in the iframe.
+	// A generous virtual-time budget: pages load one after another in the iframe. Scrollbars
+	// stay, as in a real window: the vertical one takes its width from the page.
 	dom := headless(t, bin, base+"/__probe.html", "--virtual-time-budget=120000", "--dump-dom")
 	m := regexp.MustCompile(`(?s)<pre id="probe">(.*?)</pre>`).FindStringSubmatch(dom)
 	if m == nil {
@@ -188,7 +189,7 @@ func TestBrowserPagesFitTheWindow(t *testing.T) {
 			continue
 		}
 		out := filepath.Join(art, name)
-		headless(t, bin, base+page, "--screenshot="+out)
+		headless(t, bin, base+page, "--hide-scrollbars", "--screenshot="+out)
 		if st, err := os.Stat(out); err != nil || st.Size() < 10000 {
 			t.Errorf("screenshot %s missing or blank: %v", out, err)
 			continue
