@@ -11,12 +11,16 @@ export SPLITBRAIN_BINARY := $(abspath $(BIN))
 # Run directories and store/index.html land here whichever package's tests made them.
 export SPLITBRAIN_STORE_DIR ?= $(abspath store)
 
-.PHONY: all deps build images test unit chaos-test chaos nightly vet clean-docker
+.PHONY: all deps browser build images test unit chaos-test chaos nightly vet clean-docker
 
 all: build
 
 deps:
 	@./scripts/ensure-docker.sh
+
+# The chaos build's page tests open report.html and index.html in headless Chromium.
+browser:
+	@./scripts/ensure-chromium.sh
 
 # Static binary: the candidate image copies it into a FROM scratch image.
 build:
@@ -43,7 +47,7 @@ unit:
 # at once (go test -p), beyond the two cores, which halves the wall time (docs/performance.md).
 # The two longest packages are named first so they start first and the rest fill in beside them.
 CHAOS_P ?= 3
-chaos-test: images
+chaos-test: images browser
 	$(GO) test -count=1 -p $(CHAOS_P) -tags chaos -short -timeout 60m ./suite/ ./harness/ ./...
 
 test: vet chaos-test

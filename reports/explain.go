@@ -429,9 +429,9 @@ func modeOf(r *checkers.Results) string {
 // relTo renders t relative to zero: "+2.010s", or "-150.0ms" before it.
 func relTo(t, zero int64) string {
 	if t < zero {
-		return "-" + fmtDur(zero-t)
+		return "-" + fmtStamp(zero-t)
 	}
-	return "+" + fmtDur(t-zero)
+	return "+" + fmtStamp(t-zero)
 }
 
 func minNonZero(a, b int64) int64 {

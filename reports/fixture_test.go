@@ -41,6 +41,10 @@ type fixture struct {
 	// thirdToken is c3's token (default 3); 2 or 1 makes a token anomaly.
 	thirdToken int64
 	noThird    bool // c3 is never elected: no leader after the kill
+	// zombieWrites is how many writes c1 makes with its old token after the pause (0 = 1),
+	// 50ms apart: unfenced, each is a stale write and an interleaving.
+	zombieWrites int
+	workload     string // flags.workload; "" is steady
 }
 
 func defaultFixture() fixture {
@@ -100,9 +104,12 @@ func (f fixture) events() []history.Event {
 		write(t, c2, 2)
 	}
 	add(7000, history.Event{Kind: history.KindFaultEnd, FaultID: 1})
-	write(7010, c1, 1) // the zombie's write
-	add(7100, history.Event{Kind: history.KindSteppedDown, Node: c1, Reason: f.stepReason})
-	add(7200, history.Event{Kind: history.KindCampaigning, Node: c1})
+	zombie := int64(max(f.zombieWrites, 1))
+	for i := int64(0); i < zombie; i++ {
+		write(7010+i*50, c1, 1) // the zombie's writes
+	}
+	add(7100+(zombie-1)*50, history.Event{Kind: history.KindSteppedDown, Node: c1, Reason: f.stepReason})
+	add(7200+(zombie-1)*50, history.Event{Kind: history.KindCampaigning, Node: c1})
 	add(9000, history.Event{Kind: history.KindFaultStart, FaultID: 2, Fault: "partition", Targets: []string{"etcd-2"}, Spec: "partition:target=store-minority"})
 	add(11000, history.Event{Kind: history.KindFaultEnd, FaultID: 2})
 	// The kill was triggered by c2's write 100 (on=write:100): the report says so.
@@ -171,12 +178,12 @@ func writeRun(t testing.TB, dir string, f fixture) *checkers.Results {
 		"splitbrain": "(devel)", "run_id": "sb-fixture", "started": f.started,
 		"replay": "splitbrain run --store " + f.store + " --recipe " + f.recipe + " --nemesis " + f.nemesis + " --seed 42",
 		"flags": map[string]any{"store": f.store, "recipe": f.recipe, "nodes": 3, "time": "10s", "ttl": "2s", "write_interval": "50ms",
-			"workload": "steady", "resource": map[bool]string{false: "fenced", true: "unfenced"}[f.unfenced], "nemesis": f.nemesis, "seed": 42, "profile": "local"},
+			"workload": firstNonEmpty(f.workload, "steady"), "resource": map[bool]string{false: "fenced", true: "unfenced"}[f.unfenced], "nemesis": f.nemesis, "seed": 42, "profile": "local"},
 		"images":        map[string]string{"etcd": "splitbrain.local/etcd:abc123"},
 		"store_version": "3.6.5", "store_nodes": []string{"etcd-1", "etcd-2", "etcd-3"},
 		"store_reuse": "reused from run sb-earlier, 2nd use",
 		"seed":        42, "schedule": f.schedule, "workload": "steady: leader writes every 50ms",
-		"recipe_timing": map[string]any{"ttl": "2s", "retry": "500ms", "negative": f.negative}, "check": p,
+		"recipe_timing": map[string]any{"ttl": "2s", "renew": "666.666666ms", "retry": "500ms", "negative": f.negative}, "check": p,
 	}
 	b, _ := json.MarshalIndent(cfg, "", " ")
 	if err := os.WriteFile(filepath.Join(dir, ConfigFile), b, 0o644); err != nil {

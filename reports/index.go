@@ -27,30 +27,51 @@ type indexRun struct {
 	// Variant names what changes the meaning of a verdict beside recipe and fault (an
 	// unfenced resource, a non-steady workload, extra requirements); "" for the default.
 	Variant  string
+	Unfenced bool // the resource did not fence: the run shows where the recipe fails without it
+	Negative bool // a deliberately broken recipe
 	Fault    string
-	Seed     string
-	Median   string
-	medianNs int64
-	Reason   string
-	Duration string
+	// Kinds are the fault kinds of the run's schedule ("none" for a fault-free run);
+	// Schedule is the canonical schedule they come from.
+	Kinds     []string
+	Schedule  string
+	elections []int64 // fault → next election of every failover, for the leaderboard's figures
+	Seed      string
+	Median    string
+	medianNs  int64
+	Reason    string
+	Duration  string
 }
 
-type leaderCell struct {
-	Run     *indexRun
-	Runs    int
-	Invalid int
-	Unknown int
+// leaderChip is one fault kind under which a recipe ran, with one schedule: the verdict of
+// its latest run, linked to that run's report, and the tally of all its runs.
+type leaderChip struct {
+	Kind     string // "pause", "clock+kill", "no fault"
+	Variant  string // another workload or extra requirements
+	Schedule string
+	Run      *indexRun
+	Runs     int
+	Invalid  int
+	Unknown  int
 }
 
+// leaderRow is one recipe on one store: its verdicts per fault kind with the fenced
+// resource, its failover figures, and its verdicts with the resource unfenced.
 type leaderRow struct {
-	Label string
-	Cells []leaderCell
+	Label    string
+	Recipe   string
+	Store    string
+	Negative bool
+	Fenced   []*leaderChip
+	Unfenced []*leaderChip
+	// Failover figures over the latest fenced run of every schedule: fault → next election.
+	Failovers       int
+	Median, Max     string
+	FailsUnfencedIn []string // the fault kinds under which the unfenced runs were invalid
 }
 
 type indexView struct {
 	Runs      []*indexRun
-	Faults    []string
-	Rows      []leaderRow
+	Rows      []*leaderRow
 	Problems  []string
 	Generated string
 	Counts    map[string]int
@@ -80,7 +101,7 @@ type indexResults struct {
 }
 
 // RenderIndex writes <storeDir>/index.html: every run found under
-// <storeDir>/<test>/<timestamp>/ newest first, and the recipe × fault-profile leaderboard.
+// <storeDir>/<test>/<timestamp>/ newest first, and the leaderboard (one row per recipe and store).
 // Runs without results.json (still running, or crashed before checking) are listed as such.
 func RenderIndex(storeDir string) error {
 	st, err := os.Stat(storeDir)
@@ -92,7 +113,7 @@ func RenderIndex(storeDir string) error {
 	for _, r := range runs {
 		v.Counts[r.Verdict]++
 	}
-	v.Faults, v.Rows = leaderboard(runs)
+	v.Rows = leaderboard(runs)
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, "index.html.tmpl", v); err != nil {
 		return fmt.Errorf("render index: %w", err)
@@ -157,8 +178,12 @@ func loadIndexRun(dir, test, name string) (*indexRun, error) {
 		r.Started = cfg.Started
 		r.Store, r.Recipe = cfg.Flags.Store, cfg.Flags.Recipe
 		r.Fault = firstNonEmpty(cfg.Flags.Nemesis, cfg.Schedule)
+		r.Schedule = cfg.Schedule
+		r.Kinds = scheduleKinds(firstNonEmpty(cfg.Schedule, cfg.Flags.Nemesis))
+		r.Unfenced = cfg.Flags.ResourceMode == "unfenced"
 		r.Variant = variantOf(cfg.Flags.ResourceMode, cfg.Flags.Workload, cfg.Flags.Require)
 		if cfg.Recipe != nil && cfg.Recipe.Negative {
+			r.Negative = true
 			r.Recipe += " [negative control]"
 		}
 		if cfg.Seed != 0 || cfg.Flags.Seed != 0 {
@@ -194,7 +219,7 @@ func loadIndexRun(dir, test, name string) (*indexRun, error) {
 		r.Store = firstNonEmpty(r.Store, res.Params.Store)
 		r.Recipe = firstNonEmpty(r.Recipe, res.Params.Recipe)
 		if len(res.Reasons) > 0 {
-			r.Reason = res.Reasons[0].Message
+			r.Reason = roundDurationsIn(res.Reasons[0].Message)
 		}
 		if res.Run.EndT > res.Run.StartT {
 			r.Duration = fmtDur(res.Run.EndT - res.Run.StartT)
@@ -207,6 +232,7 @@ func loadIndexRun(dir, test, name string) (*indexRun, error) {
 		}
 		if len(xs) > 0 {
 			sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] })
+			r.elections = xs
 			r.medianNs = xs[(len(xs)-1)/2]
 			r.Median = fmtDur(r.medianNs)
 		}
@@ -214,6 +240,9 @@ func loadIndexRun(dir, test, name string) (*indexRun, error) {
 	r.Store = firstNonEmpty(r.Store, "?")
 	r.Recipe = firstNonEmpty(r.Recipe, "?")
 	r.Fault = firstNonEmpty(r.Fault, "none")
+	if len(r.Kinds) == 0 {
+		r.Kinds = scheduleKinds(r.Fault)
+	}
 	if cfgErr != nil {
 		return r, cfgErr
 	}
@@ -229,60 +258,36 @@ func firstNonZero(xs ...int64) int64 {
 	return 0
 }
 
-// leaderboard builds the recipe × fault matrix; runs come newest first, so the first run of
-// a cell is its latest.
-func leaderboard(runs []*indexRun) ([]string, []leaderRow) {
-	faultSet := map[string]bool{}
-	rowKeys := map[string]bool{}
-	var decided []*indexRun // runs without a verdict (still running, unreadable) have no cell
+// leaderboard builds one row per recipe and store; runs come newest first, so the first run
+// of a chip is its latest. Runs without a verdict (still running, unreadable) are left out.
+func leaderboard(runs []*indexRun) []*leaderRow {
+	rows := map[string]*leaderRow{}
+	chips := map[string]*leaderChip{}
 	for _, r := range runs {
 		switch checkers.Verdict(r.Verdict) {
 		case checkers.Valid, checkers.Invalid, checkers.Unknown:
-			decided = append(decided, r)
-			faultSet[r.Fault] = true
+		default:
+			continue
 		}
-	}
-	runs = decided
-	// An unfenced run's invalid says nothing about the recipe under the fenced resource, so
-	// variants get rows of their own instead of sharing (and overwriting) a cell.
-	label := func(r *indexRun) string {
-		l := r.Recipe + " (" + r.Store + ")"
-		if r.Variant != "" {
-			l += " · " + r.Variant
+		label := r.Recipe + " (" + r.Store + ")"
+		row := rows[label]
+		if row == nil {
+			row = &leaderRow{Label: label, Recipe: strings.TrimSuffix(r.Recipe, " [negative control]"), Store: r.Store, Negative: r.Negative}
+			rows[label] = row
 		}
-		return l
-	}
-	for _, r := range runs {
-		rowKeys[label(r)] = true
-	}
-	var faults, rows []string
-	for f := range faultSet {
-		faults = append(faults, f)
-	}
-	sort.Slice(faults, func(i, j int) bool {
-		if (faults[i] == "none") != (faults[j] == "none") {
-			return faults[i] == "none"
-		}
-		return faults[i] < faults[j]
-	})
-	for k := range rowKeys {
-		rows = append(rows, k)
-	}
-	sort.Strings(rows)
-	col := map[string]int{}
-	for i, f := range faults {
-		col[f] = i
-	}
-	out := make([]leaderRow, len(rows))
-	rowIdx := map[string]int{}
-	for i, k := range rows {
-		rowIdx[k] = i
-		out[i] = leaderRow{Label: k, Cells: make([]leaderCell, len(faults))}
-	}
-	for _, r := range runs {
-		c := &out[rowIdx[label(r)]].Cells[col[r.Fault]]
-		if c.Run == nil {
-			c.Run = r
+		// An unfenced run's verdict answers another question than a fenced one's, and so does
+		// another workload's: each has chips of its own.
+		key := fmt.Sprintf("%s\x00%v\x00%s\x00%s", label, r.Unfenced, r.Variant, firstNonEmpty(r.Schedule, r.Fault))
+		c := chips[key]
+		if c == nil {
+			c = &leaderChip{Kind: kindLabel(r.Kinds), Variant: strings.TrimPrefix(strings.TrimPrefix(r.Variant, "unfenced"), ", "),
+				Schedule: firstNonEmpty(r.Schedule, r.Fault), Run: r}
+			chips[key] = c
+			if r.Unfenced {
+				row.Unfenced = append(row.Unfenced, c)
+			} else {
+				row.Fenced = append(row.Fenced, c)
+			}
 		}
 		c.Runs++
 		switch r.Verdict {
@@ -293,7 +298,87 @@ func leaderboard(runs []*indexRun) ([]string, []leaderRow) {
 			c.Unknown++
 		}
 	}
-	return faults, out
+	out := make([]*leaderRow, 0, len(rows))
+	for _, row := range rows {
+		sortChips(row.Fenced)
+		sortChips(row.Unfenced)
+		var xs []int64
+		for _, c := range row.Fenced {
+			xs = append(xs, c.Run.elections...)
+		}
+		if len(xs) > 0 {
+			sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] })
+			row.Failovers, row.Median, row.Max = len(xs), fmtDur(xs[(len(xs)-1)/2]), fmtDur(xs[len(xs)-1])
+		}
+		seen := map[string]bool{}
+		for _, c := range row.Unfenced {
+			if c.Run.Verdict == string(checkers.Invalid) && !seen[c.Kind] {
+				seen[c.Kind] = true
+				row.FailsUnfencedIn = append(row.FailsUnfencedIn, c.Kind)
+			}
+		}
+		out = append(out, row)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Negative != out[j].Negative {
+			return !out[i].Negative // negative controls after the recipes meant to work
+		}
+		if out[i].Store != out[j].Store {
+			return out[i].Store < out[j].Store
+		}
+		return out[i].Recipe < out[j].Recipe
+	})
+	return out
+}
+
+// sortChips puts the fault-free run first, then kinds alphabetically, then schedules.
+func sortChips(cs []*leaderChip) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if (a.Kind == noFault) != (b.Kind == noFault) {
+			return a.Kind == noFault
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		if a.Variant != b.Variant {
+			return a.Variant < b.Variant
+		}
+		return a.Schedule < b.Schedule
+	})
+}
+
+const noFault = "no fault"
+
+// scheduleKinds reads the fault kinds out of a canonical schedule ("pause:target=leader,…;
+// kill:…"; " + " joins them in the matrix); a named profile without a schedule ("pause-leader")
+// is its own kind.
+func scheduleKinds(schedule string) []string {
+	schedule = strings.TrimSpace(schedule)
+	if schedule == "" || schedule == "none" {
+		return nil
+	}
+	var kinds []string
+	seen := map[string]bool{}
+	for _, part := range strings.FieldsFunc(strings.ReplaceAll(schedule, " + ", ";"), func(r rune) bool { return r == ';' }) {
+		k := strings.TrimSpace(part)
+		if i := strings.IndexByte(k, ':'); i >= 0 {
+			k = k[:i]
+		}
+		if k != "" && !seen[k] {
+			seen[k] = true
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
+}
+
+// kindLabel names a chip: "no fault", "pause", "clock+kill".
+func kindLabel(kinds []string) string {
+	if len(kinds) == 0 {
+		return noFault
+	}
+	return strings.Join(kinds, "+")
 }
 
 // variantOf describes the non-default settings that change what a verdict means.

@@ -38,7 +38,7 @@ func makeStoreIn(t *testing.T, store string) string {
 	bad.started = time.Date(2025, 1, 3, 0, 0, 0, 0, time.UTC)
 	mk("etcd-etcd-election-pause-leader", "20250103T000000.000Z", bad)
 	rs := defaultFixture()
-	rs.recipe, rs.store, rs.nemesis = "redis-setnx", "redis", "none"
+	rs.recipe, rs.store, rs.nemesis, rs.schedule = "redis-setnx", "redis", "none", "none"
 	rs.started = time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)
 	mk("redis-redis-setnx-none", "20250102T000000.000Z", rs)
 	if err := os.Symlink("20250103T000000.000Z", filepath.Join(store, "etcd-etcd-election-pause-leader", "latest")); err != nil {
@@ -90,17 +90,49 @@ func TestIndexAndLeaderboard(t *testing.T) {
 	if strings.Join(got, ",") != "no-results,invalid,valid,valid" {
 		t.Fatalf("runs in order %v, want the in-progress run, then invalid (newest), valid, valid", got)
 	}
-	// Leaderboard: the unfenced run (invalid) has a row of its own; the fenced etcd ×
-	// pause-leader cell keeps its valid run instead of showing the newer unfenced one.
-	mustContain(t, page, `id="leaderboard-table"`, `data-row="etcd-election (etcd)"`, `data-row="redis-setnx (redis)"`,
-		`data-row="etcd-election (etcd) · unfenced"`, `<th>none</th>`, `<th>pause-leader</th>`,
-		`href="etcd-etcd-election-pause-leader/20250103T000000.000Z/report.html" data-verdict="invalid"`,
-		`href="etcd-etcd-election-pause-leader/20250101T000000.000Z/report.html" data-verdict="valid"`, "failover 2.")
-	if strings.Contains(page, "2 runs, 1 invalid") {
-		t.Error("the fenced and the unfenced run share a leaderboard cell")
+	// Leaderboard: one row per recipe and store. The unfenced run (invalid) is a chip in the
+	// unfenced column; the fenced pause chip keeps its valid run instead of the newer
+	// unfenced one. Chips are named by fault kind, read from the schedule.
+	mustContain(t, page, `id="leaderboard-table"`, `data-row="etcd-election (etcd)"`, `data-row="redis-setnx (redis)"`)
+	if strings.Contains(page, `data-row="etcd-election (etcd) · unfenced"`) {
+		t.Error("the unfenced run got a row of its own instead of a chip in the unfenced column")
 	}
-	if strings.Index(page, "<th>none</th>") > strings.Index(page, "<th>pause-leader</th>") {
-		t.Error("the no-fault column should come first")
+	etcd := page[strings.Index(page, `data-row="etcd-election (etcd)"`):]
+	etcd = etcd[:strings.Index(etcd, "</tr>")]
+	cells := strings.Split(etcd, "<td")
+	if len(cells) != 8 {
+		t.Fatalf("etcd row has %d cells, want 7:\n%s", len(cells)-1, etcd)
+	}
+	fenced, median, unfenced := cells[3], cells[4], cells[7]
+	if !strings.Contains(fenced, `href="etcd-etcd-election-pause-leader/20250101T000000.000Z/report.html" data-verdict="valid" data-kind="pause"`) ||
+		strings.Contains(fenced, "invalid") {
+		t.Errorf("fenced cell should hold the valid pause run only:\n%s", fenced)
+	}
+	if !strings.Contains(unfenced, `href="etcd-etcd-election-pause-leader/20250103T000000.000Z/report.html" data-verdict="invalid" data-kind="pause"`) {
+		t.Errorf("unfenced cell should hold the invalid pause run:\n%s", unfenced)
+	}
+	if !regexp.MustCompile(`>\d(\.\d+)?s<`).MatchString(median) {
+		t.Errorf("no failover median in %s", median)
+	}
+	redis := page[strings.Index(page, `data-row="redis-setnx (redis)"`):]
+	redis = redis[:strings.Index(redis, "</tr>")]
+	if !strings.Contains(redis, `data-kind="no fault"`) || !strings.Contains(redis, "not run") {
+		t.Errorf("redis row: want a no-fault chip and no unfenced run:\n%s", redis)
+	}
+}
+
+func TestScheduleKinds(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                           "no fault",
+		"none":                       "no fault",
+		"pause:target=leader,for=4s": "pause",
+		"partition:shape=leader-from-store,mode=drop,at=1xTTL; evict:target=leader,at=2xTTL":       "partition+evict",
+		"clock:op=bump,delta=+10xTTL + kill:target=leader,at=8s + kill:target=leader,on=fault-end": "clock+kill",
+		"pause-leader": "pause-leader",
+	} {
+		if got := kindLabel(scheduleKinds(in)); got != want {
+			t.Errorf("kinds of %q = %q, want %q", in, got, want)
+		}
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package reports renders what a run left in its directory for people and CI: report.html
 // (one self-contained page: verdict, run facts, timeline, election latency, checker
-// sections), junit.xml, the store-wide index.html with its recipe × fault leaderboard, a
+// sections), junit.xml, the store-wide index.html with its leaderboard of recipes, a
 // read-only HTTP server for the store, and the live progress printer of `splitbrain run`.
 // docs/reports.md describes the files.
 package reports

@@ -49,6 +49,7 @@ type reasonView struct {
 // explainView is one explanation with its zoomed timeline.
 type explainView struct {
 	ID, Code, Severity string
+	Nodes              string // the zoomed timeline's candidates
 	FaultID            int
 	Steps              []ExplainStep
 	Zoom               *timeline
@@ -88,7 +89,8 @@ type reportView struct {
 	Verdict, VerdictText     string
 	Explanations             []explainView
 	Reasons, Findings        []reasonView
-	Checkers                 []checkerRow // one per entry of the checkers' list, as in junit.xml
+	Groups                   []reasonGroup // the reasons folded by code and tenure, listed first
+	Checkers                 []checkerRow  // one per entry of the checkers' list, as in junit.xml
 	Facts                    []fact
 	Replay                   string
 	Timeline                 *timeline
@@ -176,6 +178,11 @@ func buildReport(runDir string, r *checkers.Results, cfg *runConfig, h *rawHisto
 	v.LivenessFailures = reasonViews(r.Latency.LivenessFailures, "l", t0)
 
 	v.Explanations = explainViews(r, cfg, h, v.Reasons)
+	why := map[string]string{}
+	for _, x := range v.Explanations {
+		why[x.Code] = x.ID
+	}
+	v.Groups = groupReasons(r, v.Reasons, why)
 	v.Facts = runFacts(r, cfg)
 	v.Timeline = timelineWithMarks(r, cfg, h, v.Reasons, v.Findings)
 	v.Chart = buildLatencyChart(r)
@@ -257,7 +264,7 @@ func (v *reportView) checkerTables(r *checkers.Results) {
 			if w.Tenure < 0 {
 				ten = "none"
 			}
-			tb.add(row{rel(w.T, t0), w.Node, fmt.Sprint(w.Token), fmt.Sprint(w.Max), ten, w.WriteID, w.Detail})
+			tb.add(row{rel(w.T, t0), w.Node, fmt.Sprint(w.Token), fmt.Sprint(w.Max), ten, w.WriteID, roundDurationsIn(w.Detail)})
 		}
 		tb.More += total - len(ws)
 		return tb
@@ -275,7 +282,7 @@ func (v *reportView) checkerTables(r *checkers.Results) {
 	}
 	v.Contract = table{ID: "contract-violations", Head: []string{"kind", "at", "node", "seq", "detail"}}
 	for _, c := range r.Contract.Violations {
-		v.Contract.add(row{c.Kind, rel(c.T, t0), c.Node, fmt.Sprint(c.Seq), c.Detail})
+		v.Contract.add(row{c.Kind, rel(c.T, t0), c.Node, fmt.Sprint(c.Seq), roundDurationsIn(c.Detail)})
 	}
 	v.Contract.More += r.Contract.Count - len(r.Contract.Violations)
 	v.Unavail = table{ID: "unavailability", Head: []string{"start", "end", "length", "faults", "over bound", "open"}}
@@ -333,7 +340,11 @@ const zoomWidth = 900.0
 func explainViews(r *checkers.Results, cfg *runConfig, h *rawHistory, reasons []reasonView) []explainView {
 	var out []explainView
 	for i, x := range Explain(r) {
-		ev := explainView{ID: "why-" + safeID(x.Code), Code: x.Code, Severity: x.Severity, FaultID: x.FaultID, Steps: x.Steps}
+		for j := range x.Steps {
+			x.Steps[j].Text = roundDurationsIn(x.Steps[j].Text)
+		}
+		ev := explainView{ID: "why-" + safeID(x.Code), Code: x.Code, Severity: x.Severity, FaultID: x.FaultID, Steps: x.Steps,
+			Nodes: strings.Join(x.Nodes, ", ")}
 		if x.Reason < len(reasons) {
 			reasons[x.Reason].WhyID = ev.ID
 		}
@@ -384,7 +395,7 @@ func reasonViews(rs []checkers.Reason, prefix string, t0 int64) []reasonView {
 	out := make([]reasonView, 0, len(rs))
 	for i, r := range rs {
 		rv := reasonView{Num: fmt.Sprintf("%s%d", strings.ToUpper(prefix), i+1), Checker: r.Checker, Code: r.Code, Severity: string(r.Severity),
-			Message: r.Message, T: r.T}
+			Message: roundDurationsIn(r.Message), T: r.T}
 		if r.T > 0 {
 			rv.MarkID = fmt.Sprintf("mark-%s%d", prefix, i+1)
 			rv.When = rel(r.T, t0)
@@ -425,19 +436,19 @@ func runFacts(r *checkers.Results, cfg *runConfig) []fact {
 	if f.CandidateImage != "" {
 		recipe = firstNonEmpty(recipe, "external image "+f.CandidateImage)
 	}
-	ttl := firstNonEmpty(f.TTL, fmtDurIf(int64(p.LeaseTTL)))
+	ttl := fmtDurText(firstNonEmpty(f.TTL, fmtDurIf(int64(p.LeaseTTL))))
 	if cfg.Recipe != nil {
-		ttl = cfg.Recipe.TTL
+		ttl = fmtDurText(cfg.Recipe.TTL)
 		if cfg.Recipe.Renew != "" {
-			ttl += ", renew " + cfg.Recipe.Renew
+			ttl += ", renew " + fmtDurText(cfg.Recipe.Renew)
 		}
 		if cfg.Recipe.Retry != "" {
-			ttl += ", retry " + cfg.Recipe.Retry
+			ttl += ", retry " + fmtDurText(cfg.Recipe.Retry)
 		}
 	}
 	workload := firstNonEmpty(cfg.Workload, f.Workload)
 	if f.WriteInterval != "" && cfg.Workload == "" {
-		workload += " (writes every " + f.WriteInterval + ")"
+		workload += " (writes every " + fmtDurText(f.WriteInterval) + ")"
 	}
 	schedule := firstNonEmpty(cfg.Schedule, f.Nemesis, "none")
 	seed := cfg.Seed

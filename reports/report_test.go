@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/json"
 	"encoding/xml"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,7 +60,7 @@ func TestReportStructure(t *testing.T) {
 		`id="overlaps-table"`, `id="stale-rejected-table"`, `id="porcupine-table"`, `href="logs/c1.log"`,
 		"splitbrain run --store etcd --recipe etcd-election --nemesis pause-leader --seed 42", "3.6.5",
 		"reused from run sb-earlier, 2nd use",
-		"triggered by write:100 of c2 at &#43;11.970s, in effect 30.0ms later",
+		"triggered by write:100 of c2 at &#43;11.970s, in effect 30ms later",
 	)
 	for _, k := range []string{"pause", "kill"} {
 		if !strings.Contains(page, `class="latency-row" data-kind="`+k+`"`) && !strings.Contains(page, `class="latency-row over" data-kind="`+k+`"`) {
@@ -171,5 +172,43 @@ func TestFastDecodeAgreesWithJSON(t *testing.T) {
 		if fastDecode(b, &fast) && fast != slow {
 			t.Fatalf("fast %+v\nslow %+v\nline %s", fast, slow, b)
 		}
+	}
+}
+
+// TestReportGroupsReasons: a zombie leader's 22 stale writes are one group per code (count,
+// span, first and last write) after the explanation, and every listed reason stays on the
+// page under all-reasons.
+func TestReportGroupsReasons(t *testing.T) {
+	f := defaultFixture()
+	f.unfenced, f.zombieWrites = true, 22
+	page, res, _ := renderFixture(t, f)
+	if res.Verdict != checkers.Invalid {
+		t.Fatalf("verdict %s, want invalid", res.Verdict)
+	}
+	why, groups, all := strings.Index(page, `id="explanations"`), strings.Index(page, `id="reason-groups"`), strings.Index(page, `id="all-reasons"`)
+	if why < 0 || groups < 0 || all < 0 || !(why < groups && groups < all) {
+		t.Fatalf("want explanations, then grouped reasons, then all reasons; at %d, %d, %d", why, groups, all)
+	}
+	rows := regexp.MustCompile(`<tr class="group sev-(\w+)" id="group-\d+" data-code="([^"]+)" data-count="(\d+)">`).FindAllStringSubmatch(page, -1)
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r[2]] = r[3]
+	}
+	if len(rows) != 3 || got["stale-write-accepted"] != "20" || got["interleaving"] != "20" {
+		t.Fatalf("groups %v, want stale-write-accepted and interleaving of 20 each plus porcupine's", got)
+	}
+	stale := page[strings.Index(page, `data-code="stale-write-accepted" data-count="20"`):]
+	stale = html.UnescapeString(stale[:strings.Index(stale, "</tr>")])
+	for _, want := range []string{"c1, token 1", "+2 not listed", "+7.010s", "+7.960s", "950ms", `href="#why-stale-write-accepted"`} {
+		if !strings.Contains(stale, want) {
+			t.Errorf("stale-write group lacks %q:\n%s", want, stale)
+		}
+	}
+	// First and last write ids of the tenure's stale writes.
+	if ids := regexp.MustCompile(`<div class="mono wid">(w\d+)</div>`).FindAllStringSubmatch(stale, -1); len(ids) != 2 || ids[0][1] == ids[1][1] {
+		t.Errorf("want the first and the last write id in the group, got %v", ids)
+	}
+	if n := strings.Count(page[all:], `<li class="reason"`); n != len(res.Reasons) {
+		t.Errorf("all-reasons lists %d of %d reasons", n, len(res.Reasons))
 	}
 }

@@ -106,30 +106,6 @@ func (s scale) w(a, b int64) float64 {
 
 func round1(f float64) float64 { return math.Round(f*10) / 10 }
 
-// rel formats t relative to the run start, for titles and tables.
-func rel(t, t0 int64) string {
-	return "+" + fmtDur(t-t0)
-}
-
-// fmtDur renders a duration compactly: 1.234s, 45.6ms, 820µs.
-func fmtDur(ns int64) string {
-	if ns < 0 {
-		return "—"
-	}
-	d := time.Duration(ns)
-	switch {
-	case d >= time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	case d >= time.Second:
-		return fmt.Sprintf("%.3fs", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
-	case d >= time.Microsecond:
-		return fmt.Sprintf("%dµs", d/time.Microsecond)
-	}
-	return fmt.Sprintf("%dns", d)
-}
-
 // tokenColor gives each token its own hue (golden-angle steps keep neighbours apart).
 func tokenColor(token int64) string {
 	h := math.Mod(float64(token)*137.508, 360)
