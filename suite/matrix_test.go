@@ -495,3 +495,34 @@ func TestDerivedBoundsAndSmokeTolerance(t *testing.T) {
 		t.Errorf("an overrun beyond 3x fails in smoke too: %v", diffs)
 	}
 }
+
+func TestPoolOrderStartsEachStoreOnce(t *testing.T) {
+	m, err := Load("matrix.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := m.Select(TierDefault, "")
+	order := poolOrder(cs)
+	if len(order) != len(cs) {
+		t.Fatalf("order has %d of %d cases", len(order), len(cs))
+	}
+	seen, changes := map[int]bool{}, 0
+	stores := map[string]bool{}
+	for j, i := range order {
+		if seen[i] {
+			t.Fatalf("case %d twice", i)
+		}
+		seen[i] = true
+		if j == 0 || cs[order[j-1]].Config.Store != cs[i].Config.Store || cs[order[j-1]].Config.StoreNodes != cs[i].Config.StoreNodes {
+			changes++
+			k := fmt.Sprint(cs[i].Config.Store, cs[i].Config.StoreNodes)
+			if stores[k] {
+				t.Errorf("store %s comes back after another store: its cluster would start twice", k)
+			}
+			stores[k] = true
+		}
+	}
+	if changes != len(stores) {
+		t.Errorf("%d store changes for %d clusters", changes, len(stores))
+	}
+}

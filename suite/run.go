@@ -160,7 +160,8 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, run func
 	sem := semaphore.NewWeighted(int64(n))
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for i, c := range cases {
+	for _, i := range poolOrder(cases) {
+		c := cases[i]
 		if ctx.Err() != nil {
 			skip(i, c, context.Cause(ctx))
 			continue
@@ -192,6 +193,31 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, run func
 			run(i, c)
 		}()
 	}
+}
+
+// poolOrder is the order to run cases in: grouped by store cluster (store kind and size), each
+// group where its first case stands, file order inside a group. Pooled clusters are then
+// started once per kind instead of once per change of store (the default tier changed store
+// 14 times for 8 stores in file order), and each store's images are built once, up front.
+func poolOrder(cases []Case) []int {
+	type key struct {
+		store string
+		nodes int
+	}
+	var keys []key
+	groups := map[key][]int{}
+	for i, c := range cases {
+		k := key{c.Config.Store, c.Config.StoreNodes}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	order := make([]int, 0, len(cases))
+	for _, k := range keys {
+		order = append(order, groups[k]...)
+	}
+	return order
 }
 
 // Summary aggregates a batch of results.
