@@ -569,7 +569,25 @@ func (m *Matrix) config(r Row, t Timing, seed int64) harness.Config {
 	if r.LeaderWork != nil {
 		cfg.LeaderWork, cfg.LeaderWorkSet = *r.LeaderWork, true
 	}
+	if cfg.Until == "" && allTriggered(r.Fault) {
+		cfg.Until = "faults" // every fault counted: the phase ends when they have run
+	}
 	return cfg
+}
+
+// allTriggered reports whether every fault of spec starts on an event with a count, so the
+// faults phase can end when they have all run.
+func allTriggered(spec string) bool {
+	sched, err := nemesis.Parse(spec)
+	if err != nil || len(sched.Faults) == 0 {
+		return false
+	}
+	for _, f := range sched.Faults {
+		if !f.On.IsSet() || f.Count <= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // testName turns a row name into a run-directory name (no slashes).
@@ -582,4 +600,18 @@ func testName(rowName string) string {
 }
 
 // Planned is the configured run time (warmup + faults + recovery) of a case.
+// For an event-ended case (EventEnded) it is the most the phases may take: their timeouts.
 func (c Case) Planned() time.Duration { return c.Timing.Warmup + c.Timing.Duration + c.Timing.Recovery }
+
+// EventEnded reports whether the case's phases end on events (until:, cycles), its
+// durations being timeouts.
+func (c Case) EventEnded() bool { return c.Config.Until != "" || c.Config.Cycles > 0 }
+
+// PlanText is how listings show the case's length: "28s" for phases on the clock, "<=1m8s"
+// (the timeouts) for an event-ended case.
+func (c Case) PlanText() string {
+	if c.EventEnded() {
+		return "<=" + c.Planned().String()
+	}
+	return c.Planned().String()
+}

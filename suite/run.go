@@ -131,7 +131,7 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 		}
 	}
 	run := func(i int, c Case) {
-		say("matrix: [%d/%d] %s (planned %v) ...\n", i+1, len(cases), c.Name, c.Planned())
+		say("matrix: [%d/%d] %s (planned %s) ...\n", i+1, len(cases), c.Name, c.PlanText())
 		r := RunCasePooled(ctx, c, o.StoreRoot, o.RunProgress, pool)
 		results[i] = r
 		mark := "✓"

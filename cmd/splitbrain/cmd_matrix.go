@@ -67,19 +67,32 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			return exitValid, nil
 		}
 	}
-	var planned time.Duration
+	var planned, timeouts time.Duration
+	paced := 0
 	for _, c := range cases {
-		planned += c.Planned()
+		if c.EventEnded() {
+			paced++
+			timeouts += c.Planned()
+		} else {
+			planned += c.Planned()
+		}
+	}
+	phases := fmt.Sprintf("%v of planned phases", planned)
+	switch {
+	case paced == len(cases):
+		phases = fmt.Sprintf("every phase ends on events (timeouts %v in all)", timeouts)
+	case paced > 0:
+		phases = fmt.Sprintf("%d event-ended (timeouts %v in all), %v of planned phases for the other %d", paced, timeouts, planned, len(cases)-paced)
 	}
 	if *list {
 		for _, c := range cases {
-			fmt.Fprintf(stdout, "%-55s expect %-7s  %v\n", c.Name, c.Row.Expect.Verdict, c.Planned())
+			fmt.Fprintf(stdout, "%-55s expect %-7s  %v\n", c.Name, c.Row.Expect.Verdict, c.PlanText())
 		}
-		fmt.Fprintf(stdout, "%d rows%s, %v of planned phases (plus setup/teardown per row)\n", len(cases), shardNote, planned)
+		fmt.Fprintf(stdout, "%d rows%s, %s (plus setup/teardown per row)\n", len(cases), shardNote, phases)
 		return exitValid, nil
 	}
-	fmt.Fprintf(stdout, "splitbrain matrix: %d rows of %s (tier %s%s), %v of planned phases, %d at a time\n",
-		len(cases), path, *tier, shardNote, planned, *parallel)
+	fmt.Fprintf(stdout, "splitbrain matrix: %d rows of %s (tier %s%s), %s, %d at a time\n",
+		len(cases), path, *tier, shardNote, phases, *parallel)
 	opts := suite.Options{StoreRoot: *store, Parallel: *parallel, Progress: stdout, NoReuse: *fresh}
 	if *verbose {
 		opts.RunProgress = stdout
