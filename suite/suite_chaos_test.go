@@ -88,7 +88,8 @@ func TestMatrix(t *testing.T) {
 	for s, sh := range shards {
 		// t.Run may be called from several goroutines; each shard's rows stay in order.
 		wg.Go(func() {
-			for _, c := range sh {
+			for _, i := range poolOrder(sh) {
+				c := sh[i]
 				t.Run(c.Name, func(t *testing.T) {
 					r := RunCasePooled(ctx, c, shardRoots[s], logWriter{t}, pool)
 					shardDone[s] = append(shardDone[s], r)
@@ -102,6 +103,9 @@ func TestMatrix(t *testing.T) {
 					}
 					for _, d := range r.Diffs {
 						t.Errorf("%s: %s (note: %s)", c.Name, d, c.Row.Note)
+					}
+					for _, n := range r.Notes {
+						t.Logf("%s: %s", c.Name, n)
 					}
 				})
 			}
