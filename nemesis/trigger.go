@@ -201,6 +201,13 @@ func planTrigger(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand
 			return PlannedTrigger{}, fmt.Errorf("every=%s (%s) is the cooldown between triggered occurrences and must be longer than after+for (%s) so they do not overlap", f.Every, every, after+length)
 		}
 	}
+	// count= is the number of occurrences the run must see take effect (the validity checker
+	// holds it to that), so it must fit: n occurrences take after+for plus n-1 cooldowns.
+	if f.Count > 1 {
+		if fit := int64((phase-(after+length))/every) + 1; int64(f.Count) > fit {
+			return PlannedTrigger{}, fmt.Errorf("count=%d occurrences cannot fit in the %s fault phase: with after+for=%s and a cooldown every=%s at most %d fit; lower count= or every=, or lengthen the run", f.Count, phase, after+length, every, fit)
+		}
+	}
 	return PlannedTrigger{On: f.On.String(), After: Duration(after), Every: Duration(every), Count: f.Count,
 		Fault: tmpl, Seed: rng.Uint64(), trig: f.On}, nil
 }
