@@ -22,8 +22,8 @@ var Layers = [][]string{
 	// 6 what drives many runs: the known-answer matrix, replay, shrink and explore.
 	{"suite", "shrink", "explore"},
 	// 7 the command line, and the example candidates (programs that import nothing of the
-	// module: they show the contract from outside).
-	{"cmd/splitbrain", "examples", "examples/go"},
+	// module: they show the contract from outside), and the tests of the shell scripts.
+	{"cmd/splitbrain", "examples", "examples/go", "scripts"},
 }
 
 // Layer returns the layer of a package path (relative to the module), or -1.
