@@ -191,6 +191,9 @@ func planTrigger(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand
 	tmpl.Spec = f.String()
 	after := f.After.Resolve(topo.TTL)
 	length := time.Duration(tmpl.For)
+	if after < 0 || after > phase {
+		return PlannedTrigger{}, fmt.Errorf("after=%s resolves to %s: it must be between 0 and the fault phase (%s)", f.After, after, phase)
+	}
 	if after+length > phase {
 		return PlannedTrigger{}, fmt.Errorf("after=%s plus for=%s (%s) is longer than the fault phase (%s): no occurrence could end inside it", f.After, time.Duration(tmpl.For), after+length, phase)
 	}

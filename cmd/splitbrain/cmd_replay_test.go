@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,4 +35,69 @@ func TestReplayShrinkUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 64 and %q", tc.args, code, errb.String(), tc.want)
 		}
 	}
+}
+
+// An edited config.json given to replay or shrink is bounded and checked before anything is
+// planned or started: a huge --time or a 1ns TTL once planned billions of occurrences, and
+// a given plan's faults were trusted whole.
+func TestReplayRefusesTamperedConfig(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-replay-test.sock")
+	b, err := os.ReadFile("../../internal/runconfig/testdata/run/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(cfg map[string]any)
+		want string
+	}{
+		// shrink takes its phases from the plan; replay from the flags.
+		{"time", func(c map[string]any) { c["flags"].(map[string]any)["time"] = "2562047h" }, "--time 2562047h"},
+		{"ttl", func(c map[string]any) { c["flags"].(map[string]any)["ttl"] = "1ns" }, "--ttl 1ns"},
+		{"phase", func(c map[string]any) {
+			c["plan"].(map[string]any)["fault_phase"] = "2562047h"
+			c["flags"].(map[string]any)["time"] = "2562047h"
+		}, "2562047h"},
+		{"kind", func(c map[string]any) { fault(c, 0)["kind"] = "rm-rf" }, `unknown fault kind "rm-rf"`},
+		{"at", func(c map[string]any) { fault(c, 0)["at"] = "-1000h" }, "does not fit"},
+		{"many", func(c map[string]any) {
+			plan := c["plan"].(map[string]any)
+			f := fault(c, 0)
+			var all []any
+			for i := range 5000 {
+				g := map[string]any{}
+				for k, v := range f {
+					g[k] = v
+				}
+				g["id"] = i + 1
+				all = append(all, g)
+			}
+			plan["faults"] = all
+		}, "more than 1000"},
+	} {
+		var cfg map[string]any
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		tc.edit(cfg)
+		dir := filepath.Join(t.TempDir(), "redis-redis-setnx-x", "20261122T000000.000Z")
+		os.MkdirAll(dir, 0o755)
+		edited, _ := json.Marshal(cfg)
+		os.WriteFile(filepath.Join(dir, "config.json"), edited, 0o644)
+		os.WriteFile(filepath.Join(dir, "results.json"), []byte(`{"verdict":"invalid","reasons":[{"code":"stale-write-accepted","severity":"invalid"}]}`), 0o644)
+		for _, cmd := range []string{"replay", "shrink"} {
+			if cmd == "shrink" && (tc.name == "time" || tc.name == "ttl") {
+				continue
+			}
+			var out, errb strings.Builder
+			code := runMain([]string{cmd, dir}, &out, &errb)
+			if code != exitUsage || !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("%s of a config.json with %s edited: exit %d, stderr %.300q; want 64 and %q", cmd, tc.name, code, errb.String(), tc.want)
+			}
+		}
+	}
+}
+
+func fault(cfg map[string]any, i int) map[string]any {
+	return cfg["plan"].(map[string]any)["faults"].([]any)[i].(map[string]any)
 }
