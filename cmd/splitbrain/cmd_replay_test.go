@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Bad input to replay and shrink: exit 64 with a message naming the problem.
@@ -100,4 +102,32 @@ func TestReplayRefusesTamperedConfig(t *testing.T) {
 
 func fault(cfg map[string]any, i int) map[string]any {
 	return cfg["plan"].(map[string]any)["faults"].([]any)[i].(map[string]any)
+}
+
+// check, report, replay and shrink read a run directory through one reader: a FIFO or a
+// link to /dev/zero is refused at once (they once hung or ran out of memory).
+func TestRunDirReadersRefuseHostileFiles(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-replay-test.sock")
+	for _, plant := range []func(p string) error{
+		func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		func(p string) error { return os.Symlink("/dev/zero", p) },
+	} {
+		dir := writeRun(t, leaderRun(runShape{}))
+		if err := plant(filepath.Join(dir, "config.json")); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"check", dir}, {"report", dir}, {"replay", dir}, {"shrink", dir}} {
+			done := make(chan int, 1)
+			var out, errb strings.Builder
+			go func() { done <- runMain(args, &out, &errb) }()
+			select {
+			case code := <-done:
+				if code == exitValid || (args[0] != "report" && !strings.Contains(errb.String(), "config.json")) {
+					t.Errorf("%v with a hostile config.json: exit %d, stderr %.300q", args, code, errb.String())
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("%v hung on a hostile config.json", args)
+			}
+		}
+	}
 }

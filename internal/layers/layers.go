@@ -5,8 +5,9 @@ package layers
 
 // Layers lists the module's packages bottom-up, relative to the module path.
 var Layers = [][]string{
-	// 0 kernel: the event schema every stage reads and writes.
-	{"history"},
+	// 0 kernel: the event schema every stage reads and writes, and the one reader of run
+	// directory files.
+	{"history", "internal/runfile"},
 	// 1 platform: the Docker engine, the images and the TCP fault proxy.
 	{"internal/platform", "internal/images", "internal/faultproxy"},
 	// 2 stages that produce the history: store clusters, candidates, workloads, faults.
