@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/shrink"
 )
 
 // Bad input to replay and shrink: exit 64 with a message naming the problem.
@@ -129,5 +131,40 @@ func TestRunDirReadersRefuseHostileFiles(t *testing.T) {
 				t.Fatalf("%v hung on a hostile config.json", args)
 			}
 		}
+	}
+}
+
+// replay with no Docker engine: every try is a harness error, so the exit is 255 (not 1,
+// "did not reproduce"), it stops after MaxReplayErrorsInARow tries instead of starting all
+// of them, and error text (which can quote candidate output) reaches the terminal escaped.
+// shrink's lines are escaped the same way.
+func TestReplayHarnessErrorsAndEscapes(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-replay-test.sock")
+	b, err := os.ReadFile("../../internal/runconfig/testdata/run/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Paths whose names carry terminal escapes: they show up in the lines and errors.
+	dir := filepath.Join(t.TempDir(), "st\x1b[31more", "redis-redis-setnx-x", "20261122T000000.000Z")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644)
+	os.WriteFile(filepath.Join(dir, "results.json"), []byte(`{"verdict":"invalid","reasons":[{"code":"stale-write-accepted","severity":"invalid"}]}`), 0o644)
+	out := filepath.Join(t.TempDir(), "evil\x1b]0;PWNED\x07\x1b[2J")
+	var stdout, stderr strings.Builder
+	code := runMain([]string{"replay", dir, "--times", "10", "--quiet", "--out", out}, &stdout, &stderr)
+	if code != exitHarness {
+		t.Errorf("replay with no engine: exit %d, want %d; stderr %q", code, exitHarness, stderr.String())
+	}
+	if n := strings.Count(stdout.String(), "error: "); n != shrink.MaxReplayErrorsInARow {
+		t.Errorf("replay started %d tries with no engine, want it to stop after %d:\n%s", n, shrink.MaxReplayErrorsInARow, stdout.String())
+	}
+	if strings.ContainsRune(stdout.String()+stderr.String(), 0x1b) {
+		t.Errorf("replay printed a raw ESC:\n%q", stdout.String()+stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	runMain([]string{"shrink", dir, "--tries", "1", "--out", out}, &stdout, &stderr)
+	if !strings.Contains(stdout.String(), `\x1b`) || strings.ContainsRune(stdout.String()+stderr.String(), 0x1b) {
+		t.Errorf("shrink printed a raw ESC (or did not show the escaped one):\n%q", stdout.String()+stderr.String())
 	}
 }

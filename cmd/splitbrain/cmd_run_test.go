@@ -143,3 +143,15 @@ func TestRunRefusesUnboundedOrStorelessProblemsBeforeStart(t *testing.T) {
 		}
 	}
 }
+
+// --shard "" (an unset variable in a CI script) is an error, not "the whole matrix".
+func TestMatrixEmptyShardRefused(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-run-test.sock")
+	for _, args := range [][]string{{"matrix", "--shard", ""}, {"matrix", "--shard="}, {"matrix", "--shard", " "}} {
+		var out, errOut bytes.Buffer
+		code := runMain(args, &out, &errOut)
+		if code != exitUsage || !strings.Contains(errOut.String(), "--shard is empty") {
+			t.Errorf("%q: exit %d, stderr %.300q; want 64 and a message about the empty --shard", args, code, errOut.String())
+		}
+	}
+}
