@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // SchemaVersion of results.json (docs/results.md).
@@ -201,7 +203,7 @@ func (r *Results) WriteFile(dir string) error {
 
 // ReadResults reads a results.json.
 func ReadResults(path string) (*Results, error) {
-	b, err := os.ReadFile(path)
+	b, err := runfile.ReadFile(path, runfile.MaxJSON)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // Files of a run directory the checkers read.
@@ -22,7 +24,7 @@ const (
 func LoadParams(runDir string) (Params, error) {
 	path := filepath.Join(runDir, ConfigFile)
 	var p Params
-	b, err := os.ReadFile(path)
+	b, err := runfile.ReadFile(path, runfile.MaxJSON)
 	if errors.Is(err, os.ErrNotExist) {
 		return p, nil
 	}

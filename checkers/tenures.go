@@ -95,6 +95,7 @@ type analysis struct {
 	hasRunEnd     bool
 	runEndReason  string // run-end's reason: why the run stopped early ("" = it completed)
 	nodeExits     []int  // node-exit events (store nodes, resource), indices into ev
+	planned       []int  // fault-planned events (schedule entries), indices into ev
 	harnessErrors []int  // harness-error events, indices into ev
 	healT         int64  // start of the heal phase, 0 if none
 	teardownT     int64  // start of the teardown phase, 0 if none
@@ -208,6 +209,8 @@ func (b *builder) event(i int) {
 		b.violation("bad-request", e, "%s", truncate(e.Reason, 300))
 	case history.KindFaultStart, history.KindFaultEnd:
 		b.fault(e)
+	case history.KindFaultPlanned:
+		a.planned = append(a.planned, i)
 	}
 }
 

@@ -3,6 +3,7 @@ package checkers
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
@@ -100,7 +101,8 @@ func nonEmptyPhase(p string) string {
 }
 
 // guardFaults: a fault phase in which no fault took effect tested nothing; one failed fault
-// among applied ones is only worth knowing.
+// among applied ones is only worth knowing. With the schedule's entries on record
+// (fault-planned), each entry must also have taken effect as often as planned (guardPlanned).
 func guardFaults(a *analysis, res *ValidityResult, unknown unknownFn, rl *reasonList) {
 	res.FaultsPlanned = len(a.faults)
 	for _, f := range a.faults {
@@ -108,16 +110,103 @@ func guardFaults(a *analysis, res *ValidityResult, unknown unknownFn, rl *reason
 			res.FaultsApplied++
 		}
 	}
-	if res.FaultsPlanned > 0 && res.FaultsApplied == 0 {
-		unknown("nothing-faulted", a.faults[0].StartT, 0, nil,
-			fmt.Sprintf("none of the %d faults took effect (first: %s): the run tested the recipe without faults", res.FaultsPlanned, a.faults[0].Error))
-		return
-	}
 	for _, f := range a.faults {
-		if f.Error != "" {
+		if f.Error != "" && res.FaultsApplied > 0 {
 			rl.add(Reason{Checker: "validity", Code: "fault-not-applied", Severity: SevFinding, T: f.StartT, Nodes: f.Targets, Seqs: []int64{f.StartSeq},
 				Message: fmt.Sprintf("fault %d (%s on %v) did not take effect: %s", f.ID, f.Kind, f.Targets, f.Error)})
 		}
+	}
+	if len(a.planned) > 0 {
+		guardPlanned(a, res, unknown)
+		return
+	}
+	if res.FaultsPlanned > 0 && res.FaultsApplied == 0 {
+		unknown("nothing-faulted", a.faults[0].StartT, 0, nil,
+			fmt.Sprintf("none of the %d faults took effect (first: %s): the run tested the recipe without faults", res.FaultsPlanned, a.faults[0].Error))
+	}
+}
+
+// plannedKey groups a schedule entry with its occurrences: the spec they share and, for a
+// triggered entry, its trigger (a plan given without specs falls back to the kind).
+func plannedKey(spec, kind, trigger string) string {
+	if spec == "" {
+		spec = kind
+	}
+	return trigger + "\x00" + spec
+}
+
+// guardPlanned holds the run to its schedule: a time-tabled entry must have taken effect at
+// least once, a triggered entry as often as its count= (once without count=). An entry that
+// fell short is unknown fault-missing, naming it: a trigger whose event never came (or came
+// too late for the fault to fit the phase) leaves no fault-start at all, so without this a
+// run whose only fault never fired would pass as a faulted run. No fault in effect at all
+// is nothing-faulted. Only a run that completed its fault phase is held to it; an
+// interrupted one is unknown anyway.
+func guardPlanned(a *analysis, res *ValidityResult, unknown unknownFn) {
+	if !a.hasRunEnd || a.runEndReason != "" {
+		return
+	}
+	type tally struct{ fired, applied int }
+	got := map[string]*tally{}
+	firstErr := map[string]string{}
+	for _, f := range a.faults {
+		k := plannedKey(f.Spec, f.Kind, f.Trigger)
+		if got[k] == nil {
+			got[k] = &tally{}
+		}
+		got[k].fired++
+		if f.Error == "" {
+			got[k].applied++
+		} else if firstErr[k] == "" {
+			firstErr[k] = f.Error
+		}
+	}
+	want := map[string]int{}
+	var order []int
+	for _, i := range a.planned {
+		e := &a.ev[i]
+		k := plannedKey(e.Spec, e.Fault, e.Trigger)
+		if _, ok := want[k]; !ok {
+			order = append(order, i)
+		}
+		want[k] += max(e.Count, 1)
+	}
+	var short []string
+	for _, i := range order {
+		e := &a.ev[i]
+		k := plannedKey(e.Spec, e.Fault, e.Trigger)
+		t := got[k]
+		if t == nil {
+			t = &tally{}
+		}
+		if t.applied >= want[k] {
+			continue
+		}
+		what := fmt.Sprintf("fault %q took effect %d of the %d times planned", e.Spec, t.applied, want[k])
+		switch {
+		case e.Trigger != "" && t.fired == 0:
+			what += fmt.Sprintf(": its trigger on=%s never fired (the event did not come in the fault phase, or came too late for after+for to fit before it ended)", e.Trigger)
+		case e.Trigger != "" && t.fired < want[k]:
+			what += fmt.Sprintf(": its trigger on=%s fired %d times", e.Trigger, t.fired)
+		}
+		if firstErr[k] != "" {
+			what += "; first error: " + firstErr[k]
+		}
+		short = append(short, what)
+	}
+	if len(short) == 0 {
+		return
+	}
+	t0 := a.startT
+	if len(a.planned) > 0 {
+		t0 = a.ev[a.planned[0]].T
+	}
+	if res.FaultsApplied == 0 {
+		unknown("nothing-faulted", t0, 0, nil, "no fault took effect, so the run tested the recipe without faults: "+strings.Join(short, "; "))
+		return
+	}
+	for _, s := range short {
+		unknown("fault-missing", t0, 0, nil, s+": the run did not test its whole schedule")
 	}
 }
 

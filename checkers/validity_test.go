@@ -2,6 +2,7 @@ package checkers
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
@@ -110,5 +111,63 @@ func TestCheckerPanicIsUnknown(t *testing.T) {
 	}
 	if r.Tenures.Elections != 1 || r.Resource.Accepted == 0 {
 		t.Fatal("the other checkers did not run")
+	}
+}
+
+// The schedule's entries (fault-planned) hold the run to what it planned: a trigger that never
+// fired, or fired fewer times than its count=, leaves the run unknown, naming the fault.
+func TestValidityPlannedTriggers(t *testing.T) {
+	const pauseSpec = "pause:at=100ms,for=400ms"
+	const trigSpec = "pause:target=leader,on=elected,after=30ms,for=3xTTL"
+	planned := func(spec, trigger string, count int) func(h *hb) {
+		return func(h *hb) {
+			h.add(history.Event{T: 401 * ms, Kind: history.KindFaultPlanned, Fault: "pause", Spec: spec, Trigger: trigger, Count: count})
+		}
+	}
+	// Only the trigger was planned, and it never fired: no fault-start at all.
+	never := newHB()
+	never.phase(2, history.PhaseWarmup).campaign(5, "c1").elected(10, "c1", 1)
+	never.writes(10, 2000, "c1", 1)
+	never.phase(400, history.PhaseFaults)
+	planned(trigSpec, "elected", 1)(never)
+	never.phase(2050, history.PhaseTeardown)
+	r := check(t, never.end(2100), Params{})
+	wantVerdict(t, r, Unknown)
+	if codes(r.Reasons)["nothing-faulted"] != 1 || !strings.Contains(r.Reasons[0].Message, trigSpec) || !strings.Contains(r.Reasons[0].Message, "never fired") {
+		t.Fatalf("a trigger that never fired: %+v", r.Reasons)
+	}
+
+	// A time-tabled fault took effect, a trigger with count=2 fired once: unknown fault-missing.
+	withTrig := func(fired int, count int) *Results {
+		return check(t, guarded(nil, "", func(h *hb) {
+			planned(pauseSpec, "", 1)(h)
+			planned(trigSpec, "elected", count)(h)
+			h.add(history.Event{T: 500 * ms, Kind: history.KindFaultStart, FaultID: 1, Fault: "pause", Targets: []string{"c2"}, Spec: pauseSpec})
+			h.heal(900, 1)
+			for i := range fired {
+				id := 2 + i
+				h.add(history.Event{T: int64(1000+100*i) * ms, Kind: history.KindFaultStart, FaultID: id, Fault: "pause", Targets: []string{"c1"}, Spec: trigSpec, Trigger: "elected", TriggerNodes: []string{"c1"}, TriggerT: 990 * ms})
+				h.heal(int64(1050+100*i), id)
+			}
+		}), Params{})
+	}
+	short := withTrig(1, 2)
+	wantVerdict(t, short, Unknown)
+	if c := codes(short.Reasons); c["fault-missing"] != 1 || c["nothing-faulted"] != 0 || !strings.Contains(short.Reasons[0].Message, "1 of the 2") {
+		t.Fatalf("a trigger short of its count: %+v", short.Reasons)
+	}
+	wantVerdict(t, withTrig(2, 2), Valid)
+	wantVerdict(t, withTrig(3, 1), Valid) // no count= plans it once: more firings are fine
+
+	// A time-tabled entry none of whose occurrences took effect, beside one that did.
+	missing := check(t, guarded([][2]int64{{500, 900}}, "", func(h *hb) {
+		planned("pause", "", 1)(h) // guarded's faults carry no spec: their kind stands in
+		planned("kill:target=store-leader,at=1s", "", 1)(h)
+		h.add(history.Event{T: 1000 * ms, Kind: history.KindFaultStart, FaultID: 2, Fault: "kill", Spec: "kill:target=store-leader,at=1s", Err: "the store reports no leader right now"})
+		h.heal(1001, 2)
+	}), Params{})
+	wantVerdict(t, missing, Unknown)
+	if codes(missing.Reasons)["fault-missing"] != 1 {
+		t.Fatalf("a time-tabled entry that never took effect: %+v", missing.Reasons)
 	}
 }

@@ -157,7 +157,7 @@ func drawRunnable(rng *rand.Rand, opt Options, i int, refused *int) (harness.Con
 		}
 		*refused++
 	}
-	return harness.Config{}, "", fmt.Errorf("explore: %d drawn schedules in a row were refused by this store/recipe; narrow --kinds to faults it takes (last refusal: %v)", maxRefusals, last)
+	return harness.Config{}, "", fmt.Errorf("explore: %d drawn schedules in a row were refused by this store/recipe; narrow --faults to faults it takes (last refusal: %v)", maxRefusals, last)
 }
 
 func runTry(ctx context.Context, cfg harness.Config, i int, spec string) Try {

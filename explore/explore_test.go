@@ -115,3 +115,17 @@ func TestDrawnSchedulesParseFitAndMostlyRun(t *testing.T) {
 		}
 	}
 }
+
+// A vocabulary the store refuses every draw of ends with a message naming the real flag.
+func TestRefusedVocabularyNamesFaultsFlag(t *testing.T) {
+	v, err := NewVocabulary([]string{"evict"}, 1)
+	if err != nil {
+		t.Fatalf("evict is not in the vocabulary: %v", err)
+	}
+	opt := Options{Vocabulary: v, Base: harness.Config{Store: "redis", Recipe: "redis-setnx", FaultTime: 10 * time.Second, TTL: 2 * time.Second}}
+	refused := 0
+	_, _, err = drawRunnable(rand.New(rand.NewPCG(1, 2)), opt, 1, &refused)
+	if err == nil || !strings.Contains(err.Error(), "narrow --faults") || refused != maxRefusals {
+		t.Fatalf("evict on redis: %v (%d refused), want the refusal naming --faults", err, refused)
+	}
+}

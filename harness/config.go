@@ -170,6 +170,9 @@ func (c *Config) Validate() error {
 	if c.FaultTime <= 0 {
 		bad("--time %v: the faults phase needs a positive duration, e.g. --time 30s", c.FaultTime)
 	}
+	if c.FaultTime > nemesis.MaxDuration || c.Warmup > nemesis.MaxDuration || c.Recovery > nemesis.MaxDuration {
+		bad("--time %v, --warmup %v, --recovery %v: each must be at most %v", c.FaultTime, c.Warmup, c.Recovery, nemesis.MaxDuration)
+	}
 	if c.Warmup == 0 {
 		c.Warmup = DefaultWarmup
 	} else if c.Warmup < 0 {
@@ -182,8 +185,8 @@ func (c *Config) Validate() error {
 	}
 	if c.TTL == 0 {
 		c.TTL = DefaultTTL
-	} else if c.TTL < 0 {
-		bad("--ttl %v: must be positive, e.g. --ttl 2s", c.TTL)
+	} else if c.TTL < nemesis.MinFaultDuration {
+		bad("--ttl %v: must be at least %v, e.g. --ttl 2s", c.TTL, nemesis.MinFaultDuration)
 	}
 	if c.WriteInterval == 0 {
 		c.WriteInterval = DefaultWriteInterval
@@ -223,9 +226,14 @@ func (c *Config) Validate() error {
 		c.Nemesis = "none"
 	}
 	if c.Plan != nil {
-		for _, f := range c.Plan.Faults {
-			if end := time.Duration(f.At + f.For); end > c.FaultTime {
-				bad("the given fault plan's fault %d ends at %v, after the %v fault phase: lengthen --time", f.ID, end, c.FaultTime)
+		// A given plan (replay, shrink) may have been edited: it is checked like a built one.
+		if err := c.Plan.CheckGiven(); err != nil {
+			bad("the given fault plan: %v", err)
+		} else {
+			for _, f := range c.Plan.Faults {
+				if end := time.Duration(f.At + f.For); end > c.FaultTime {
+					bad("the given fault plan's fault %d ends at %v, after the %v fault phase: lengthen --time", f.ID, end, c.FaultTime)
+				}
 			}
 		}
 	}

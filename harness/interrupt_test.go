@@ -75,4 +75,17 @@ func TestInterruptHintNamesCleanup(t *testing.T) {
 			t.Errorf("hint %q lacks %q", h, want)
 		}
 	}
+	// In a matrix the pooled store clusters (and their networks) carry their own ids.
+	h = interruptHint(errors.New("interrupt signal received"), "sb-123", "pool-a", "pool-b")
+	if !strings.Contains(h, "splitbrain clean --run sb-123 && splitbrain clean --run pool-a && splitbrain clean --run pool-b") {
+		t.Errorf("hint %q does not clean the pooled clusters", h)
+	}
+	var pool *StorePool
+	if pool.IDs() != nil {
+		t.Error("no pool, no ids")
+	}
+	pool = &StorePool{leased: map[*poolEntry]bool{{id: "pool-b"}: true}, idle: []*poolEntry{{id: "pool-a"}}}
+	if got := pool.IDs(); strings.Join(got, " ") != "pool-a pool-b" {
+		t.Errorf("pool ids %v, want the idle and the leased cluster", got)
+	}
 }

@@ -98,6 +98,25 @@ func poolKey(kind stores.Kind, nodes int, profile images.Profile, image string, 
 	return b.String()
 }
 
+// IDs are the run ids of the pool's clusters, leased and idle, sorted: their containers and
+// networks carry these, not the ids of the runs that used them.
+func (p *StorePool) IDs() []string {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var ids []string
+	for _, e := range p.idle {
+		ids = append(ids, e.id)
+	}
+	for e := range p.leased {
+		ids = append(ids, e.id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 // take leases an idle entry of key (nil when there is none or the pool is closed).
 func (p *StorePool) take(key string) *poolEntry {
 	p.mu.Lock()

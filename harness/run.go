@@ -156,7 +156,9 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 	}
 
 	// After the first Ctrl-C, say what a second one does and how to clean up after it.
-	stopHint := context.AfterFunc(ctx, func() { fmt.Fprintln(os.Stderr, interruptHint(context.Cause(ctx), r.runID)) })
+	stopHint := context.AfterFunc(ctx, func() {
+		fmt.Fprintln(os.Stderr, interruptHint(context.Cause(ctx), r.runID, r.cfg.StorePool.IDs()...))
+	})
 	defer stopHint()
 	progressDone := r.startProgress()
 	defer func() {
@@ -275,10 +277,15 @@ func prepare(cfg *Config) (prepared, error) {
 }
 
 // interruptHint is what the first Ctrl-C prints: what happens now, what a second one does,
-// and the command that cleans up after it.
-func interruptHint(cause error, runID string) string {
-	return fmt.Sprintf("splitbrain: %v: healing faults and removing run %s; a second Ctrl-C stops at once and skips cleanup (then remove what is left with: splitbrain clean --run %s)",
-		cause, runID, runID)
+// and the commands that clean up after it: the run's own objects, and the pooled store
+// clusters (matrix), whose containers and network carry the pool entries' ids.
+func interruptHint(cause error, runID string, poolIDs ...string) string {
+	cleanup := "splitbrain clean --run " + runID
+	for _, id := range poolIDs {
+		cleanup += " && splitbrain clean --run " + id
+	}
+	return fmt.Sprintf("splitbrain: %v: healing faults and removing run %s; a second Ctrl-C stops at once and skips cleanup (then remove what is left with: %s)",
+		cause, runID, cleanup)
 }
 
 // record appends a harness-side event, timestamped now unless it carries its own time.

@@ -169,3 +169,27 @@ func TestTriggeredFaultHealedAtRunEnd(t *testing.T) {
 		t.Errorf("%s printed nothing after its pause took effect, though the pause was healed at run end", node)
 	}
 }
+
+// TestTriggerThatNeverFiresIsUnknown: a real run whose only fault is a trigger that cannot
+// fire (no tenure reaches a millionth write) applies no fault, and the check says so: unknown
+// nothing-faulted naming the trigger, never valid.
+func TestTriggerThatNeverFiresIsUnknown(t *testing.T) {
+	cfg := baseConfig(t, "redis", "redis-setnx")
+	cfg.Warmup, cfg.FaultTime, cfg.Recovery = 3*time.Second, 5*time.Second, 3*time.Second
+	const spec = "pause:target=leader,on=write:1000000,for=1s"
+	cfg.Nemesis = spec
+	out, evs := runAndRead(t, runCtx(t), cfg)
+	if slices.ContainsFunc(evs, func(e history.Event) bool { return e.Kind == history.KindFaultStart }) {
+		t.Fatal("the trigger fired")
+	}
+	if !slices.ContainsFunc(evs, func(e history.Event) bool {
+		return e.Kind == history.KindFaultPlanned && e.Trigger == "write:1000000" && e.Count == 1
+	}) {
+		t.Fatal("the trigger is not on record as planned")
+	}
+	if out.Verdict != VerdictUnknown || !slices.ContainsFunc(out.Reasons, func(r string) bool {
+		return strings.Contains(r, "no fault took effect") && strings.Contains(r, spec) && strings.Contains(r, "never fired")
+	}) {
+		t.Fatalf("want unknown nothing-faulted naming the trigger, got %s %v", out.Verdict, out.Reasons)
+	}
+}

@@ -60,6 +60,10 @@ const (
 	// nemesis
 	KindFaultStart Kind = "fault-start"
 	KindFaultEnd   Kind = "fault-end"
+	// KindFaultPlanned is one entry of the schedule as the fault phase begins: Spec, Fault,
+	// Trigger (a triggered entry) and Count, the occurrences that must take effect (a
+	// trigger that never fires leaves no fault-start, so only this says it was planned).
+	KindFaultPlanned Kind = "fault-planned"
 )
 
 var kindSource = map[Kind]Source{
@@ -69,7 +73,7 @@ var kindSource = map[Kind]Source{
 	KindRunStart: SourceHarness, KindPhase: SourceHarness, KindProcessStart: SourceHarness,
 	KindProcessExit: SourceHarness, KindSignal: SourceHarness, KindContractViolation: SourceHarness,
 	KindRunEnd: SourceHarness, KindNodeExit: SourceHarness, KindHarnessError: SourceHarness,
-	KindFaultStart: SourceNemesis, KindFaultEnd: SourceNemesis,
+	KindFaultStart: SourceNemesis, KindFaultEnd: SourceNemesis, KindFaultPlanned: SourceNemesis,
 }
 
 // Kinds lists every known kind, sorted, for error messages and docs.
@@ -139,6 +143,8 @@ type Event struct {
 	TriggerNodes []string `json:"trigger_nodes,omitempty"` // the node whose event fired it (fault-end: the healed fault's targets)
 	TriggerSeq   int64    `json:"trigger_seq,omitempty"`   // seq of the triggering event
 	TriggerT     int64    `json:"trigger_t,omitempty"`     // t of the triggering event (fault-start t - trigger_t = after + reaction time)
+
+	Count int `json:"count,omitempty"` // fault-planned: occurrences of the entry that must take effect
 }
 
 // Validate checks one event for the invariants every reader relies on.
@@ -193,6 +199,10 @@ func (e *Event) Validate() error {
 	case KindPhase:
 		if e.Phase == "" {
 			return fmt.Errorf("phase event needs a \"phase\"")
+		}
+	case KindFaultPlanned:
+		if e.Spec == "" || e.Count < 1 {
+			return fmt.Errorf("fault-planned needs a \"spec\" and a \"count\" >= 1")
 		}
 	case KindFaultStart, KindFaultEnd:
 		if e.FaultID <= 0 {

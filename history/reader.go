@@ -7,7 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // maxLine is the longest history line accepted; candidate output is truncated long before.
@@ -122,7 +123,7 @@ func Read(r io.Reader, name string) ([]Event, Info, error) {
 
 // ReadFile reads the history file at path.
 func ReadFile(path string) ([]Event, Info, error) {
-	f, err := os.Open(path)
+	f, err := runfile.Open(path, runfile.MaxHistory)
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("open history: %w", err)
 	}

@@ -325,3 +325,16 @@ func emulateIptables(rules *[]string, script string) (string, int) {
 	}
 	return out.String(), 0
 }
+
+// faultEvents is the history without the schedule's fault-planned entries.
+func (e *fakeEnv) faultEvents() []history.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []history.Event
+	for _, ev := range e.events {
+		if ev.Kind != history.KindFaultPlanned {
+			out = append(out, ev)
+		}
+	}
+	return out
+}

@@ -28,6 +28,12 @@ func (s Schedule) Plan(seed int64, faultPhase time.Duration, topo Topology) (Pla
 	if topo.TTL <= 0 {
 		return Plan{}, fmt.Errorf("plan: the lease TTL must be > 0 (it scales NxTTL durations)")
 	}
+	if topo.TTL < MinFaultDuration {
+		return Plan{}, fmt.Errorf("plan: the lease TTL %s is below %s: no store or candidate works at that scale", topo.TTL, MinFaultDuration)
+	}
+	if faultPhase > MaxDuration {
+		return Plan{}, fmt.Errorf("plan: the fault phase %s is longer than %s: use a shorter --time", faultPhase, MaxDuration)
+	}
 	if faultPhase <= 0 {
 		return Plan{}, fmt.Errorf("plan: the fault phase must be longer than 0 to run %s", s)
 	}
@@ -48,6 +54,9 @@ func (s Schedule) Plan(seed int64, faultPhase time.Duration, topo Topology) (Pla
 			return Plan{}, fmt.Errorf("fault %q: %w", f, err)
 		}
 		all = append(all, occ...)
+		if len(all) > MaxPlannedFaults {
+			return Plan{}, errTooMany("--nemesis", len(all))
+		}
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].At < all[j].At })
 	for i := range all {
@@ -55,6 +64,9 @@ func (s Schedule) Plan(seed int64, faultPhase time.Duration, topo Topology) (Pla
 	}
 	if all != nil {
 		p.Faults = all
+	}
+	if err := p.CheckCaps(); err != nil {
+		return Plan{}, err
 	}
 	return p, nil
 }
@@ -72,8 +84,11 @@ func planFault(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand) 
 	}
 	length := forD.Resolve(ttl)
 	every := f.Every.Resolve(ttl)
-	if length <= 0 {
-		return nil, fmt.Errorf("for=%s resolves to %s: a fault must last longer than 0", forD, length)
+	if length < MinFaultDuration {
+		return nil, fmt.Errorf("for=%s resolves to %s: a fault must last at least %s", forD, length, MinFaultDuration)
+	}
+	if f.Every.Set && every < MinFaultDuration {
+		return nil, fmt.Errorf("every=%s resolves to %s: the period must be at least %s", f.Every, every, MinFaultDuration)
 	}
 	if length > phase {
 		return nil, fmt.Errorf("it lasts %s (for=%s) but the fault phase is only %s: shorten for= or lengthen the run", length, forD, phase)
@@ -84,6 +99,8 @@ func planFault(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand) 
 	jitter := f.Jitter.Resolve(ttl)
 	if !f.Jitter.Set {
 		jitter = every / 10
+	} else if jitter < 0 || jitter > phase {
+		return nil, fmt.Errorf("jitter=%s resolves to %s: it must be between 0 and the fault phase (%s)", f.Jitter, jitter, phase)
 	}
 	target := f.Target
 	if target == "" {
@@ -94,6 +111,9 @@ func planFault(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand) 
 	var first time.Duration
 	if f.At.Set {
 		first = f.At.Resolve(ttl)
+		if first < 0 || first > phase {
+			return nil, fmt.Errorf("at=%s resolves to %s: it must be between 0 and the fault phase (%s)", f.At, first, phase)
+		}
 		if first+length > phase {
 			return nil, fmt.Errorf("at=%s plus for=%s ends after the fault phase (%s)", f.At, forD, phase)
 		}
@@ -110,6 +130,9 @@ func planFault(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand) 
 	var out []PlannedFault
 	start := first
 	for start+length <= phase {
+		if len(out) >= MaxPlannedFaults { // refused before it is built: every=2ns would make billions
+			return nil, errTooMany(fmt.Sprintf("every=%s (%s) in the %s fault phase", f.Every, every, phase), len(out)+1)
+		}
 		pf := PlannedFault{
 			Kind: f.Kind, Spec: f.String(), At: Duration(start), For: Duration(length),
 			Target: target, Params: map[string]string{}, Pick: rng.Uint64(),

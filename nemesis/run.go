@@ -91,6 +91,10 @@ func (n *Nemesis) Active() []ActiveFault {
 // failures are recorded and returned. HealAll, from any goroutine, also ends Run early.
 func (n *Nemesis) Run(ctx context.Context, plan Plan) error {
 	start := time.Now()
+	for _, e := range PlannedEntries(plan) {
+		e.T = history.Now()
+		_ = n.env.Record(e)
+	}
 	n.prewarmSidecars(ctx, plan)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -140,6 +144,34 @@ func (n *Nemesis) Run(ctx context.Context, plan Plan) error {
 		healErrs = append(healErrs, trig.errs...)
 	}
 	return errors.Join(healErrs...)
+}
+
+// PlannedEntries are the fault-planned events of a plan, one per schedule entry in plan
+// order: a time-tabled entry (its occurrences share a spec) must take effect at least once,
+// a triggered one count= times (at least once without count=). The validity checker holds
+// the run to them, so a trigger that never fired cannot pass for a faulted run.
+func PlannedEntries(plan Plan) []history.Event {
+	var out []history.Event
+	seen := map[string]bool{}
+	for _, pf := range plan.Faults {
+		if seen[pf.Spec] {
+			continue
+		}
+		seen[pf.Spec] = true
+		out = append(out, history.Event{Source: history.SourceNemesis, Kind: history.KindFaultPlanned, Fault: pf.Kind, Spec: orKind(pf.Spec, pf.Kind), Count: 1})
+	}
+	for _, pt := range plan.Triggers {
+		out = append(out, history.Event{Source: history.SourceNemesis, Kind: history.KindFaultPlanned, Fault: pt.Fault.Kind,
+			Spec: orKind(pt.Fault.Spec, pt.Fault.Kind), Trigger: pt.On, Count: max(pt.Count, 1)})
+	}
+	return out
+}
+
+func orKind(spec, kind string) string {
+	if spec == "" {
+		return kind
+	}
+	return spec
 }
 
 // prewarmSidecars starts, in the background, the tools sidecars network faults will need,

@@ -130,8 +130,11 @@ func TestRunNoLeaderIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(env.events) != 2 || env.events[0].Err == "" {
-		t.Fatalf("events %+v", env.events)
+	if ev := env.faultEvents(); len(ev) != 2 || ev[0].Err == "" {
+		t.Fatalf("events %+v", ev)
+	}
+	if p := env.eventsOf(history.KindFaultPlanned); len(p) != 1 || p[0].Spec != "probe:at=0s" || p[0].Count != 1 || env.events[0].Kind != history.KindFaultPlanned {
+		t.Fatalf("the entry must be on record before its fault: %+v", env.events)
 	}
 }
 
@@ -153,8 +156,8 @@ func TestRunCancelHeals(t *testing.T) {
 	if active != 0 || len(n.Active()) != 0 {
 		t.Fatalf("cancel left faults active")
 	}
-	if len(env.events) != 2 {
-		t.Fatalf("the second fault must never start: %d events", len(env.events))
+	if ev := env.faultEvents(); len(ev) != 2 {
+		t.Fatalf("the second fault must never start: %d events", len(ev))
 	}
 	if err := n.HealAll(ctx); err != nil { // idempotent, fine on a cancelled ctx
 		t.Fatal(err)
@@ -186,7 +189,7 @@ func TestHealAllStopsRun(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("Run did not return after HealAll")
 	}
-	if len(env.events) != 2 || env.events[1].Kind != history.KindFaultEnd {
-		t.Fatalf("events: %+v", env.events)
+	if ev := env.faultEvents(); len(ev) != 2 || ev[1].Kind != history.KindFaultEnd {
+		t.Fatalf("events: %+v", ev)
 	}
 }

@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,7 +48,15 @@ type Dur struct {
 // Resolve returns the concrete duration for a run with the given TTL.
 func (d Dur) Resolve(ttl time.Duration) time.Duration {
 	if d.TTLs != 0 {
-		return time.Duration(d.TTLs * float64(ttl))
+		// Saturate: a float beyond int64 converts to MinInt64 on amd64.
+		v := d.TTLs * float64(ttl)
+		switch {
+		case v >= math.MaxInt64:
+			return math.MaxInt64
+		case v <= math.MinInt64:
+			return math.MinInt64
+		}
+		return time.Duration(v)
 	}
 	return d.D
 }
@@ -75,8 +84,9 @@ func ParseDur(s string) (Dur, error) {
 		f := 1.0
 		if num != "" {
 			v, err := strconv.ParseFloat(num, 64)
-			if err != nil || v <= 0 {
-				return Dur{}, fmt.Errorf("bad TTL multiple %q: write NxTTL with N > 0, e.g. 3xTTL or 1.5xTTL", s)
+			// !(v > 0) also refuses NaN; hex floats ("0x1p-2") are not a way to write N.
+			if err != nil || !(v > 0) || math.IsInf(v, 0) || v > MaxTTLMultiple || strings.ContainsAny(num, "xXpP_") {
+				return Dur{}, fmt.Errorf("bad TTL multiple %q: write NxTTL with N a decimal number, 0 < N <= %d, e.g. 3xTTL or 1.5xTTL", s, MaxTTLMultiple)
 			}
 			f = v
 		}
@@ -86,7 +96,11 @@ func ParseDur(s string) (Dur, error) {
 	if err != nil {
 		return Dur{}, fmt.Errorf("bad duration %q: use a Go duration like 6s, 500ms, 1m30s, or a TTL multiple like 3xTTL", s)
 	}
-	return Dur{Set: true, D: v, Text: t}, nil
+	d := Dur{Set: true, D: v, Text: t}
+	if err := checkDurRange(d, s); err != nil {
+		return Dur{}, fmt.Errorf("bad duration %q: %w; use at most %s", s, err, MaxDuration)
+	}
+	return d, nil
 }
 
 func mustDur(s string) Dur {

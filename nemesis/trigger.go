@@ -196,6 +196,9 @@ func planTrigger(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand
 	tmpl.Spec = f.String()
 	after := f.After.Resolve(topo.TTL)
 	length := time.Duration(tmpl.For)
+	if after < 0 || after > phase {
+		return PlannedTrigger{}, fmt.Errorf("after=%s resolves to %s: it must be between 0 and the fault phase (%s)", f.After, after, phase)
+	}
 	if after+length > phase {
 		return PlannedTrigger{}, fmt.Errorf("after=%s plus for=%s (%s) is longer than the fault phase (%s): no occurrence could end inside it", f.After, time.Duration(tmpl.For), after+length, phase)
 	}
@@ -207,6 +210,13 @@ func planTrigger(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand
 		every = f.Every.Resolve(topo.TTL)
 		if every <= after+length {
 			return PlannedTrigger{}, fmt.Errorf("every=%s (%s) is the cooldown between triggered occurrences and must be longer than after+for (%s) so they do not overlap", f.Every, every, after+length)
+		}
+	}
+	// count= is the number of occurrences the run must see take effect (the validity checker
+	// holds it to that), so it must fit: n occurrences take after+for plus n-1 cooldowns.
+	if f.Count > 1 {
+		if fit := int64((phase-(after+length))/every) + 1; int64(f.Count) > fit {
+			return PlannedTrigger{}, fmt.Errorf("count=%d occurrences cannot fit in the %s fault phase: with after+for=%s and a cooldown every=%s at most %d fit; lower count= or every=, or lengthen the run", f.Count, phase, after+length, every, fit)
 		}
 	}
 	return PlannedTrigger{On: f.On.String(), After: Duration(after), Every: Duration(every), Count: f.Count,

@@ -123,6 +123,9 @@ func TestPlanTriggers(t *testing.T) {
 		"pause:on=elected,for=2s,every=1s":           "must be longer than for",
 		"pause:target=trigger,on=elected,for=2xTTL":  "",
 		"pause:target=follower,on=elected,for=2xTTL": "",
+		// count= is what the run must see: 7 occurrences 10s apart cannot fit in a minute.
+		"pause:on=elected,for=2s,every=10s,count=7": "count=7 occurrences cannot fit",
+		"pause:on=elected,for=2s,every=10s,count=6": "",
 	} {
 		s, err := Parse(spec)
 		if err == nil {
@@ -275,6 +278,11 @@ func TestTriggerWriteNStepCountAndFaultEnd(t *testing.T) {
 	fe := byTrigger["fault-end"]
 	if len(fe) != 1 || len(fe[0].Targets) != 1 || fe[0].Targets[0] != fe[0].TriggerNodes[0] {
 		t.Fatalf("fault-end: %+v", fe)
+	}
+	// The schedule's entries are on record before any fired: the checker holds the run to them.
+	planned := env.eventsOf(history.KindFaultPlanned)
+	if len(planned) != 3 || planned[0].Trigger != "write:3" || planned[0].Count != 1 || planned[2].Trigger != "fault-end" || planned[0].Seq > byTrigger["write:3"][0].Seq {
+		t.Fatalf("fault-planned: %+v", planned)
 	}
 	// A new tenure counts its writes from 1 again; count=1 keeps write:3 from firing twice.
 	env.feed(history.KindElected, "c1", func(e *history.Event) { e.Token = 2 })
@@ -471,5 +479,31 @@ func TestPacedProfilesPlan(t *testing.T) {
 	}
 	if _, err := PacedSpec("pause-leader", 0); err == nil {
 		t.Error("0 cycles accepted")
+	}
+}
+
+func TestPlannedEntries(t *testing.T) {
+	topo := Topology{Candidates: []string{"c1", "c2", "c3"}, StoreKind: "etcd", TTL: time.Second}
+	s, err := Parse("pause:for=1s,every=5s; kill:on=write:2,for=1s,every=10s,count=3; pause:on=elected,for=1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Plan(3, time.Minute, topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := PlannedEntries(p)
+	if len(p.Faults) < 2 || len(got) != 3 {
+		t.Fatalf("%d occurrences gave entries %+v", len(p.Faults), got)
+	}
+	want := []struct {
+		spec, trigger string
+		count         int
+	}{{s.Faults[0].String(), "", 1}, {s.Faults[1].String(), "write:2", 3}, {s.Faults[2].String(), "elected", 1}}
+	for i, w := range want {
+		e := got[i]
+		if e.Kind != history.KindFaultPlanned || e.Spec != w.spec || e.Trigger != w.trigger || e.Count != w.count {
+			t.Fatalf("entry %d: %+v, want %+v", i, e, w)
+		}
 	}
 }

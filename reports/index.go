@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // indexRun is one run as the index shows it.
@@ -205,7 +207,7 @@ func loadIndexRun(dir, test, name string) (*indexRun, error) {
 	if !r.Started.IsZero() {
 		r.StartedText = r.Started.UTC().Format("2006-01-02 15:04:05")
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	b, err := runfile.ReadFile(filepath.Join(dir, ResultsFile), runfile.MaxJSON)
 	if err == nil {
 		var res indexResults
 		if err := json.Unmarshal(b, &res); err != nil || res.Schema != checkers.SchemaVersion {

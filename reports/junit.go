@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // JUnitCheckers are the test cases of a run's junit.xml: the checkers' own list, in order.
@@ -215,7 +217,7 @@ func CombineJUnit(paths []string, out string) error {
 	doc := junitSuites{Name: "splitbrain matrix"}
 	var total float64
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
+		b, err := runfile.ReadFile(p, runfile.MaxJSON)
 		if err != nil {
 			return fmt.Errorf("combine junit: %w", err)
 		}

@@ -18,6 +18,8 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // Names of the files in a run directory (the harness writes the inputs, reports the outputs).
@@ -113,7 +115,7 @@ var wanted = [][]byte{[]byte(`"kind":"decision"`), []byte(`"kind":"write"`), []b
 // lines it draws into a small struct, so a million-event history costs about a second.
 func readHistory(dir string) (*rawHistory, error) {
 	h := &rawHistory{nodes: map[string]bool{}}
-	f, err := os.Open(filepath.Join(dir, HistoryFile))
+	f, err := runfile.Open(filepath.Join(dir, HistoryFile), runfile.MaxHistory)
 	if errors.Is(err, os.ErrNotExist) {
 		h.missing = true
 		return h, nil

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // MergeSummary says what MergeStores put together.
@@ -156,7 +158,7 @@ func uniqueTestcases(junits []string) error {
 }
 
 func testcaseNames(path string) ([]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := runfile.ReadFile(path, runfile.MaxJSON)
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +195,11 @@ func copyTree(src, dst string) error {
 			if err != nil {
 				return err
 			}
+			// A link that leads out of the shard's run directory is not evidence, and would
+			// make every reader of the merged store read outside it.
+			if !linkInside(src, p) {
+				return fmt.Errorf("merge: %s is a symlink out of its run directory (to %s): remove it from the shard", p, link)
+			}
 			return os.Symlink(link, target)
 		case d.Type().IsRegular():
 			return copyFile(p, target)
@@ -201,8 +208,22 @@ func copyTree(src, dst string) error {
 	})
 }
 
+// linkInside reports whether the symlink at p resolves inside root.
+func linkInside(root, p string) bool {
+	r, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return false
+	}
+	t, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(r, t)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+	in, err := runfile.Open(src, runfile.MaxHistory)
 	if err != nil {
 		return err
 	}

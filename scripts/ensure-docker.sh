@@ -50,11 +50,10 @@ fi
 if ! pgrep -x dockerd >/dev/null 2>&1; then
   say "starting dockerd (log: $LOG)"
   mkdir -p "$(dirname "$LOG")"
-  # setsid: dockerd must outlive the make/CI step that started it.
-  setsid dockerd \
+  # dockerd must outlive the make/CI step that started it, holding none of its descriptors.
+  bash "$(dirname "$0")/detach.sh" "$LOG" dockerd \
     --default-address-pool "base=${DAEMON_POOL},size=24" \
-    --bip "$BRIDGE_IP" \
-    >>"$LOG" 2>&1 </dev/null &
+    --bip "$BRIDGE_IP" >/dev/null
 fi
 
 for _ in $(seq 1 60); do

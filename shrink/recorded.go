@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -15,6 +14,8 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // Recorded is a finished run read back from its directory: the configuration to run it
@@ -102,7 +103,7 @@ func argDuration(args []string, name string) time.Duration {
 // ReadVerdict reads a run directory's verdict and its reason codes (sorted, once each) from
 // results.json.
 func ReadVerdict(dir string) (string, []string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, harness.ResultsFile))
+	b, err := runfile.ReadFile(filepath.Join(dir, harness.ResultsFile), runfile.MaxJSON)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s has no results.json (the run never got to checking): %w", dir, err)
 	}

@@ -11,11 +11,18 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/harness"
 )
 
+// MaxReplayErrorsInARow stops a replay: that many tries in a row that could not run (no
+// Docker engine, a setup that always fails) say the next ones will not either, and each
+// leaves a run directory behind.
+const MaxReplayErrorsInARow = 3
+
 // Replay runs the recorded run again, times times, with its concrete plan, and reads each
-// verdict back. It stops early only on cancellation; a try that errors counts as not
-// reproduced and is reported.
+// verdict back. A try that errors counts as not reproduced and is reported (Outcome.Err);
+// it stops early on cancellation and after MaxReplayErrorsInARow errors in a row, returning
+// an error.
 func Replay(ctx context.Context, rec *Recorded, times int, configure func(i int, c *harness.Config), each func(i int, o Outcome, err error)) ([]Outcome, error) {
 	var outs []Outcome
+	inARow := 0
 	for i := 1; i <= times; i++ {
 		if ctx.Err() != nil {
 			return outs, context.Cause(ctx)
@@ -39,10 +46,20 @@ func Replay(ctx context.Context, rec *Recorded, times int, configure func(i int,
 			o.Verdict, o.Codes, err = ReadVerdict(o.RunDir)
 		}
 		o.Failed = err == nil && o.Verdict == rec.Verdict && slices.Equal(o.Codes, rec.Codes)
+		if err != nil {
+			o.Err = err.Error()
+		}
 		if each != nil {
 			each(i, o, err)
 		}
 		outs = append(outs, o)
+		if err == nil {
+			inARow = 0
+			continue
+		}
+		if inARow++; inARow >= MaxReplayErrorsInARow && i < times {
+			return outs, fmt.Errorf("%d replays in a row could not run, so no more are started (last error: %w)", inARow, err)
+		}
 	}
 	return outs, nil
 }

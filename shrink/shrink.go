@@ -69,6 +69,8 @@ type Outcome struct {
 	Codes   []string      `json:"codes,omitempty"`
 	RunDir  string        `json:"run_dir,omitempty"`
 	Elapsed time.Duration `json:"elapsed"`
+	// Err is set when the try could not run (a harness error): neither a pass nor a failure.
+	Err string `json:"error,omitempty"`
 }
 
 // Runner runs one try of a case. An error means the try could not run (it is not a pass and

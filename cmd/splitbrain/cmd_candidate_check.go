@@ -82,7 +82,7 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	res, _ := checkers.ReadResults(filepath.Join(out.RunDir, checkers.ResultsFile))
 	problems := lint.Check(evs, res, lint.Options{})
-	fmt.Fprintf(stdout, "\n%s", lint.Format(problems))
+	fmt.Fprintf(stdout, "\n%s", problemsText(problems))
 	fmt.Fprintf(stdout, "each candidate's own output: %s\n", filepath.Join(out.RunDir, "logs", "c1.log ..."))
 	if runErr != nil {
 		return exitHarness, runErr
@@ -91,4 +91,10 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 		return exitInvalid, nil
 	}
 	return exitValid, nil
+}
+
+// problemsText is the lint report for a terminal: it quotes the candidate's own lines, so
+// control characters in them are escaped.
+func problemsText(problems []lint.Problem) string {
+	return progress.Printable(lint.Format(problems))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -53,7 +54,13 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return exitUsage, usagef("no row of tier %s matches --filter %q (try --list --tags nightly)", *tier, *filter)
 	}
 	shardNote := ""
-	if *shardFlag != "" {
+	// --shard "" (an unset variable in a CI script) must not mean "the whole matrix".
+	shardGiven := false
+	fs.Visit(func(f *flag.Flag) { shardGiven = shardGiven || f.Name == "shard" })
+	if shardGiven && strings.TrimSpace(*shardFlag) == "" {
+		return exitUsage, usagef("--shard is empty: give I/N, e.g. --shard 2/4, or leave --shard out to run every selected row")
+	}
+	if shardGiven {
 		sh, err := suite.ParseShard(*shardFlag)
 		if err != nil {
 			return exitUsage, usageError{err.Error()}

@@ -66,8 +66,8 @@ are not deterministic, so this is a rate. Exit code: 0 if every replay reproduce
 	if err := harness.CheckConfig(&probe); err != nil {
 		return exitUsage, fmt.Errorf("%s: the recorded configuration does not run here: %w", rec.Dir, err)
 	}
-	fmt.Fprintf(stdout, "splitbrain replay: %s (%s), %d time(s), seed %d, %d planned fault(s)\n",
-		rec.Dir, shrink.Label(rec.Verdict, rec.Codes), *times, rec.Config.Seed, plannedFaults(rec))
+	fmt.Fprint(stdout, progress.Printable(fmt.Sprintf("splitbrain replay: %s (%s), %d time(s), seed %d, %d planned fault(s)\n",
+		rec.Dir, shrink.Label(rec.Verdict, rec.Codes), *times, rec.Config.Seed, plannedFaults(rec))))
 	t0 := time.Now()
 	outs, err := shrink.Replay(ctx, rec, *times, configure, func(i int, o shrink.Outcome, err error) {
 		if o.RunDir != "" {
@@ -78,17 +78,21 @@ are not deterministic, so this is a rate. Exit code: 0 if every replay reproduce
 			status = "differs"
 		}
 		if err != nil {
-			status = "error: " + err.Error()
+			status = "error: " + err.Error() // may carry the candidates' log tails
 		}
-		fmt.Fprintf(stdout, "replay %d/%d: %s — %s (%v) %s\n", i, *times, shrink.Label(o.Verdict, o.Codes), status,
-			o.Elapsed.Round(time.Second), o.RunDir)
+		fmt.Fprint(stdout, progress.Printable(fmt.Sprintf("replay %d/%d: %s — %s (%v) %s\n", i, *times, shrink.Label(o.Verdict, o.Codes), status,
+			o.Elapsed.Round(time.Second), o.RunDir)))
 	})
 	if len(outs) > 0 {
-		fmt.Fprintf(stdout, "reproduced: %s, in %v\n", shrink.ReplaySummary(rec, outs), time.Since(t0).Round(time.Second))
-		fmt.Fprintf(stdout, "index:  %s\n", filepath.Join(filepath.Dir(filepath.Dir(outs[0].RunDir)), "index.html"))
+		fmt.Fprint(stdout, progress.Printable(fmt.Sprintf("reproduced: %s, in %v\n", shrink.ReplaySummary(rec, outs), time.Since(t0).Round(time.Second))))
+		fmt.Fprint(stdout, progress.Printable(fmt.Sprintf("index:  %s\n", filepath.Join(filepath.Dir(filepath.Dir(outs[0].RunDir)), "index.html"))))
 	}
 	if err != nil {
 		return exitHarness, err
+	}
+	// Every try a harness error: nothing was replayed, which is no verdict (255, not 1).
+	if !slices.ContainsFunc(outs, func(o shrink.Outcome) bool { return o.Err == "" }) {
+		return exitHarness, fmt.Errorf("no replay could run (last error: %s)", outs[len(outs)-1].Err)
 	}
 	for _, o := range outs {
 		if !o.Failed {

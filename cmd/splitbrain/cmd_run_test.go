@@ -115,3 +115,43 @@ func TestRunRefusesTopologyProblemsBeforeStart(t *testing.T) {
 		}
 	}
 }
+
+// --store none runs get the same pre-start checks, and no input makes the planner build an
+// unbounded plan: with no Docker engine reachable, an accepted command line would fail with
+// 255 after trying to create a network (once it also ran out of memory and left one behind).
+func TestRunRefusesUnboundedOrStorelessProblemsBeforeStart(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-run-test.sock")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--store", "none", "--recipe", "raft", "--nemesis", "pause:for=1ns,every=2ns"}, "at least 1ms"},
+		{[]string{"--store", "none", "--recipe", "raft", "--nemesis", "pause:for=1ms,every=2ms"}, "more than 1000"},
+		{[]string{"--store", "none", "--recipe", "raft", "--nemesis", "delay-leader"}, "--store none run has none"},
+		{[]string{"--store", "none", "--recipe", "raft", "--nemesis", "pause:target=node:c9,for=1s"}, "c9"},
+		{[]string{"--store", "none", "--recipe", "raft", "--nemesis", "pause:for=20s"}, "fault phase is only 10s"},
+		{[]string{"--store", "redis", "--recipe", "redis-setnx", "--ttl", "1ns", "--nemesis", "pause-leader"}, "--ttl 1ns"},
+		{[]string{"--store", "redis", "--recipe", "redis-setnx", "--time", "100000h", "--nemesis", "pause-leader"}, "--time 100000h"},
+		{[]string{"--store", "redis", "--recipe", "redis-setnx", "--nemesis", strings.Repeat("pause:target=leader,on=elected,for=1s;", 40)}, "in effect at once"},
+		{[]string{"--store", "redis", "--recipe", "redis-setnx", "--nemesis", "pause:target=leader,for=2s,at=NaNxTTL"}, "at: bad TTL multiple"},
+	} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"run", "--time", "10s"}, tc.args...)
+		code := runMain(args, &out, &errOut)
+		if code != exitUsage || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("%.120q: exit %d, stderr %.300q; want %d and %q", tc.args, code, errOut.String(), exitUsage, tc.want)
+		}
+	}
+}
+
+// --shard "" (an unset variable in a CI script) is an error, not "the whole matrix".
+func TestMatrixEmptyShardRefused(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-run-test.sock")
+	for _, args := range [][]string{{"matrix", "--shard", ""}, {"matrix", "--shard="}, {"matrix", "--shard", " "}} {
+		var out, errOut bytes.Buffer
+		code := runMain(args, &out, &errOut)
+		if code != exitUsage || !strings.Contains(errOut.String(), "--shard is empty") {
+			t.Errorf("%q: exit %d, stderr %.300q; want 64 and a message about the empty --shard", args, code, errOut.String())
+		}
+	}
+}

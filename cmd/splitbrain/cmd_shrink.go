@@ -26,6 +26,9 @@ const (
 )
 
 func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	// Tries run quietly, so everything printed here is lines, and error texts in them may
+	// quote the candidates' output: escape control characters.
+	stdout = progress.PrintableWriter{W: stdout}
 	fs := newFlags("shrink", stderr)
 	tries := fs.Int("tries", 3, "tries per smaller plan; it is kept if at least one of them fails")
 	budget := fs.Duration("budget", 30*time.Minute, "wall-time budget of the whole shrink")

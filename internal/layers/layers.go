@@ -5,8 +5,9 @@ package layers
 
 // Layers lists the module's packages bottom-up, relative to the module path.
 var Layers = [][]string{
-	// 0 kernel: the event schema every stage reads and writes.
-	{"history"},
+	// 0 kernel: the event schema every stage reads and writes, and the one reader of run
+	// directory files.
+	{"history", "internal/runfile"},
 	// 1 platform: the Docker engine, the images and the TCP fault proxy.
 	{"internal/platform", "internal/images", "internal/faultproxy"},
 	// 2 stages that produce the history: store clusters, candidates, workloads, faults.
@@ -22,8 +23,8 @@ var Layers = [][]string{
 	// 6 what drives many runs: the known-answer matrix, replay, shrink and explore.
 	{"suite", "shrink", "explore"},
 	// 7 the command line, and the example candidates (programs that import nothing of the
-	// module: they show the contract from outside).
-	{"cmd/splitbrain", "examples", "examples/go"},
+	// module: they show the contract from outside), and the tests of the shell scripts.
+	{"cmd/splitbrain", "examples", "examples/go", "scripts"},
 }
 
 // Layer returns the layer of a package path (relative to the module), or -1.

@@ -6,11 +6,12 @@ package runconfig
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // FileName is config.json's name inside a run directory.
@@ -91,7 +92,7 @@ type RecipeTiming struct {
 // errors.Is(err, os.ErrNotExist), so callers can choose to treat it as empty.
 func Read(dir string) (*Config, error) {
 	path := filepath.Join(dir, FileName)
-	b, err := os.ReadFile(path)
+	b, err := runfile.ReadFile(path, runfile.MaxJSON)
 	if err != nil {
 		return nil, err
 	}
