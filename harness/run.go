@@ -69,6 +69,9 @@ type run struct {
 	cfg     Config
 	prep    prepared
 	dir     string
+	// clockDir holds one directory per candidate with its clock file, bind-mounted read-only
+	// into the candidate's container (clockdir.go); removed after teardown.
+	clockDir string
 	runID   string
 	started time.Time
 	w       *history.Writer
@@ -467,6 +470,7 @@ func (r *run) finish(reason string) {
 	}
 	r.phase(history.PhaseTeardown)
 	r.teardown(ctx)
+	r.removeClockDir()
 	if reason == "" && r.root.Err() != nil {
 		// A signal during teardown: teardown still finished, but the run was interrupted.
 		reason = "cancelled during teardown: " + context.Cause(r.root).Error()
