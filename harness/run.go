@@ -66,19 +66,19 @@ type Outcome struct {
 
 // run is one run in progress.
 type run struct {
-	cfg     Config
-	prep    prepared
-	dir     string
+	cfg  Config
+	prep prepared
+	dir  string
 	// clockDir holds one directory per candidate with its clock file, bind-mounted read-only
 	// into the candidate's container (clockdir.go); removed after teardown.
 	clockDir string
-	runID   string
-	started time.Time
-	w       *history.Writer
-	rec     *Recorder
-	state   *LiveState
-	out     io.Writer // progress and summary; io.Discard when quiet
-	prog    *progress.Progress
+	runID    string
+	started  time.Time
+	w        *history.Writer
+	rec      *Recorder
+	state    *LiveState
+	out      io.Writer // progress and summary; io.Discard when quiet
+	prog     *progress.Progress
 	// harnessLog keeps the run's own log lines (logs/harness.log), also when the progress
 	// output is quiet, as in `splitbrain matrix` without -v.
 	harnessLog *log.Logger
