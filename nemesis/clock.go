@@ -15,8 +15,9 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
-// clock: skew what a node believes the time is. Candidates read real time plus the offset
-// in their clock control file (the candidate contract), so the nemesis rewrites that file.
+// clock: skew what a node believes the time is. Candidates read their clock, a wall line and
+// a monotonic line, from their clock file (the candidate contract, contract.ClockSetting), so
+// the nemesis rewrites that file; only what a candidate reads from it is skewed.
 // PostgreSQL and ZooKeeper servers run under libfaketime with a timestamp file the nemesis
 // rewrites at run time. Redis (jemalloc clashes with libfaketime) and etcd (Go ignores it)
 // cannot be skewed, and the fault says so instead of pretending. The host clock is never
