@@ -95,7 +95,7 @@ func newConsulLock(_ context.Context, env runtime.Env) (runtime.Recipe, error) {
 
 func (r *consulRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 	ttl := r.env.Timing.TTL
-	sentAt := time.Now()
+	sentAt := runtime.RealMono()
 	sid, _, err := r.cli.Session().CreateNoChecks(&consul.SessionEntry{
 		Name: "splitbrain-" + r.env.NodeID, TTL: ttl.String(), LockDelay: ttl, Behavior: consul.SessionBehaviorRelease,
 	}, r.writeOpts(ctx))
@@ -108,12 +108,12 @@ func (r *consulRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 	dl.set(sentAt.Add(ttl))
 	// The session is renewed from now on, also while we wait for the lock.
 	r.renewLost, r.stopRenew = runtime.Monitor(r.env.Timing.Renew, func(mctx context.Context) error {
-		sentAt := time.Now()
+		sentAt := runtime.RealMono()
 		entry, _, err := r.cli.Session().Renew(sid, r.writeOpts(mctx))
 		switch {
 		case err != nil:
 			r.conn.rotate()
-			if end := dl.get(); !time.Now().Before(end) {
+			if end := dl.get(); !runtime.RealMono().Before(end) {
 				return fmt.Errorf("session renewal failing past the local deadline: %w", err)
 			}
 			return nil // try again next period, on another server
@@ -189,7 +189,7 @@ func (r *consulRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		}
 	}()
 	valid := func() error {
-		if now, end := time.Now(), dl.get(); !now.Before(end) {
+		if now, end := runtime.RealMono(), dl.get(); !now.Before(end) {
 			return fmt.Errorf("local session deadline passed %s ago (no renewal for TTL %s)", now.Sub(end).Round(time.Millisecond), ttl)
 		}
 		return nil

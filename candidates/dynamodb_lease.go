@@ -156,12 +156,14 @@ func (r *dynamoRecipe) acquire(ctx context.Context, now time.Time) (int64, error
 
 func (r *dynamoRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 	t := r.env.Timing
-	var sent time.Time
+	var sent runtime.Instant
 	var callT, version int64
 	for {
-		sent, callT = r.env.Clock.Now(), history.Now()
+		// The expiry written to the item is on the wall line; the local deadline on the
+		// monotonic line.
+		sent, callT = r.env.Clock.Mono(), history.Now()
 		var err error
-		version, err = r.acquire(ctx, sent)
+		version, err = r.acquire(ctx, r.env.Clock.Wall())
 		if version > 0 {
 			// Remembered before anything else: if ctx ended meanwhile (SIGTERM), the
 			// shutdown's Resign gives the lease back unannounced (R10).
@@ -193,8 +195,8 @@ func (r *dynamoRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 	dl := &deadline{}
 	dl.set(sent.Add(r.leaseFor()))
 	lost, stop := runtime.Monitor(t.Renew, func(ctx context.Context) error {
-		sentAt := r.env.Clock.Now()
-		err := r.own(ctx, "SET expiry = :exp", map[string]types.AttributeValue{":exp": num(sentAt.Add(t.TTL).UnixMilli())})
+		sentAt := r.env.Clock.Mono()
+		err := r.own(ctx, "SET expiry = :exp", map[string]types.AttributeValue{":exp": num(r.env.Clock.Wall().Add(t.TTL).UnixMilli())})
 		var failed *types.ConditionalCheckFailedException
 		switch {
 		case ctx.Err() != nil:
@@ -208,7 +210,7 @@ func (r *dynamoRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		return nil
 	})
 	r.stopMon = stop
-	valid := dl.valid(r.env.Clock.Now, "local lease deadline")
+	valid := dl.valid(r.env.Clock.Mono, "local lease deadline")
 	return runtime.Term{Token: version, Lost: lost, Valid: valid, CallT: callT}, nil
 }
 

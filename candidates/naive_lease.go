@@ -97,7 +97,7 @@ func (r *naiveRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		if err != nil {
 			return runtime.Term{}, fmt.Errorf("get leader record: %w", err)
 		}
-		now := r.env.Clock.Now()
+		now := r.env.Clock.Wall()
 		if cur == nil || cur.Expiry < now.UnixNano() {
 			token, err := r.rdb.Incr(ctx, r.fenceKey).Result()
 			if err != nil {
@@ -133,7 +133,7 @@ func (r *naiveRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 			return errors.New("leader record taken over by another candidate")
 		}
 		rec := r.mine
-		rec.Expiry = r.env.Clock.Now().Add(t.TTL).UnixNano()
+		rec.Expiry = r.env.Clock.Wall().Add(t.TTL).UnixNano()
 		if err := r.write(ctx, rec); err != nil {
 			return fmt.Errorf("renew: set: %w", err)
 		}
@@ -146,7 +146,7 @@ func (r *naiveRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 	valid := func() error {
 		mu.Lock()
 		defer mu.Unlock()
-		if r.env.Clock.Now().UnixNano() >= expiry {
+		if r.env.Clock.Wall().UnixNano() >= expiry {
 			return errors.New("lease expired on the candidate clock")
 		}
 		return nil

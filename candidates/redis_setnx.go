@@ -91,18 +91,18 @@ func newRedisLease(env runtime.Env, mode acquireMode) (*redisLease, error) {
 		lockKey: "splitbrain:lock:" + env.ElectionName, fenceKey: "splitbrain:fence:" + env.ElectionName}, nil
 }
 
-// deadline is the local lease end on the candidate clock.
+// deadline is the local lease end on the candidate clock's monotonic line.
 type deadline struct {
 	mu sync.Mutex
-	at time.Time
+	at runtime.Instant
 }
 
-func (d *deadline) set(t time.Time) { d.mu.Lock(); d.at = t; d.mu.Unlock() }
-func (d *deadline) get() time.Time  { d.mu.Lock(); defer d.mu.Unlock(); return d.at }
+func (d *deadline) set(t runtime.Instant) { d.mu.Lock(); d.at = t; d.mu.Unlock() }
+func (d *deadline) get() runtime.Instant  { d.mu.Lock(); defer d.mu.Unlock(); return d.at }
 
-// valid is a term's Valid check: an error once now (the candidate clock) reaches the
-// deadline; what names the deadline in that error.
-func (d *deadline) valid(now func() time.Time, what string) func() error {
+// valid is a term's Valid check: an error once now (the candidate clock's monotonic line)
+// reaches the deadline; what names the deadline in that error.
+func (d *deadline) valid(now func() runtime.Instant, what string) func() error {
 	return func() error {
 		if t, end := now(), d.get(); !t.Before(end) {
 			return fmt.Errorf("%s passed on the candidate clock (%s ago)", what, t.Sub(end).Round(time.Millisecond))
@@ -143,10 +143,10 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 		}
 		r.env.Step("token-drawn")
 	}
-	var sent time.Time
+	var sent runtime.Instant
 	var callT int64
 	for {
-		sent, callT = r.env.Clock.Now(), history.Now()
+		sent, callT = r.env.Clock.Mono(), history.Now()
 		var err error
 		token, err = r.acquire(ctx, ttlMs, ticket)
 		if err != nil {
@@ -170,12 +170,12 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 	if r.mode == acquireIncrAfter {
 		// The second bug of this control: the lease is counted from when the acquire
 		// finished, not from when SET NX was sent (redis-setnx's rule).
-		sent = r.env.Clock.Now()
+		sent = r.env.Clock.Mono()
 	}
 	dl := &deadline{}
 	dl.set(sent.Add(r.leaseFor()))
 	lost, stop := runtime.Monitor(t.Renew, func(ctx context.Context) error {
-		sentAt := r.env.Clock.Now()
+		sentAt := r.env.Clock.Mono()
 		n, err := r.rdb.Eval(ctx, luaRenew, []string{r.lockKey}, r.value, ttlMs).Int64()
 		switch {
 		case ctx.Err() != nil:
@@ -189,7 +189,7 @@ func (r *redisLease) Campaign(ctx context.Context) (runtime.Term, error) {
 		return nil
 	})
 	r.stopMon = stop
-	valid := dl.valid(r.env.Clock.Now, "local lease deadline")
+	valid := dl.valid(r.env.Clock.Mono, "local lease deadline")
 	return runtime.Term{Token: token, Lost: lost, Valid: valid, CallT: callT}, nil
 }
 

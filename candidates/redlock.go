@@ -122,10 +122,10 @@ func (r *redlockRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 	// Waiters loop around single attempts: LockContext gives up after its tries anyway
 	// (32 × 50–250 ms, shorter than a crashed holder's expiry), and one attempt at a time
 	// tells when the winning request was sent (call_t, and the lease start).
-	var sent time.Time
+	var sent runtime.Instant
 	var callT int64
 	for {
-		sent, callT = r.env.Clock.Now(), history.Now()
+		sent, callT = r.env.Clock.Mono(), history.Now()
 		err := m.TryLockContext(ctx)
 		if err == nil {
 			break
@@ -144,12 +144,12 @@ func (r *redlockRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		}
 	}
 	// The token: acquisition time on the candidate clock, what Redlock users stamp.
-	token := r.env.Clock.Now().UnixMilli()
+	token := r.env.Clock.Wall().UnixMilli()
 	r.mu = m
 	dl := &deadline{}
 	dl.set(sent.Add(r.leaseFor()))
 	lost, stop := runtime.Monitor(t.Renew, func(ctx context.Context) error {
-		sentAt := r.env.Clock.Now()
+		sentAt := r.env.Clock.Mono()
 		cctx, cancel := context.WithTimeout(ctx, t.Renew)
 		defer cancel()
 		ok, err := m.ExtendContext(cctx)
@@ -165,7 +165,7 @@ func (r *redlockRecipe) Campaign(ctx context.Context) (runtime.Term, error) {
 		return nil
 	})
 	r.stopMon = stop
-	valid := dl.valid(r.env.Clock.Now, "lock validity")
+	valid := dl.valid(r.env.Clock.Mono, "lock validity")
 	return runtime.Term{Token: token, Lost: lost, Valid: valid, CallT: callT}, nil
 }
 

@@ -66,16 +66,19 @@ type Outcome struct {
 
 // run is one run in progress.
 type run struct {
-	cfg     Config
-	prep    prepared
-	dir     string
-	runID   string
-	started time.Time
-	w       *history.Writer
-	rec     *Recorder
-	state   *LiveState
-	out     io.Writer // progress and summary; io.Discard when quiet
-	prog    *progress.Progress
+	cfg  Config
+	prep prepared
+	dir  string
+	// clockDir holds one directory per candidate with its clock file, bind-mounted read-only
+	// into the candidate's container (clockdir.go); removed after teardown.
+	clockDir string
+	runID    string
+	started  time.Time
+	w        *history.Writer
+	rec      *Recorder
+	state    *LiveState
+	out      io.Writer // progress and summary; io.Discard when quiet
+	prog     *progress.Progress
 	// harnessLog keeps the run's own log lines (logs/harness.log), also when the progress
 	// output is quiet, as in `splitbrain matrix` without -v.
 	harnessLog *log.Logger
@@ -514,6 +517,7 @@ func (r *run) finish(reason string) {
 	}
 	r.phase(history.PhaseTeardown)
 	r.teardown(ctx)
+	r.removeClockDir()
 	if reason == "" && r.root.Err() != nil {
 		// A signal during teardown: teardown still finished, but the run was interrupted.
 		reason = "cancelled during teardown: " + context.Cause(r.root).Error()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -279,7 +280,13 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 	if r.proxy != nil {
 		cc.Endpoints = r.proxy.Endpoints(name)
 	}
-	files := []platform.File{{Path: candidateClockFile, Content: []byte("0"), Mode: 0o666}}
+	var files []platform.File
+	var mounts []platform.Mount
+	if r.clockDir != "" {
+		mounts = append(mounts, platform.Mount{HostDir: r.candidateClockHostDir(name), Target: path.Dir(candidateClockFile)})
+	} else {
+		files = append(files, platform.File{Path: candidateClockFile, Content: []byte("0"), Mode: 0o666})
+	}
 	if cr, ok := r.cluster.(stores.Credentialed); ok {
 		cred, err := cr.Credentials(name, cc.Endpoints)
 		if err != nil {
@@ -310,6 +317,7 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 		Role:     "candidate",
 		Env:      env,
 		Files:    files,
+		Mounts:   mounts,
 		LogDir:   r.logDir(),
 		OnStdout: func(line []byte) { r.rec.CandidateLine(name, line) },
 		OnLogGap: func(why string) { r.logGap(name, why) },
@@ -339,6 +347,9 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 // first event both in time and in the file.
 func (r *run) startCandidates(ctx context.Context, ext *external) error {
 	names := r.candidateNames()
+	if err := r.makeClockDir(names); err != nil {
+		return err
+	}
 	procs := make([]*proc, len(names))
 	r.mu.Lock()
 	for i, name := range names {

@@ -2,6 +2,8 @@ package nemesis
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
@@ -49,4 +51,30 @@ func writeFileAtomic(ctx context.Context, nd Node, path string, content []byte) 
 		renamerOf.Store(nd.ID(), -1)
 	}
 	return nd.CopyFile(ctx, path, content, 0o644)
+}
+
+// writeHostFileAtomic replaces the host file path (in a directory bind-mounted into a
+// container) by a temporary file in the same directory renamed over it: a reader in the
+// container sees the old content or the new, never a missing or partial file. The directory,
+// not the file, is what is mounted: a single-file bind mount keeps the old inode and would
+// never see the rename.
+func writeHostFileAtomic(path string, content []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(content)
+	if err == nil {
+		err = f.Chmod(0o644) // readable by a candidate running as any user
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }

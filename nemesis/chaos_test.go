@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/internal/faultproxy"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
@@ -292,11 +293,29 @@ func readClock(t *testing.T, ctx context.Context, n *platform.Node) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	st, err := contract.ParseClockSetting(string(b))
 	if err != nil {
-		t.Fatalf("clock file %q", b)
+		t.Fatalf("clock file %q: %v", b, err)
 	}
-	return v
+	return int64(st.WallOffsetAt(time.Now().UnixNano()))
+}
+
+// readClockSetting is the candidate's clock file as the candidate reads it.
+func readClockSetting(t *testing.T, ctx context.Context, n *platform.Node) contract.ClockSetting {
+	t.Helper()
+	pid, err := n.HostPID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "root", defaultCandidateClockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := contract.ParseClockSetting(string(b))
+	if err != nil {
+		t.Fatalf("clock file %q: %v", b, err)
+	}
+	return st
 }
 
 // applyNow runs one fault spec immediately and returns the nemesis, keeping the fault

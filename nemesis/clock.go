@@ -15,8 +15,9 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
-// clock: skew what a node believes the time is. Candidates read real time plus the offset
-// in their clock control file (the candidate contract), so the nemesis rewrites that file.
+// clock: skew what a node believes the time is. Candidates read their clock, a wall line and
+// a monotonic line, from their clock file (the candidate contract, contract.ClockSetting), so
+// the nemesis rewrites that file; only what a candidate reads from it is skewed.
 // PostgreSQL and ZooKeeper servers run under libfaketime with a timestamp file the nemesis
 // rewrites at run time. Redis (jemalloc clashes with libfaketime) and etcd (Go ignores it)
 // cannot be skewed, and the fault says so instead of pretending. The host clock is never
@@ -192,7 +193,7 @@ func (clockKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 	if err != nil {
 		return nil, err
 	}
-	deltaNs := int64(delta.Resolve(time.Duration(n.topo.TTL)))
+	deltaD := delta.Resolve(time.Duration(n.topo.TTL))
 	names, err := n.targets(ctx, pf)
 	if err != nil {
 		return nil, err
@@ -204,21 +205,55 @@ func (clockKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 			}
 		}
 	}
+	// A candidate's bump steps both lines of its clock by delta and the heal steps them back
+	// (contract.ClockSetting.Bumped), so a rate or another bump on the same node stays; a store
+	// node's libfaketime offset is absolute: base + delta, then base.
 	base := map[string]int64{}
 	n.mu.Lock()
 	for _, name := range names {
 		base[name] = n.clocks[name]
 	}
 	n.mu.Unlock()
-	restore := func(ctx context.Context) error {
-		return n.setClocks(ctx, names, func(name string) int64 { return base[name] }, "restore clock of ")
+	var onMu sync.Mutex
+	on := map[string]bool{} // the delta is in effect on this node (its write succeeded)
+	set := func(ctx context.Context, skew bool, errPrefix string) error {
+		return eachParallel(names, errPrefix, func(name string) error {
+			if n.isCandidate(name) {
+				onMu.Lock()
+				cur := on[name]
+				onMu.Unlock()
+				if cur == skew {
+					return nil
+				}
+				d := deltaD
+				if !skew {
+					d = -d
+				}
+				if err := n.changeCandidateClock(ctx, name, func(st contract.ClockSetting, _ int64) contract.ClockSetting { return st.Bumped(d) }); err != nil {
+					return err
+				}
+			} else {
+				off := base[name]
+				if skew {
+					off += int64(deltaD)
+				}
+				if err := n.setStoreClock(ctx, name, off); err != nil {
+					return err
+				}
+			}
+			onMu.Lock()
+			on[name] = skew
+			onMu.Unlock()
+			return nil
+		})
 	}
-	if err := n.setClocks(ctx, names, func(name string) int64 { return base[name] + deltaNs }, ""); err != nil {
+	restore := func(ctx context.Context) error { return set(ctx, false, "restore clock of ") }
+	if err := set(ctx, true, ""); err != nil {
 		return &applied{targets: names, heal: restore}, err
 	}
 	for _, name := range names {
 		if !n.isCandidate(name) {
-			if err := n.verifyStoreClock(ctx, name, base[name]+deltaNs); err != nil {
+			if err := n.verifyStoreClock(ctx, name, base[name]+int64(deltaD)); err != nil {
 				return &applied{targets: names, heal: restore}, err
 			}
 		}
@@ -243,13 +278,7 @@ func (clockKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 			case <-t.C:
 			}
 			skewed = !skewed
-			err := n.setClocks(context.WithoutCancel(ctx), names, func(name string) int64 {
-				if skewed {
-					return base[name] + deltaNs
-				}
-				return base[name]
-			}, "strobe ")
-			if err != nil && strobeErr == nil {
+			if err := set(context.WithoutCancel(ctx), skewed, "strobe "); err != nil && strobeErr == nil {
 				strobeErr = err
 			}
 		}
@@ -262,17 +291,17 @@ func (clockKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 	return &applied{targets: names, heal: heal}, nil
 }
 
-// setClocks sets every named node's clock at once: one at a time, each write a Docker copy
-// and exec, three candidates took up to 2 s with three rows running, and a row that times a
-// kill against the skew's end (redlock/clock-ahead-then-kill) lost its margin.
-func (n *Nemesis) setClocks(ctx context.Context, names []string, offset func(string) int64, errPrefix string) error {
+// eachParallel runs fn for every name at once: one at a time, each candidate write a Docker
+// copy and exec, three candidates took up to 2 s with three rows running, and a row that
+// times a kill against the skew's end (redlock/clock-ahead-then-kill) lost its margin.
+func eachParallel(names []string, errPrefix string, fn func(name string) error) error {
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := n.setClock(ctx, name, offset(name)); err != nil {
+			if err := fn(name); err != nil {
 				errs[i] = fmt.Errorf("%s%s: %w", errPrefix, name, err)
 			}
 		}()
@@ -281,9 +310,63 @@ func (n *Nemesis) setClocks(ctx context.Context, names []string, offset func(str
 	return errors.Join(errs...)
 }
 
-// setClock writes a node's clock offset: the candidate's control file (signed ns) or the
-// store node's libfaketime file (whole seconds).
-func (n *Nemesis) setClock(ctx context.Context, name string, offset int64) error {
+// candidateClock is what the nemesis last wrote into one candidate's clock file; mu orders
+// the changes, so two faults on one node never write out of order.
+type candidateClock struct {
+	mu sync.Mutex
+	st contract.ClockSetting
+}
+
+func (n *Nemesis) candidateClockOf(name string) *candidateClock {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	cc := n.candClocks[name]
+	if cc == nil {
+		cc = &candidateClock{}
+		n.candClocks[name] = cc
+	}
+	return cc
+}
+
+// changeCandidateClock writes change(current setting, now) into the candidate's clock file;
+// the nemesis's record changes only when the write succeeded (the write is a rename, so a
+// failed one leaves the old file).
+func (n *Nemesis) changeCandidateClock(ctx context.Context, name string, change func(st contract.ClockSetting, now int64) contract.ClockSetting) error {
+	cc := n.candidateClockOf(name)
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	next := change(cc.st, time.Now().UnixNano())
+	if err := n.writeCandidateClock(ctx, name, []byte(next.String()+"\n")); err != nil {
+		return err
+	}
+	cc.st = next
+	return nil
+}
+
+// CandidateClockHostEnv is implemented by an Env whose candidates read their clock file from
+// a host directory bind-mounted read-only into their containers: the nemesis writes it there
+// (a temporary file renamed over the old one), with no Docker call.
+type CandidateClockHostEnv interface {
+	// CandidateClockHostFile is the host path of candidate's clock file, "" when it has none
+	// (then the nemesis copies the file into the container).
+	CandidateClockHostFile(candidate string) string
+}
+
+func (n *Nemesis) writeCandidateClock(ctx context.Context, name string, content []byte) error {
+	if he, ok := n.env.(CandidateClockHostEnv); ok {
+		if p := he.CandidateClockHostFile(name); p != "" {
+			return writeHostFileAtomic(p, content)
+		}
+	}
+	nd, err := n.node(name)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(ctx, nd, n.candidateClockFile(), content)
+}
+
+// setStoreClock writes a store node's libfaketime file (whole seconds).
+func (n *Nemesis) setStoreClock(ctx context.Context, name string, offset int64) error {
 	nd, err := n.node(name)
 	if err != nil {
 		return err
@@ -291,14 +374,46 @@ func (n *Nemesis) setClock(ctx context.Context, name string, offset int64) error
 	n.mu.Lock()
 	n.clocks[name] = offset
 	n.mu.Unlock()
-	if n.isCandidate(name) {
-		return writeFileAtomic(ctx, nd, n.candidateClockFile(), []byte(strconv.FormatInt(offset, 10)+"\n"))
-	}
 	v, err := faketimeValue(offset)
 	if err != nil {
 		return err
 	}
 	return nd.CopyFile(ctx, FaketimeFile, []byte(v), 0o644)
+}
+
+// resetClocks is HealAll's sweep: store nodes back to offset 0; candidates' wall lines back
+// to real time at real speed, their monotonic lines left where they are (they never jump).
+func (n *Nemesis) resetClocks(ctx context.Context) []error {
+	n.mu.Lock()
+	var stores, cands []string
+	for name, off := range n.clocks {
+		if off != 0 {
+			stores = append(stores, name)
+		}
+	}
+	for name := range n.candClocks {
+		cands = append(cands, name)
+	}
+	n.mu.Unlock()
+	var errs []error
+	for _, name := range stores {
+		if err := n.setStoreClock(ctx, name, 0); err != nil {
+			errs = append(errs, fmt.Errorf("reset clock of %s: %w", name, err))
+		}
+	}
+	for _, name := range cands {
+		cc := n.candidateClockOf(name)
+		cc.mu.Lock()
+		st := cc.st
+		cc.mu.Unlock()
+		if st.Offset == 0 && (st.Rate == 0 || st.Rate == 1) {
+			continue
+		}
+		if err := n.changeCandidateClock(ctx, name, func(st contract.ClockSetting, now int64) contract.ClockSetting { return st.WallReset(now) }); err != nil {
+			errs = append(errs, fmt.Errorf("reset clock of %s: %w", name, err))
+		}
+	}
+	return errs
 }
 
 // faketimeValue renders an offset for libfaketime: "+N" / "-N" whole seconds.
@@ -348,9 +463,10 @@ func envList(env map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-// applyRate makes each target candidate's clock run at rate× real time from now on,
-// continuing from its current offset; the heal puts the offset back to what it was before
-// (a step back by the drift gained), as an NTP correction of a fast clock would.
+// applyRate makes each target candidate's clock run at rate× real time from now on, both
+// lines continuing from where they are. The heal steps the wall line back by the drift gained
+// (as an NTP correction would) and leaves the monotonic line where it is, at real speed from
+// then on (contract.ClockSetting.RateHealed): a monotonic clock never jumps.
 func applyRate(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
 	rate, err := strconv.ParseFloat(pf.Params["rate"], 64)
 	if err != nil {
@@ -360,40 +476,28 @@ func applyRate(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, erro
 	if err != nil {
 		return nil, err
 	}
-	base := map[string]int64{}
-	n.mu.Lock()
 	for _, name := range names {
-		base[name] = n.clocks[name]
-	}
-	n.mu.Unlock()
-	done, err := forEachTarget(names, func(name string) error {
 		if !n.isCandidate(name) {
-			return fmt.Errorf("op=rate runs candidates' clocks only, %s is a store node", name)
+			return nil, fmt.Errorf("op=rate runs candidates' clocks only, %s is a store node", name)
 		}
-		nd, err := n.node(name)
-		if err != nil {
-			return err
+	}
+	var mu sync.Mutex
+	var done []string
+	err = eachParallel(names, "", func(name string) error {
+		err := n.changeCandidateClock(ctx, name, func(st contract.ClockSetting, now int64) contract.ClockSetting { return st.WithRate(rate, now) })
+		if err == nil {
+			mu.Lock()
+			done = append(done, name)
+			mu.Unlock()
 		}
-		n.mu.Lock()
-		n.rated[name] = true
-		n.mu.Unlock()
-		st := contract.ClockSetting{Offset: time.Duration(base[name]), Rate: rate, Since: time.Now().UnixNano()}
-		return writeFileAtomic(ctx, nd, n.candidateClockFile(), []byte(st.String()+"\n"))
+		return err
 	})
 	heal := func(ctx context.Context) error {
-		var errs []error
-		for _, name := range done {
-			if err := n.setClock(ctx, name, base[name]); err != nil {
-				errs = append(errs, fmt.Errorf("restore clock of %s: %w", name, err))
-				continue
-			}
-			n.mu.Lock()
-			delete(n.rated, name)
-			n.mu.Unlock()
-		}
-		return errors.Join(errs...)
+		return eachParallel(done, "restore clock of ", func(name string) error {
+			return n.changeCandidateClock(ctx, name, func(st contract.ClockSetting, now int64) contract.ClockSetting { return st.RateHealed(now) })
+		})
 	}
-	// A node whose write failed keeps its old file (the write is a rename); it stays in
-	// n.rated, so HealAll's sweep resets it anyway.
+	// A node whose write failed keeps its old file (the write is a rename); HealAll's sweep
+	// resets every candidate whose file still carries a rate or a wall offset.
 	return &applied{targets: names, heal: heal}, err
 }

@@ -169,6 +169,11 @@ func TestChaosClockRateCandidate(t *testing.T) {
 	if d, ok := waitSkew(t, 10*time.Second, 0, tol, skew); !ok {
 		t.Errorf("c2's lease expiry is %v from real now after heal, want within %v", d, tol)
 	}
+	// The heal stepped the wall line back (the lease expiry above) but not the monotonic
+	// line: it keeps the drift of at least the 8 s sampled at 3x, and runs at real speed.
+	if st := readClockSetting(t, ctx, cand); (st.Rate != 0 && st.Rate != 1) || st.Mono < 16*time.Second {
+		t.Errorf("c2's clock file after the heal: %+v, want real speed with the monotonic line kept ≥ 16s ahead", st)
+	}
 	assertClean(t, ctx, e)
 }
 

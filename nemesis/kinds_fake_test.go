@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -158,22 +159,75 @@ func TestCandidateClockAppliesAndHeals(t *testing.T) {
 	}
 }
 
-// op=rate writes OFFSET RATE SINCE (SINCE = when the fault started) and the heal writes the
-// old offset back as one number.
+// op=rate writes OFFSET RATE SINCE (SINCE = when the fault started). The heal steps the wall
+// line back to its offset before the rate and leaves the monotonic line continuous: the
+// setting before the heal and the one after give the monotonic line the same reading at one
+// instant inside the heal, no earlier than the fault's length after its start. The old heal
+// (one number, the offset before the rate) gave the same reading only at the fault's start:
+// for this 2.5x clock a 300 ms step back at the heal.
 func TestCandidateClockRateAppliesAndHeals(t *testing.T) {
+	for _, rate := range []string{"2.5", "0.5"} {
+		e := threeByThree(t)
+		c2 := e.node("c2")
+		path := defaultCandidateClockFile
+		before := time.Now().UnixNano()
+		var during contract.ClockSetting
+		runKind(t, e, "clock:op=rate,rate="+rate+",target=node:c2,at=0s,for=200ms", func() {
+			st, err := contract.ParseClockSetting(c2.file(path))
+			if err != nil || st.Offset != 0 || st.Mono != 0 || fmt.Sprint(st.Rate) != rate || st.Since < before || st.Since > time.Now().UnixNano() {
+				t.Errorf("clock file %q while the rate is on (%+v, %v), want 0 %s <start>", c2.file(path), st, err, rate)
+			}
+			during = st
+		})
+		healed := time.Now().UnixNano()
+		after, err := contract.ParseClockSetting(c2.file(path))
+		if err != nil {
+			t.Fatalf("rate %s: clock file %q after heal: %v", rate, c2.file(path), err)
+		}
+		if w := after.WallOffsetAt(healed); w != 0 {
+			t.Errorf("rate %s: wall offset %v after heal (file %q), want 0: the wall line steps back by the drift", rate, w, c2.file(path))
+		}
+		// Both settings are linear in time: where do their monotonic lines meet?
+		r := during.Rate
+		meet := during.Since + int64(float64(after.MonoOffsetAt(during.Since)-during.Mono)/(r-1))
+		if minHeal := during.Since + int64(200*time.Millisecond); meet < minHeal || meet > healed {
+			t.Errorf("rate %s: the monotonic line before and after the heal meet %v after the fault's start, want within [200ms, %v] (the heal): it jumped at the heal (file %q)",
+				rate, time.Duration(meet-during.Since), time.Duration(healed-during.Since), c2.file(path))
+		}
+	}
+}
+
+// With the clock file in a host directory bind-mounted into the candidate (the harness's
+// way), a bump and its heal are host file writes: no Docker copy, no exec in the container.
+func TestCandidateClockHostFile(t *testing.T) {
 	e := threeByThree(t)
-	c2 := e.node("c2")
-	path := defaultCandidateClockFile
-	before := time.Now().UnixNano()
-	runKind(t, e, "clock:op=rate,rate=2.5,target=node:c2,at=0s,for=200ms", func() {
-		st, err := contract.ParseClockSetting(c2.file(path))
-		if err != nil || st.Offset != 0 || st.Rate != 2.5 || st.Since < before || st.Since > time.Now().UnixNano() {
-			t.Errorf("clock file %q while the rate is on (%+v, %v), want 0 2.5 <start>", c2.file(path), st, err)
+	dir := t.TempDir()
+	env := hostClockEnv{fakeEnv: e, dir: dir}
+	c1 := e.node("c1")
+	host := filepath.Join(dir, "c1")
+	runKindOn(t, env, e, "clock:op=bump,target=node:c1,delta=+5s,at=0s,for=200ms", func() {
+		if b, err := os.ReadFile(host); err != nil || strings.TrimSpace(string(b)) != "5000000000" {
+			t.Errorf("host clock file %q (%v) while bumped, want 5000000000", b, err)
 		}
 	})
-	if got := strings.TrimSpace(c2.file(path)); got != "0" {
-		t.Errorf("clock file %q after heal, want 0", got)
+	if b, err := os.ReadFile(host); err != nil || strings.TrimSpace(string(b)) != "0" {
+		t.Errorf("host clock file %q (%v) after heal, want 0", b, err)
 	}
+	if calls := c1.callList(); len(calls) != 0 {
+		t.Errorf("clock fault on a bind-mounted clock file made container calls %q", calls)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(left) != 0 {
+		t.Errorf("temporary files left in the clock directory: %v", left)
+	}
+}
+
+type hostClockEnv struct {
+	*fakeEnv
+	dir string
+}
+
+func (h hostClockEnv) CandidateClockHostFile(candidate string) string {
+	return filepath.Join(h.dir, candidate)
 }
 
 // pause stops the node's real host processes: a child process stands in for the container.

@@ -71,10 +71,10 @@ var profiles = map[string]Profile{
 		"partition:shape=leader-from-store,mode=reject,for=3xTTL,every=6xTTL"},
 	// Clock rate on candidates (their clock-offset file carries the rate).
 	"clock-slow-leader": {"clock-slow-leader",
-		"the leader's clock runs at half speed for 3xTTL (its own lease deadline comes late), repeatedly",
+		"the leader's clock file runs at half speed for 3xTTL (a lease deadline it takes from that file comes late; its timers and client libraries are not slowed), repeatedly",
 		"clock:op=rate,rate=0.5,target=leader,for=3xTTL,every=6xTTL"},
 	"clock-fast-follower": {"clock-fast-follower",
-		"a follower's clock runs at twice real speed for 3xTTL (the leader's lease seems to run out early), repeatedly",
+		"a follower's clock file runs at twice real speed for 3xTTL (a lease it judges on that file seems to run out early; its timers and client libraries are not sped up), repeatedly",
 		"clock:op=rate,rate=2,target=follower,for=3xTTL,every=6xTTL"},
 	// Slow store connections through the fault proxy.
 	"delay-leader": {"delay-leader",

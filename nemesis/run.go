@@ -27,21 +27,21 @@ type Nemesis struct {
 
 	mu         sync.Mutex
 	active     map[int]*activeFault
-	sidecars   map[string]*sidecar    // by target node name
-	sideLocks  map[string]*sync.Mutex // by target: two faults never race to create one sidecar
-	netNodes   map[string]bool        // nodes that ever got iptables rules
-	frozen     map[string]bool        // nodes this nemesis froze (docker pause)
-	killed     map[string]bool        // nodes killed and not yet restarted
-	stopped    map[string][]proc      // processes this nemesis SIGSTOPped, by fault owner key
-	stopCounts map[proc]int           // how many active pauses hold each stopped process
-	clocks     map[string]int64       // current clock offset (ns) per node this nemesis skewed
-	proxyLinks map[string]bool        // store proxy links that ever got toxics
-	rated      map[string]bool        // candidates whose clock file carries a rate
-	closing    bool                   // HealAll started: no new fault may apply
-	closeCh    chan struct{}          // closed with closing
-	armed      *armed                 // the plan's triggers while Run is in the fault phase
-	writes     map[string]int         // candidate → writes reported in its current tenure (on=write:N)
-	inflight   sync.WaitGroup         // applies in progress, awaited by HealAll
+	sidecars   map[string]*sidecar        // by target node name
+	sideLocks  map[string]*sync.Mutex     // by target: two faults never race to create one sidecar
+	netNodes   map[string]bool            // nodes that ever got iptables rules
+	frozen     map[string]bool            // nodes this nemesis froze (docker pause)
+	killed     map[string]bool            // nodes killed and not yet restarted
+	stopped    map[string][]proc          // processes this nemesis SIGSTOPped, by fault owner key
+	stopCounts map[proc]int               // how many active pauses hold each stopped process
+	clocks     map[string]int64           // current libfaketime offset (ns) per store node this nemesis skewed
+	candClocks map[string]*candidateClock // what each candidate's clock file holds, once written
+	proxyLinks map[string]bool            // store proxy links that ever got toxics
+	closing    bool                       // HealAll started: no new fault may apply
+	closeCh    chan struct{}              // closed with closing
+	armed      *armed                     // the plan's triggers while Run is in the fault phase
+	writes     map[string]int             // candidate → writes reported in its current tenure (on=write:N)
+	inflight   sync.WaitGroup             // applies in progress, awaited by HealAll
 }
 
 type activeFault struct {
@@ -57,7 +57,7 @@ func New(env Env, topo Topology) *Nemesis {
 	return &Nemesis{
 		env: env, topo: topo,
 		active: map[int]*activeFault{}, sidecars: map[string]*sidecar{}, sideLocks: map[string]*sync.Mutex{}, netNodes: map[string]bool{},
-		frozen: map[string]bool{}, killed: map[string]bool{}, stopped: map[string][]proc{}, stopCounts: map[proc]int{}, clocks: map[string]int64{}, proxyLinks: map[string]bool{}, rated: map[string]bool{},
+		frozen: map[string]bool{}, killed: map[string]bool{}, stopped: map[string][]proc{}, stopCounts: map[proc]int{}, clocks: map[string]int64{}, candClocks: map[string]*candidateClock{}, proxyLinks: map[string]bool{},
 		closeCh: make(chan struct{}), writes: map[string]int{},
 	}
 }
@@ -353,15 +353,6 @@ func (n *Nemesis) HealAll(ctx context.Context) error {
 	n.stopCounts = map[proc]int{}
 	frozen := keys(n.frozen)
 	killed := keys(n.killed)
-	clocks := map[string]int64{}
-	for k, v := range n.clocks {
-		if v != 0 {
-			clocks[k] = v
-		}
-	}
-	for k := range n.rated {
-		clocks[k] = 1 // a rate in effect: reset to offset 0 at real speed
-	}
 	netNodes := keys(n.netNodes)
 	n.mu.Unlock()
 
@@ -380,11 +371,7 @@ func (n *Nemesis) HealAll(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	for name := range clocks {
-		if err := n.setClock(hctx, name, 0); err != nil {
-			errs = append(errs, fmt.Errorf("reset clock of %s: %w", name, err))
-		}
-	}
+	errs = append(errs, n.resetClocks(hctx)...)
 	for _, name := range netNodes {
 		if err := n.clearNetwork(hctx, name); err != nil {
 			errs = append(errs, err)

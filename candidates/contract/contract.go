@@ -73,9 +73,10 @@ const (
 	DefaultStoreDatabase = "postgres"
 )
 
-// ClockFilePath is where the harness places the clock-offset control in candidate containers.
+// ClockFilePath is where the harness places the clock file in candidate containers: in a
+// directory of its own, bind-mounted read-only from the host (a rename there is seen at once).
 // Top level, because /splitbrain is the binary itself in the candidate image.
-const ClockFilePath = "/splitbrain-clock-offset"
+const ClockFilePath = "/splitbrain-clock/offset"
 
 // Store kinds, the values of EnvStore.
 const (

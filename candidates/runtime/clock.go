@@ -11,13 +11,18 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 )
 
-// clockRefresh bounds how stale the offset may be: the harness rewrites the file while a run
+// clockRefresh bounds how stale the setting may be: the harness rewrites the file while a run
 // goes, and a lease decision must see a bump within a few ms.
 const clockRefresh = 2 * time.Millisecond
 
-// Clock is the candidate's clock for lease decisions: real time plus the offset in the
-// harness's control file, which may also make it run at a rate (contract.ClockSetting). A
-// missing file means offset 0.
+// Clock is the candidate's clock for lease decisions (docs/candidates.md §5): a wall line,
+// real time plus the wall offset of the harness's clock file, and a monotonic line, real
+// monotonic time plus the file's monotonic offset; either may run at a rate
+// (contract.ClockSetting). A missing file means both offsets 0.
+//
+// Points in time that leave the process (a token, an expiry written to the store) come from
+// Wall; intervals measured inside it (a local lease deadline) from Mono. The two differ after
+// a rate fault heals: the wall line is stepped back, the monotonic line never jumps.
 type Clock struct {
 	path    string
 	onError func(error) // told once per distinct bad content
@@ -28,7 +33,7 @@ type Clock struct {
 	lastErr string
 }
 
-// NewClock returns a clock that reads its offset from path.
+// NewClock returns a clock that reads its setting from path.
 func NewClock(path string, onError func(error)) *Clock {
 	if onError == nil {
 		onError = func(error) {}
@@ -36,16 +41,51 @@ func NewClock(path string, onError func(error)) *Clock {
 	return &Clock{path: path, onError: onError}
 }
 
-// Now returns the candidate's current time.
-func (c *Clock) Now() time.Time {
+// Instant is a reading of the candidate's monotonic line. It means nothing outside the
+// process: compare and subtract Instants only with each other.
+type Instant struct{ ns time.Duration }
+
+// monoOrigin is the zero of the process's Instants (a monotonic reading).
+var monoOrigin = time.Now()
+
+// RealMono is the real monotonic time as an Instant, for a recipe that does not honour the
+// clock file (its deadlines are real ones).
+func RealMono() Instant { return Instant{time.Since(monoOrigin)} }
+
+// Add returns the Instant d later.
+func (i Instant) Add(d time.Duration) Instant { return Instant{i.ns + d} }
+
+// Sub returns i - u.
+func (i Instant) Sub(u Instant) time.Duration { return i.ns - u.ns }
+
+// Before reports whether i is earlier than u.
+func (i Instant) Before(u Instant) bool { return i.ns < u.ns }
+
+// After reports whether i is later than u.
+func (i Instant) After(u Instant) bool { return i.ns > u.ns }
+
+// Wall returns the candidate's wall-clock time, without a monotonic reading (so comparing
+// two of them compares wall readings, as a reader of the stored value would).
+func (c *Clock) Wall() time.Time {
 	now := time.Now()
-	return now.Add(c.current().OffsetAt(now.UnixNano()))
+	return now.Add(c.current().WallOffsetAt(now.UnixNano())).Round(0)
 }
 
-// Offset returns the current offset from real time (it changes while a rate is set),
-// re-reading the file at most every clockRefresh.
-func (c *Clock) Offset() time.Duration {
-	return c.current().OffsetAt(time.Now().UnixNano())
+// Mono returns the candidate's monotonic reading.
+func (c *Clock) Mono() Instant {
+	now := time.Now()
+	return Instant{now.Sub(monoOrigin) + c.current().MonoOffsetAt(now.UnixNano())}
+}
+
+// WallOffset and MonoOffset return the lines' current offsets from real time (they change
+// while a rate is set), re-reading the file at most every clockRefresh.
+func (c *Clock) WallOffset() time.Duration {
+	return c.current().WallOffsetAt(time.Now().UnixNano())
+}
+
+// MonoOffset: see WallOffset.
+func (c *Clock) MonoOffset() time.Duration {
+	return c.current().MonoOffsetAt(time.Now().UnixNano())
 }
 
 func (c *Clock) current() contract.ClockSetting {
@@ -75,7 +115,7 @@ func readSetting(path string) (contract.ClockSetting, error) {
 		return contract.ClockSetting{}, nil
 	}
 	if err != nil {
-		return contract.ClockSetting{}, fmt.Errorf("clock offset file: %w", err)
+		return contract.ClockSetting{}, fmt.Errorf("clock file: %w", err)
 	}
 	st, err := contract.ParseClockSetting(string(b))
 	if err != nil {

@@ -23,8 +23,8 @@ func TestClockOffsetFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "offset")
 	var errs []error
 	c := NewClock(path, func(err error) { errs = append(errs, err) })
-	if off := c.Offset(); off != 0 {
-		t.Fatalf("missing file: offset %v, want 0", off)
+	if w, m := c.WallOffset(), c.MonoOffset(); w != 0 || m != 0 {
+		t.Fatalf("missing file: offsets %v, %v, want 0", w, m)
 	}
 	write := func(s string) {
 		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
@@ -33,62 +33,99 @@ func TestClockOffsetFile(t *testing.T) {
 		time.Sleep(clockRefresh + time.Millisecond)
 	}
 	write("1500000000\n")
-	if off := c.Offset(); off != 1500*time.Millisecond {
-		t.Fatalf("offset %v, want 1.5s", off)
+	if w, m := c.WallOffset(), c.MonoOffset(); w != 1500*time.Millisecond || m != w {
+		t.Fatalf("offsets %v, %v, want 1.5s on both lines", w, m)
 	}
-	if d := c.Now().Sub(time.Now()); d < 1400*time.Millisecond || d > 1600*time.Millisecond {
-		t.Fatalf("Now is %v ahead, want ~1.5s", d)
+	// Wall is real time + the offset: bounded by real readings taken around it.
+	r0 := time.Now()
+	w := c.Wall()
+	r1 := time.Now()
+	if w.Before(r0.Add(1500*time.Millisecond).Round(0)) || w.After(r1.Add(1500*time.Millisecond).Round(0)) {
+		t.Fatalf("Wall %v is not 1.5s ahead of real time [%v, %v]", w, r0, r1)
 	}
 	write(" -2000000000 ")
-	if off := c.Offset(); off != -2*time.Second {
-		t.Fatalf("offset %v, want -2s", off)
+	if w := c.WallOffset(); w != -2*time.Second {
+		t.Fatalf("offset %v, want -2s", w)
 	}
 	write("garbage")
-	if off := c.Offset(); off != -2*time.Second {
-		t.Fatalf("bad content changed the offset to %v; want the last good -2s", off)
+	if w := c.WallOffset(); w != -2*time.Second {
+		t.Fatalf("bad content changed the offset to %v; want the last good -2s", w)
 	}
 	time.Sleep(clockRefresh + time.Millisecond)
-	c.Offset()
+	c.WallOffset()
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "signed integer of ns") {
 		t.Fatalf("want one clear error for bad content, got %v", errs)
 	}
 	write("")
-	if off := c.Offset(); off != 0 {
-		t.Fatalf("empty file: offset %v, want 0", off)
+	if w := c.WallOffset(); w != 0 {
+		t.Fatalf("empty file: offset %v, want 0", w)
 	}
 	os.Remove(path)
 	time.Sleep(clockRefresh + time.Millisecond)
-	if off := c.Offset(); off != 0 {
-		t.Fatalf("removed file: offset %v, want 0", off)
+	if w := c.WallOffset(); w != 0 {
+		t.Fatalf("removed file: offset %v, want 0", w)
 	}
 }
 
-// A file with a rate makes the clock run at that rate from SINCE on, continuously; one
-// number again puts it back to real speed.
+// A file with a rate makes both lines run at that rate from SINCE on; one number again puts
+// the clock back to real speed. The offsets are checked against real readings taken around
+// each call, so no sleep length matters.
 func TestClockRateFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "offset")
 	c := NewClock(path, func(err error) { t.Errorf("clock error: %v", err) })
-	since := time.Now()
-	if err := os.WriteFile(path, []byte(fmt.Sprintf("-1000000000 3 %d\n", since.UnixNano())), 0o644); err != nil {
+	since := time.Now().Add(-10 * time.Second).UnixNano()
+	if err := os.WriteFile(path, []byte(fmt.Sprintf("-1000000000 3 %d -4000000000\n", since)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(clockRefresh + time.Millisecond)
-	r0, c0 := time.Now(), c.Now()
-	time.Sleep(300 * time.Millisecond)
-	r1, c1 := time.Now(), c.Now()
-	rate := float64(c1.Sub(c0)) / float64(r1.Sub(r0))
-	if rate < 2.9 || rate > 3.1 {
-		t.Errorf("clock ran at %.3fx real time, want 3x", rate)
+	// At SINCE the wall line read real - 1s and the monotonic line real - 4s; both gain 2 s
+	// per real second since.
+	r0 := time.Now().UnixNano()
+	w, m := c.WallOffset(), c.MonoOffset()
+	r1 := time.Now().UnixNano()
+	lo, hi := 2*time.Duration(r0-since), 2*time.Duration(r1-since)
+	if w < -time.Second+lo || w > -time.Second+hi {
+		t.Errorf("wall offset %v, want -1s + 2×(time since SINCE) in [%v, %v]", w, -time.Second+lo, -time.Second+hi)
 	}
-	// At SINCE the clock read real - 1s; now it is ahead by -1s + 2×(elapsed since SINCE).
-	want := -time.Second + 2*r1.Sub(since)
-	if d := c1.Sub(r1) - want; d < -5*time.Millisecond || d > 5*time.Millisecond {
-		t.Errorf("clock is %v ahead of real time, want %v", c1.Sub(r1), want)
+	if m < -4*time.Second+lo || m > -4*time.Second+hi {
+		t.Errorf("monotonic offset %v, want -4s + 2×(time since SINCE) in [%v, %v]", m, -4*time.Second+lo, -4*time.Second+hi)
 	}
 	os.WriteFile(path, []byte("0"), 0o644)
 	time.Sleep(clockRefresh + time.Millisecond)
-	if off := c.Offset(); off != 0 {
-		t.Errorf("one number 0 after a rate: offset %v, want 0", off)
+	if w, m := c.WallOffset(), c.MonoOffset(); w != 0 || m != 0 {
+		t.Errorf("one number 0 after a rate: offsets %v, %v, want 0", w, m)
+	}
+}
+
+// The heal of a rate fault as the nemesis writes it (contract.ClockSetting.RateHealed): the
+// candidate's monotonic reading goes on from where it was, at real speed, while its wall
+// line steps back. The old heal, one number (the offset before the rate), jumped the
+// monotonic line by the drift: 5 s forward for this half-speed clock.
+func TestClockRateHealKeepsMonotonic(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "offset")
+	c := NewClock(path, func(err error) { t.Errorf("clock error: %v", err) })
+	write := func(st contract.ClockSetting) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(st.String()+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(clockRefresh + time.Millisecond)
+	}
+	slow := contract.ClockSetting{}.WithRate(0.5, time.Now().Add(-10*time.Second).UnixNano())
+	write(slow)
+	r0 := time.Now()
+	m0 := c.Mono()
+	write(slow.RateHealed(time.Now().UnixNano()))
+	m1 := c.Mono()
+	elapsed := time.Since(r0)
+	// Between the two readings the line ran at 0.5 until the heal, then at 1.
+	if d := m1.Sub(m0); d < 0 || d > elapsed {
+		t.Errorf("monotonic reading moved %v across the heal in %v of real time: it jumped", d, elapsed)
+	}
+	if w := c.WallOffset(); w != 0 {
+		t.Errorf("wall offset %v after the heal, want 0 (the drift stepped back)", w)
+	}
+	if m := c.MonoOffset(); m > -5*time.Second || m < -5*time.Second-elapsed {
+		t.Errorf("monotonic offset %v after the heal, want the drift gained, about -5s", m)
 	}
 }
 

@@ -12,12 +12,21 @@ import (
 	"time"
 
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tcexec "github.com/testcontainers/testcontainers-go/exec"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/wait"
 )
+
+// Mount bind-mounts a host directory into a container, always read-only: the harness writes
+// there (candidate clock files) and the container only reads. A directory, not a file: a
+// single-file bind mount keeps the inode it was given and never sees a rename over it.
+type Mount struct {
+	HostDir string // absolute host path of an existing directory
+	Target  string // absolute path in the container
+}
 
 // File is copied into a container before it starts.
 type File struct {
@@ -38,6 +47,7 @@ type NodeSpec struct {
 	ExposedPorts []string // container ports published on ephemeral host ports, e.g. "2379/tcp"
 	Wait         wait.Strategy
 	Files        []File
+	Mounts       []Mount
 	Init         bool   // run docker-init as PID 1 (reaps zombies, forwards SIGTERM)
 	NetworkMode  string // "" = the run network; "container:<id>" for sidecars sharing a netns
 	User         string
@@ -73,6 +83,11 @@ func (s *NodeSpec) Validate() error {
 	for _, f := range s.Files {
 		if !path.IsAbs(f.Path) || strings.HasSuffix(f.Path, "/") {
 			return fmt.Errorf("node %s: file path %q must be an absolute file path", s.Name, f.Path)
+		}
+	}
+	for _, m := range s.Mounts {
+		if !path.IsAbs(m.HostDir) || !path.IsAbs(m.Target) || path.Clean(m.Target) == "/" {
+			return fmt.Errorf("node %s: mount %q -> %q: both must be absolute paths, the target not /", s.Name, m.HostDir, m.Target)
 		}
 	}
 	return nil
@@ -139,6 +154,9 @@ func (e *Engine) Start(ctx context.Context, runID string, net *Network, spec Nod
 			}
 			if spec.NetworkMode != "" {
 				hc.NetworkMode = container.NetworkMode(spec.NetworkMode)
+			}
+			for _, m := range spec.Mounts {
+				hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.HostDir, Target: m.Target, ReadOnly: true})
 			}
 		},
 		LifecycleHooks: []testcontainers.ContainerLifecycleHooks{{
