@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/stores"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // Target expressions. Live ones are resolved from the run's state when a fault starts;
@@ -162,14 +162,14 @@ func chooseTargets(target string, topo Topology, rng *rand.Rand) ([]string, erro
 }
 
 func storeHasLeader(kind string) bool {
-	st, _ := stores.Info(kind)
+	st, _ := storekinds.Lookup(kind)
 	return st.HasLeader
 }
 
 // leaderStores names the store kinds that elect a leader of their own, for error messages.
 func leaderStores() string {
 	var out []string
-	for _, k := range stores.Kinds() {
+	for _, k := range storekinds.Names() {
 		if storeHasLeader(k) {
 			out = append(out, k)
 		}
