@@ -168,8 +168,8 @@ type Cluster interface {
 	WaitReady(ctx context.Context) error
 	// Version is the server version as the server reports it.
 	Version() string
-	// Leader is the node the store reports as its leader (etcd, ZooKeeper, Consul); ErrNotSupported
-	// for PostgreSQL and Redis.
+	// Leader is the node the store reports as its leader (kinds whose definition says
+	// HasLeader); ErrNotSupported for the others.
 	Leader(ctx context.Context) (*platform.Node, error)
 	// RestartNode starts a node again (after a kill or stop) and waits until the cluster serves.
 	// It thaws a frozen node and starts one Docker reports as not running; right after a
