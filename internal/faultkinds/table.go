@@ -158,18 +158,6 @@ var table = []Traits{
 		Silences:      true,
 	},
 	{
-		Name:          "probe",
-		Summary:       "test only",
-		DefaultTarget: "leader",
-		DefaultFor:    "100ms",
-		Targets:       []string{"leader", "stale-leader", "follower", "random-candidate", "all-candidates"},
-		Classes:       []NodeClass{"candidate"},
-		Colour:        "#000",
-		Params: []ParamInfo{
-			{Key: "fail", Doc: "apply fails", Default: "no"},
-		},
-	},
-	{
 		Name:          "reset",
 		Summary:       "tear down a candidate's store connections at their first data, new ones too: requests fail at once (Toxiproxy reset_peer)",
 		DefaultTarget: "leader",
