@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -39,7 +40,9 @@ type PhaseMark struct {
 	T     int64  `json:"t"`
 }
 
-// Results is everything a report needs; written as results.json.
+// Results is everything a report needs; written as results.json. A field whose pointer is a
+// section is a checker's section: its JSON key is the checker's name and the field order is
+// the report order (checkerList is derived from these fields).
 type Results struct {
 	Schema    int             `json:"schema"`
 	Verdict   Verdict         `json:"verdict"`
@@ -59,9 +62,19 @@ type Results struct {
 	CheckNs   int64           `json:"check_duration_ns"`
 }
 
+// section is a checker's part of Results, implemented by its result type's pointer in the
+// checker's file (Jepsen's compose map: the key is the section's JSON name). Adding a
+// checker is that file plus its field in Results.
+type section interface {
+	// reset sets the section to what it reads as before (or without) a check: every list
+	// non-nil, so a section whose checker crashed still reads as JSON arrays.
+	reset()
+	// check judges the analysed history, fills the section and adds its reasons.
+	check(ctx context.Context, a *analysis, rl *reasonList)
+}
+
 // checker is one property judged over the analysed history: it fills its section of the
-// results and adds its reasons. Adding a checker is one file with a value of this interface
-// plus one entry in the checkers list below.
+// results and adds its reasons.
 type checker interface {
 	Name() string
 	Check(ctx context.Context, a *analysis, r *Results, rl *reasonList)
@@ -78,17 +91,36 @@ func (c checkerFunc) Check(ctx context.Context, a *analysis, r *Results, rl *rea
 	c.fn(ctx, a, r, rl)
 }
 
-// checkerList is every checker, in report order; Names, the report's checker table and JUnit follow it.
-var checkerList = []checker{
-	checkerFunc{"tenures", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Tenures = checkTenures(a, rl) }},
-	checkerFunc{"resource", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Resource = checkResource(a, rl) }},
-	checkerFunc{"tokens", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Tokens = checkTokens(a, rl) }},
-	checkerFunc{"porcupine", func(ctx context.Context, a *analysis, r *Results, rl *reasonList) {
-		r.Porcupine = checkPorcupine(ctx, a, rl)
-	}},
-	checkerFunc{"latency", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Latency = checkLatency(a, rl) }},
-	checkerFunc{"contract", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Contract = checkContract(a, rl) }},
-	checkerFunc{"validity", func(_ context.Context, a *analysis, r *Results, rl *reasonList) { r.Validity = checkValidity(a, rl) }},
+// sectionField is the checker of one section field of Results.
+type sectionField struct {
+	name  string
+	index int
+}
+
+func (c sectionField) Name() string { return c.name }
+func (c sectionField) Check(ctx context.Context, a *analysis, r *Results, rl *reasonList) {
+	sectionAt(r, c.index).check(ctx, a, rl)
+}
+
+func sectionAt(r *Results, index int) section {
+	return reflect.ValueOf(r).Elem().Field(index).Addr().Interface().(section)
+}
+
+// checkerList is every checker, in report order: the section fields of Results. Names, the
+// report's checker table and JUnit follow it.
+var checkerList = sectionFields()
+
+func sectionFields() []checker {
+	var out []checker
+	rt := reflect.TypeFor[Results]()
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		if _, ok := reflect.New(f.Type).Interface().(section); ok {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			out = append(out, sectionField{name: name, index: i})
+		}
+	}
+	return out
 }
 
 // Names lists the checkers in report order: the report sections and JUnit test cases.
@@ -137,16 +169,13 @@ func checkWith(ctx context.Context, list []checker, events []history.Event, p Pa
 
 // emptyResults has every list non-nil, so a section whose checker failed still reads as JSON arrays.
 func emptyResults(p Params) *Results {
-	return &Results{Schema: SchemaVersion, Params: p, BoundNs: p.FailoverBound().Nanoseconds(), Faults: []FaultWindow{},
-		Tenures:   TenureResult{Tenures: []Tenure{}, Overlaps: []Overlap{}, LeadersByNode: []NodeSum{}},
-		Resource:  ResourceResult{Modes: []string{}, StaleAccepted: []WriteRef{}, StaleRejected: []WriteRef{}, Interleavings: []WriteRef{}, ResourceBugs: []WriteRef{}, Disagreements: []WriteRef{}},
-		Tokens:    TokenResult{Anomalies: []TokenAnomaly{}},
-		Porcupine: PorcupineResult{Models: []ModelResult{}},
-		Latency:   LatencyResult{Samples: []LatencySample{}, ByKind: []KindStats{}, Unavailability: []Unavailability{}, LivenessFailures: []Reason{}},
-		Contract:  ContractResult{Violations: []ContractViolation{}, ByKind: map[string]int{}},
-		Validity:  ValidityResult{},
-		Run:       RunInfo{ByKind: map[string]int{}, Candidates: []string{}, Phases: []PhaseMark{}},
+	r := &Results{Schema: SchemaVersion, Params: p, BoundNs: p.FailoverBound().Nanoseconds(), Faults: []FaultWindow{},
+		Run: RunInfo{ByKind: map[string]int{}, Candidates: []string{}, Phases: []PhaseMark{}},
 	}
+	for _, c := range sectionFields() {
+		sectionAt(r, c.(sectionField).index).reset()
+	}
+	return r
 }
 
 // runSafe runs one checker; a panic becomes an unknown reason naming it (Jepsen's

@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"context"
 	"fmt"
 	"sort"
 )
@@ -20,6 +21,14 @@ type ContractResult struct {
 	Count      int                 `json:"count"`
 	ByKind     map[string]int      `json:"by_kind"`
 	RunEnded   bool                `json:"run_ended"` // a run-end event was recorded
+}
+
+// reset and check make ContractResult the section of its checker (Results).
+func (s *ContractResult) reset() {
+	*s = ContractResult{Violations: []ContractViolation{}, ByKind: map[string]int{}}
+}
+func (s *ContractResult) check(_ context.Context, a *analysis, rl *reasonList) {
+	*s = checkContract(a, rl)
 }
 
 // checkContract is checker 6. Any violation makes the history untrustworthy: it turns the

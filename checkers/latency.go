@@ -3,6 +3,7 @@ package checkers
 import (
 	"cmp"
 	"container/heap"
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -117,6 +118,14 @@ func statsOf(xs []int64) Stats {
 		return s[i]
 	}
 	return Stats{Count: len(s), MedianNs: rank(0.5), P99Ns: rank(0.99), MaxNs: s[len(s)-1]}
+}
+
+// reset and check make LatencyResult the section of its checker (Results).
+func (s *LatencyResult) reset() {
+	*s = LatencyResult{Samples: []LatencySample{}, ByKind: []KindStats{}, Unavailability: []Unavailability{}, LivenessFailures: []Reason{}}
+}
+func (s *LatencyResult) check(_ context.Context, a *analysis, rl *reasonList) {
+	*s = checkLatency(a, rl)
 }
 
 // checkLatency measures failover and availability. It reads as its steps: the accepted

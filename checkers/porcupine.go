@@ -416,6 +416,12 @@ func cutQuiescent(ops []porcupine.Operation, canCut func(t int64) bool, seed fun
 	return append(parts, cur)
 }
 
+// reset and check make PorcupineResult the section of its checker (Results).
+func (s *PorcupineResult) reset() { *s = PorcupineResult{Models: []ModelResult{}} }
+func (s *PorcupineResult) check(ctx context.Context, a *analysis, rl *reasonList) {
+	*s = checkPorcupine(ctx, a, rl)
+}
+
 // checkPorcupine is checker 4.
 func checkPorcupine(ctx context.Context, a *analysis, rl *reasonList) PorcupineResult {
 	timeout := a.p.porcupineTimeout()

@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
@@ -46,6 +47,14 @@ func addRef(list *[]WriteRef, n *int, r WriteRef) {
 	if len(*list) < detailLimit {
 		*list = append(*list, r)
 	}
+}
+
+// reset and check make ResourceResult the section of its checker (Results).
+func (s *ResourceResult) reset() {
+	*s = ResourceResult{Modes: []string{}, StaleAccepted: []WriteRef{}, StaleRejected: []WriteRef{}, Interleavings: []WriteRef{}, ResourceBugs: []WriteRef{}, Disagreements: []WriteRef{}}
+}
+func (s *ResourceResult) check(_ context.Context, a *analysis, rl *reasonList) {
+	*s = checkResource(a, rl)
 }
 
 // checkResource is checker 2: one pass over the resource's serial decision log.

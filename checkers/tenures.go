@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -373,6 +374,14 @@ func (a *analysis) tenureAt(node string, token int64, t int64) (id int, inside b
 		}
 	}
 	return best, false
+}
+
+// reset and check make TenureResult the section of its checker (Results).
+func (s *TenureResult) reset() {
+	*s = TenureResult{Tenures: []Tenure{}, Overlaps: []Overlap{}, LeadersByNode: []NodeSum{}}
+}
+func (s *TenureResult) check(_ context.Context, a *analysis, rl *reasonList) {
+	*s = checkTenures(a, rl)
 }
 
 // checkTenures is checker 1: the exact O(n log n) sweep for belief overlap.

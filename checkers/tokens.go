@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"context"
 	"fmt"
 	"sort"
 )
@@ -37,6 +38,10 @@ type TokenResult struct {
 	Overlapping int            `json:"overlapping_inversion_count"`
 	Distinct    int            `json:"distinct_tokens"`
 }
+
+// reset and check make TokenResult the section of its checker (Results).
+func (s *TokenResult) reset()                                               { *s = TokenResult{Anomalies: []TokenAnomaly{}} }
+func (s *TokenResult) check(_ context.Context, a *analysis, rl *reasonList) { *s = checkTokens(a, rl) }
 
 // checkTokens judges tokens on grant intervals [GrantCallT, StartT].
 // Unique: a token belongs to one tenure (a node re-elected with the same token and no other

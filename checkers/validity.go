@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,6 +26,12 @@ type ValidityResult struct {
 	NodesLost        int    `json:"nodes_lost"`
 	HarnessErrors    int    `json:"harness_errors"`
 	TeardownProblems int    `json:"teardown_problems"`
+}
+
+// reset and check make ValidityResult the section of its checker (Results).
+func (s *ValidityResult) reset() { *s = ValidityResult{} }
+func (s *ValidityResult) check(_ context.Context, a *analysis, rl *reasonList) {
+	*s = checkValidity(a, rl)
 }
 
 // checkValidity holds the guards that make a run that proved nothing unknown: it never

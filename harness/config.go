@@ -51,7 +51,7 @@ var Requirements = []string{"exclusive", "liveness"}
 // Config describes one run. Zero values mean "default" where a default exists; Validate
 // fills them in and rejects what cannot work.
 type Config struct {
-	Store      string // etcd | zookeeper | postgres | redis | none (candidates elect among themselves)
+	Store      string // a store kind (internal/storekinds) or none (candidates elect among themselves)
 	StoreNodes int    // store cluster size; 0 = the store's default
 	Recipe     string // candidate recipe (Go recipes); optional with an external candidate
 	Nodes      int    // number of candidates c1..cN

@@ -92,7 +92,7 @@ type run struct {
 	cluster  stores.Cluster
 	resource *platform.Node
 	// storeProxy is the fault proxy container and proxy its links, only in runs whose plan
-	// has a fault acting through it (delay, bandwidth, half-open, slow-close, reset).
+	// has a fault acting through it (a kind whose traits say Proxy: `splitbrain nemesis list`).
 	storeProxy *platform.Node
 	proxy      *faultproxy.Proxy
 	mu         sync.Mutex

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
-	"github.com/splitbrain-chaos/splitbrain/internal/stores"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // clock: skew what a node believes the time is. Candidates read their clock, a wall line and
@@ -135,9 +135,9 @@ func FaketimeEnv(storeKind string) map[string]string {
 }
 
 // ClockSupported says whether a store kind's server clock can be skewed, and how or why not
-// (the store's own definition in internal/stores says).
+// (the store's own definition in internal/storekinds says).
 func ClockSupported(storeKind string) (bool, string) {
-	st, ok := stores.Info(storeKind)
+	st, ok := storekinds.Lookup(storeKind)
 	if !ok {
 		return false, "clock skew not supported for this node: unknown store kind " + strconv.Quote(storeKind)
 	}

@@ -14,13 +14,13 @@ type Env interface {
 	// Candidates are the run's candidate nodes (c1..cN); StoreNodes the store cluster's.
 	Candidates() []Node
 	StoreNodes() []Node
-	// StoreKind is etcd, zookeeper, postgres, redis or redis-multi.
+	// StoreKind is a store kind of internal/storekinds, or none.
 	StoreKind() string
 	// Leaders lists the candidates that currently believe they lead (elected and not
 	// stepped down, from the live candidate events) with their tokens.
 	Leaders() []Leader
-	// StoreLeader names the store node that leads as the store itself reports it (etcd,
-	// ZooKeeper); an error for stores without a leader.
+	// StoreLeader names the store node that leads as the store itself reports it (stores
+	// whose definition says HasLeader); an error for stores without a leader.
 	StoreLeader(ctx context.Context) (string, error)
 	// StartSidecar starts a tools container (iptables, iproute2, procps) in target's network
 	// namespace with NET_ADMIN, never privileged, labelled with the run.

@@ -7,7 +7,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/faultkinds"
 )
+
+//go:generate go test -run TestFaultKindsTable -update-faultkinds .
 
 // registry lists every fault kind, once. A kind is a value implementing kind, in its own
 // file; adding one is that file plus one entry here (docs/faults.md "Adding a fault kind").
@@ -46,54 +50,18 @@ type planHook interface {
 	plan(p *planner, f *FaultSpec, pf *PlannedFault) error
 }
 
-// NodeClass is a class of node a fault can hit.
-type NodeClass string
-
-const (
-	ClassCandidate NodeClass = "candidate"
-	ClassStore     NodeClass = "store"
+// NodeClass, Traits and ParamInfo are declared in internal/faultkinds, where readers that
+// only need the facts (reports) find them without linking the nemesis.
+type (
+	NodeClass = faultkinds.NodeClass
+	Traits    = faultkinds.Traits
+	ParamInfo = faultkinds.ParamInfo
 )
 
-// Traits is what a fault kind declares about itself, once, on its definition. The run
-// lifecycle, the store pool, the reports and `splitbrain nemesis list` ask these instead of
-// naming kinds.
-type Traits struct {
-	Name    string
-	Summary string
-	// DefaultTarget and DefaultFor apply when a spec leaves target/for out ("" target: the
-	// kind resolves it itself, e.g. partition shapes).
-	DefaultTarget, DefaultFor string
-	// Targets lists the target expressions the kind accepts (node:NAME always); nil in a
-	// definition means every target of its Classes, and the public view lists those.
-	Targets []string
-	// Classes are the node classes the kind can hit.
-	Classes []NodeClass
-	// Stores, when set, are the only store kinds the fault applies to (evict: Pods exist
-	// on kubernetes only); a plan for another store is refused.
-	Stores []string
-	// Network: it changes iptables rules in network namespaces (tools sidecars are
-	// prewarmed; a pooled store cluster is checked for leftover rules before reuse).
-	Network bool
-	// Crash: it kills processes (a signal SIGKILL event per target ends tenures exactly).
-	Crash bool
-	// Clock: it skews clocks (store servers targeted by it run under libfaketime).
-	Clock bool
-	// Proxy: it acts on the candidates' store connections through the TCP fault proxy, so
-	// a run whose plan has it starts the proxy and points the candidates' endpoints at it.
-	Proxy bool
-	// Colour is the CSS colour of the kind's bands in reports.
-	Colour string
-	// Started and Healed are the words an explanation uses for the target ("node c1 was
-	// paused", "... resumed").
-	Started, Healed string
-	// Silences: the target cannot renew a lease while the fault lasts, so a leader it hits
-	// is expected to lose leadership after the TTL.
-	Silences bool
-	Params   []ParamInfo
-}
-
-// ParamInfo describes one kind-specific key.
-type ParamInfo struct{ Key, Doc, Default string }
+const (
+	ClassCandidate = faultkinds.ClassCandidate
+	ClassStore     = faultkinds.ClassStore
+)
 
 // kindDef is a kind's definition: its public traits plus how its keys are checked.
 type kindDef struct {
@@ -178,7 +146,7 @@ func (d kindDef) traits() Traits {
 	t.Stores = slices.Clone(t.Stores)
 	t.Params = nil
 	for _, p := range d.params {
-		t.Params = append(t.Params, ParamInfo{p.key, p.doc, p.def})
+		t.Params = append(t.Params, ParamInfo{Key: p.key, Doc: p.doc, Default: p.def})
 	}
 	return t
 }

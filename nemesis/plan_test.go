@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/stores"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var kubeTopo = Topology{
@@ -157,7 +157,7 @@ func TestPlanErrors(t *testing.T) {
 	}
 	for _, k := range Kinds() {
 		for _, st := range k.Stores {
-			if _, ok := stores.Info(st); !ok {
+			if _, ok := storekinds.Lookup(st); !ok {
 				t.Errorf("kind %s names unknown store %q", k.Name, st)
 			}
 		}

@@ -33,7 +33,7 @@ var profiles = map[string]Profile{
 		"cut the leader off from every store node for 3xTTL (silent drops), repeatedly",
 		"partition:shape=leader-from-store,mode=drop,for=3xTTL,every=6xTTL"},
 	"partition-store-majority": {"partition-store-majority",
-		"split the store so its leader lands in the minority, for 3xTTL, repeatedly (etcd, ZooKeeper, Consul)",
+		"split the store so its leader lands in the minority, for 3xTTL, repeatedly, on " + leaderStoresWord,
 		"partition:shape=store-majority,target=store-leader,mode=drop,for=3xTTL,every=6xTTL"},
 	"clock-bump-leader": {"clock-bump-leader",
 		"turn the leader's clock back by 3xTTL for 3xTTL (its lease seems to last longer), repeatedly",
@@ -178,7 +178,9 @@ func ProfileNames() []string {
 func Profiles() []Profile {
 	var out []Profile
 	for _, n := range ProfileNames() {
-		out = append(out, profiles[n])
+		p := profiles[n]
+		p.Doc = withLeaderStores(p.Doc)
+		out = append(out, p)
 	}
 	return out
 }

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/stores"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // Target expressions. Live ones are resolved from the run's state when a fault starts;
@@ -19,7 +19,7 @@ const (
 	TargetRandomCandidate = "random-candidate" // seeded
 	TargetAllCandidates   = "all-candidates"
 	TargetStoreNode       = "store-node"   // seeded: one store node
-	TargetStoreLeader     = "store-leader" // live: as the store reports it (etcd, ZooKeeper, Consul)
+	TargetStoreLeader     = "store-leader" // live: as the store reports it (stores that elect a leader)
 	TargetStoreMajority   = "store-majority"
 	TargetStoreMinority   = "store-minority"
 	TargetAllStore        = "all-store"
@@ -33,7 +33,7 @@ var targetDocs = []struct{ name, doc string }{
 	{TargetRandomCandidate, "seeded: one candidate"},
 	{TargetAllCandidates, "every candidate"},
 	{TargetStoreNode, "seeded: one store node"},
-	{TargetStoreLeader, "live: the store's own leader (etcd, ZooKeeper only)"},
+	{TargetStoreLeader, "live: the store's own leader, on " + leaderStoresWord},
 	{TargetStoreMajority, "seeded: a majority of the store nodes"},
 	{TargetStoreMinority, "seeded: a minority of the store nodes (at least one)"},
 	{TargetAllStore, "every store node"},
@@ -58,7 +58,7 @@ type TargetInfo struct{ Name, Doc string }
 func Targets() []TargetInfo {
 	out := make([]TargetInfo, len(targetDocs))
 	for i, t := range targetDocs {
-		out[i] = TargetInfo{t.name, t.doc}
+		out[i] = TargetInfo{t.name, withLeaderStores(t.doc)}
 	}
 	return out
 }
@@ -162,14 +162,22 @@ func chooseTargets(target string, topo Topology, rng *rand.Rand) ([]string, erro
 }
 
 func storeHasLeader(kind string) bool {
-	st, _ := stores.Info(kind)
+	st, _ := storekinds.Lookup(kind)
 	return st.HasLeader
+}
+
+// leaderStoresWord in a doc stands for the store kinds that elect a leader of their own,
+// filled in from internal/storekinds when the doc is read (withLeaderStores).
+const leaderStoresWord = "{stores with a leader}"
+
+func withLeaderStores(doc string) string {
+	return strings.ReplaceAll(doc, leaderStoresWord, "stores that elect a leader ("+leaderStores()+")")
 }
 
 // leaderStores names the store kinds that elect a leader of their own, for error messages.
 func leaderStores() string {
 	var out []string
-	for _, k := range stores.Kinds() {
+	for _, k := range storekinds.Names() {
 		if storeHasLeader(k) {
 			out = append(out, k)
 		}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
-	"github.com/splitbrain-chaos/splitbrain/nemesis"
+	"github.com/splitbrain-chaos/splitbrain/internal/faultkinds"
 )
 
 // Explanation tells, in a few plain sentences, how one reason that made the verdict came
@@ -413,7 +413,7 @@ type verbs struct {
 // faultVerbs are a fault kind's words for its start and heal, from its definition; a kind
 // this build does not know (a history from another version) gets neutral ones.
 func faultVerbs(kind string) verbs {
-	if k, ok := nemesis.Info(kind); ok && k.Started != "" {
+	if k, ok := faultkinds.Info(kind); ok && k.Started != "" {
 		return verbs{k.Started, k.Healed, k.Silences}
 	}
 	return verbs{"hit by a " + kind + " fault", "healed", false}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/splitbrain-chaos/splitbrain/nemesis"
+	"github.com/splitbrain-chaos/splitbrain/internal/faultkinds"
 )
 
 // Every fault kind's band colour comes from its definition, rendered into the style sheet.
@@ -14,7 +14,7 @@ func TestFaultStylesFromKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	css := b.String()
-	for _, k := range nemesis.Kinds() {
+	for _, k := range faultkinds.Kinds() {
 		if want := ".f-" + k.Name + "{fill:" + k.Colour + "}"; !strings.Contains(css, want) {
 			t.Errorf("style sheet lacks %s", want)
 		}

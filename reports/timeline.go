@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
-	"github.com/splitbrain-chaos/splitbrain/nemesis"
+	"github.com/splitbrain-chaos/splitbrain/internal/faultkinds"
 )
 
 // Caps that keep report.html a reasonable size whatever the run's length.
@@ -114,7 +114,7 @@ func tokenColor(token int64) string {
 
 // faultClass is the CSS class of a fault kind's band (faultStyles); unknown kinds share one.
 func faultClass(kind string) string {
-	if _, known := nemesis.Info(kind); known {
+	if _, known := faultkinds.Info(kind); known {
 		return "f-" + kind
 	}
 	return "f-other"

@@ -3,13 +3,15 @@
 // candidates and the Go runtime that implements the contract both use these names.
 package contract
 
+import "github.com/splitbrain-chaos/splitbrain/internal/storekinds"
+
 // Version of the candidate contract.
 const Version = 1
 
 // Environment variables the harness sets for every candidate.
 const (
 	EnvNodeID         = "SPLITBRAIN_NODE_ID"         // e.g. "c1"; unique within the run
-	EnvStore          = "SPLITBRAIN_STORE"           // etcd | zookeeper | postgres | redis | redis-multi | dynamodb | consul | kubernetes | none
+	EnvStore          = "SPLITBRAIN_STORE"           // a store kind (Stores), or none
 	EnvStoreEndpoints = "SPLITBRAIN_STORE_ENDPOINTS" // comma-separated host:port list, reachable from the candidate; empty with store "none"
 	EnvResourceURL    = "SPLITBRAIN_RESOURCE_URL"    // base URL of the fenced resource, e.g. http://resource:8080
 	EnvLeaseTTL       = "SPLITBRAIN_LEASE_TTL"       // lease/session length, Go duration ("2s")
@@ -78,25 +80,34 @@ const (
 // Top level, because /splitbrain is the binary itself in the candidate image.
 const ClockFilePath = "/splitbrain-clock/offset"
 
-// Store kinds, the values of EnvStore.
+// Store kinds, the values of EnvStore (declared once in internal/storekinds).
 const (
-	StoreEtcd      = "etcd"
-	StoreZooKeeper = "zookeeper"
-	StorePostgres  = "postgres"
-	StoreRedis     = "redis"
+	StoreEtcd      = storekinds.Etcd
+	StoreZooKeeper = storekinds.ZooKeeper
+	StorePostgres  = storekinds.Postgres
+	StoreRedis     = storekinds.Redis
 	// StoreRedisMulti: N independent Redis servers (no replication), for Redlock.
-	StoreRedisMulti = "redis-multi"
-	StoreDynamoDB   = "dynamodb"
-	StoreConsul     = "consul"
+	StoreRedisMulti = storekinds.RedisMulti
+	StoreDynamoDB   = storekinds.DynamoDB
+	StoreConsul     = storekinds.Consul
 	// StoreKubernetes: one kube-apiserver (with etcd and kube-controller-manager behind it).
-	StoreKubernetes = "kubernetes"
+	StoreKubernetes = storekinds.Kubernetes
 	// StoreNone: no coordination store; candidates elect among themselves over
 	// SPLITBRAIN_PEERS (raft, bully, ring).
-	StoreNone = "none"
+	StoreNone = storekinds.None
 )
 
-// Stores lists the store kinds in a stable order, for error messages.
-var Stores = []string{StoreEtcd, StoreZooKeeper, StorePostgres, StoreRedis, StoreRedisMulti, StoreDynamoDB, StoreConsul, StoreKubernetes, StoreNone}
+// Stores lists the store kinds in a stable order (declaration order, none last), for error
+// messages.
+var Stores = storeNames()
+
+func storeNames() []string {
+	var out []string
+	for _, d := range storekinds.All() {
+		out = append(out, d.Name)
+	}
+	return append(out, StoreNone)
+}
 
 // DefaultPeerPort is the port the harness gives every candidate for peer traffic.
 const DefaultPeerPort = 7000

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
@@ -85,7 +87,7 @@ func printNemesisList(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\t%s\n  \t= %s\n", p.Name, p.Doc, spec)
 	}
 	fmt.Fprintln(tw, "\nSTORE SUPPORT")
-	fmt.Fprintln(tw, "  store\tpause/freeze/kill\tpartition/loss\tclock skew of the server\tstore-leader")
+	fmt.Fprintln(tw, "  store\tpause/freeze/kill\tpartition/loss\tclock skew of the server\tstore-leader\tkinds for this store only")
 	for _, s := range stores.Kinds() {
 		ok, why := nemesis.ClockSupported(s)
 		clock := "yes: " + why
@@ -96,12 +98,34 @@ func printNemesisList(w io.Writer) {
 		if st, _ := stores.Info(s); st.HasLeader {
 			leader = "yes"
 		}
-		fmt.Fprintf(tw, "  %s\tyes\tyes\t%s\t%s\n", s, clock, leader)
+		fmt.Fprintf(tw, "  %s\tyes\tyes\t%s\t%s\t%s\n", s, clock, leader, orDash(strings.Join(storeOnlyKinds(s), ", ")))
 	}
-	fmt.Fprintln(tw, "  candidates\tyes\tyes\tyes: the clock-offset file of the candidate contract\t-")
+	fmt.Fprintln(tw, "  candidates\tyes\tyes\tyes: the clock-offset file of the candidate contract\t-\t-")
 	tw.Flush()
 	_, netem := nemesis.ProbeNetem()
-	fmt.Fprintf(w, "  delay, bandwidth, half-open, slow-close, reset (every store): candidates' store connections through the TCP fault proxy (Toxiproxy); kernel netem probe: %s\n", netem)
+	fmt.Fprintf(w, "  %s (every store): candidates' store connections through the TCP fault proxy (Toxiproxy); kernel netem probe: %s\n", strings.Join(proxyKinds(), ", "), netem)
+}
+
+// storeOnlyKinds are the fault kinds that apply to store kind s only (their traits' Stores).
+func storeOnlyKinds(s string) []string {
+	var out []string
+	for _, k := range nemesis.Kinds() {
+		if slices.Contains(k.Stores, s) {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
+// proxyKinds are the fault kinds that act through the store fault proxy, from their traits.
+func proxyKinds() []string {
+	var out []string
+	for _, k := range nemesis.Kinds() {
+		if k.Proxy {
+			out = append(out, k.Name)
+		}
+	}
+	return out
 }
 
 func sortedNames(m map[string]string) []string {
@@ -124,9 +148,9 @@ func runNemesisPlan(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("nemesis plan", stderr)
 	seed := fs.Int64("seed", 1, "seed for start offsets and target choices")
 	phase := fs.Duration("time", time.Minute, "length of the fault phase")
-	store := fs.String("store", "etcd", "store kind: etcd, zookeeper, postgres, redis, redis-multi")
+	store := fs.String("store", "etcd", storeFlagHelp())
 	cands := fs.Int("nodes", 3, "number of candidates")
-	storeNodes := fs.Int("store-nodes", 0, "number of store nodes (0 = the store's default: etcd 3, zookeeper 3, redis-multi 5, otherwise 1)")
+	storeNodes := fs.Int("store-nodes", 0, storeNodesFlagHelp())
 	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL that NxTTL durations refer to")
 	if err := parseFlags(fs, args, true); err != nil {
 		return exitUsage, err
@@ -138,14 +162,21 @@ func runNemesisPlan(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
-	kind, err := stores.ParseKind(*store)
-	if err != nil {
-		return exitUsage, usagef("--store: %v", err)
-	}
-	// The real node names (zk-1, redis-1, ...), so node:NAME targets plan as in a run.
-	nodeNames, err := stores.NominalNodes(kind, *storeNodes)
-	if err != nil {
-		return exitUsage, usageError{err.Error()}
+	// The real node names (zk-1, redis-1, ...), so node:NAME targets plan as in a run; a
+	// store-less run (none) has candidates only.
+	var nodeNames []string
+	if *store == contract.StoreNone {
+		if *storeNodes != 0 {
+			return exitUsage, usagef("--store-nodes %d: store %s has no nodes; drop --store-nodes", *storeNodes, contract.StoreNone)
+		}
+	} else {
+		kind, err := stores.ParseKind(*store)
+		if err != nil {
+			return exitUsage, usagef("--store: %v, or %s", err, contract.StoreNone)
+		}
+		if nodeNames, err = stores.NominalNodes(kind, *storeNodes); err != nil {
+			return exitUsage, usageError{err.Error()}
+		}
 	}
 	topo := nemesis.Topology{StoreKind: *store, TTL: *ttl, StoreNodes: nodeNames}
 	for i := 1; i <= *cands; i++ {

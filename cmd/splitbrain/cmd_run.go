@@ -11,9 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates"
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 	"github.com/splitbrain-chaos/splitbrain/workloads"
@@ -66,8 +69,8 @@ type runFlags struct {
 
 func addRunFlags(fs *flag.FlagSet, withNemesis bool) *runFlags {
 	r := &runFlags{}
-	fs.StringVar(&r.c.Store, "store", "", "store: "+strings.Join(stores.Kinds(), ", ")+", or none (candidates elect among themselves: raft, bully, ring) (required)")
-	fs.IntVar(&r.c.StoreNodes, "store-nodes", 0, "store cluster size (0 = the store's default)")
+	fs.StringVar(&r.c.Store, "store", "", storeFlagHelp()+" (required)")
+	fs.IntVar(&r.c.StoreNodes, "store-nodes", 0, storeNodesFlagHelp())
 	fs.StringVar(&r.c.Recipe, "recipe", "", "election recipe: "+strings.Join(harness.RecipeNames(), ", "))
 	fs.IntVar(&r.c.Nodes, "nodes", harness.DefaultNodes, "number of candidates c1..cN")
 	fs.DurationVar(&r.c.FaultTime, "time", 0, "length of the faults phase, e.g. 30s (required); with --until or --cycles its timeout (a run that reaches it first is unknown)")
@@ -104,6 +107,17 @@ func addRunFlags(fs *flag.FlagSet, withNemesis bool) *runFlags {
 		fs.IntVar(&r.c.Cycles, "cycles", 0, "run the --nemesis profile's event-paced form: N fault cycles, each started on a leader's 3rd write after the last heal (splitbrain nemesis list shows the forms); implies --until")
 	}
 	return r
+}
+
+// storeFlagHelp lists every store kind and none with the recipes that run without a store.
+func storeFlagHelp() string {
+	return "store: " + strings.Join(stores.Kinds(), ", ") + ", or " + contract.StoreNone +
+		" (candidates elect among themselves: " + strings.Join(candidates.Registry.NamesFor(contract.StoreNone), ", ") + ")"
+}
+
+// storeNodesFlagHelp gives every store kind's default node count.
+func storeNodesFlagHelp() string {
+	return "store cluster size (0 = the store's default: " + storekinds.DefaultNodesText() + ")"
 }
 
 // finish fills the configuration from the parsed flags and returns what is wrong with them.

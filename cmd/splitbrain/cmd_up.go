@@ -12,6 +12,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
@@ -22,7 +23,7 @@ func init() {
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("up", stderr)
 	store := fs.String("store", "", "store to start: "+strings.Join(stores.Kinds(), ", ")+" (required)")
-	nodes := fs.Int("nodes", 0, "number of store nodes (0 = the store's default: etcd 3, zookeeper 3, postgres 1, redis 1, redis-multi 5, dynamodb 1, consul 3)")
+	nodes := fs.Int("nodes", 0, "number of store nodes (0 = the store's default: "+storekinds.DefaultNodesText()+")")
 	profileName := fs.String("profile", "", "image profile: local (build offline) or official (pull upstream); default $"+images.EnvProfile+" or local")
 	forDur := fs.Duration("for", 0, "tear down by itself after this long (0 = wait for Ctrl-C/SIGTERM)")
 	logDir := fs.String("log-dir", "", "directory for node logs (default: a new directory under the system temp dir)")

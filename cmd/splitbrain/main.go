@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // Exit codes: the verdict of a run or check, or a harness failure.
@@ -115,8 +116,9 @@ func commandNames() []string {
 }
 
 func printHelp(w io.Writer) {
-	fmt.Fprint(w, `splitbrain: chaos tests for leader-election recipes on real etcd, ZooKeeper,
-PostgreSQL and Redis servers, with fencing-token, split-brain and failover checks.
+	fmt.Fprint(w, wrap("splitbrain: chaos tests for leader-election recipes on real "+storekinds.Titles()+
+		" servers, or with no store at all (candidates elect among themselves), with fencing-token, split-brain and failover checks.", 80))
+	fmt.Fprint(w, `
 
 Usage: splitbrain <command> [flags]   (splitbrain <command> --help for its flags)
 
@@ -129,6 +131,24 @@ Commands:
 Exit codes: 0 valid, 1 invalid, 2 unknown, 64 bad usage, 255 harness error.
 Docs: README.md and docs/ in the source tree.
 `)
+}
+
+// wrap breaks text into lines of at most width bytes at spaces.
+func wrap(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(text) {
+		if i > 0 && n+1+len(word) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if i > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	return b.String()
 }
 
 // newFlags makes a FlagSet whose errors come back as usage errors instead of exiting.

@@ -155,52 +155,12 @@ func (b *builder) recipeFor(ctx context.Context, role Role, parent string) (reci
 	} else {
 		rec.dockerfile = dockerfileFor(role, "scratch")
 	}
-	switch role {
-	case RoleEtcd:
-		data, err := buildAndRead(ctx, "go-build-etcd", func() (string, error) { return etcdServer.binary(ctx, b.opts.Log) })
-		if err != nil {
-			return rec, withRole(err, role)
-		}
-		rec.files = append(rec.files, contextFile{name: "etcd", mode: 0o755, data: data})
-	case RoleKubernetes:
-		for _, name := range []string{"kube-apiserver", "kube-controller-manager"} {
-			data, err := buildAndRead(ctx, "go-build-"+name, func() (string, error) { return kubeBinary(ctx, b.opts.Log, name) })
-			if err != nil {
-				return rec, withRole(err, role)
-			}
-			rec.files = append(rec.files, contextFile{name: name, mode: 0o755, data: data})
-		}
-	case RoleDynamoDB:
-		unlock, err := lockTag(ctx, "npm-dynalite")
-		if err != nil {
-			return rec, err
-		}
-		files, err := func() ([]contextFile, error) {
-			defer unlock()
-			dir, err := dynaliteModules(ctx, b.opts.Log)
-			if err != nil {
-				return nil, err
-			}
-			return dynaliteContext(dir)
-		}()
+	if build := roleDefs[role].files; build != nil {
+		files, err := build(ctx, b)
 		if err != nil {
 			return rec, withRole(err, role)
 		}
 		rec.files = append(rec.files, files...)
-	case RoleConsul:
-		data, err := buildAndRead(ctx, "go-build-consul", func() (string, error) { return consulServer.binary(ctx, b.opts.Log) })
-		if err != nil {
-			return rec, withRole(err, role)
-		}
-		rec.files = append(rec.files, contextFile{name: "consul", mode: 0o755, data: data})
-	case RoleCandidate:
-		data, err := buildAndRead(ctx, "go-build-splitbrain", func() (string, error) { return candidateBinary(ctx, b.opts.Log) })
-		if err != nil {
-			return rec, withRole(err, role)
-		}
-		rec.files = append(rec.files,
-			contextFile{name: "splitbrain", mode: 0o755, data: data},
-			contextFile{name: "tmp.tar", mode: 0o644, data: tmpDirTar()})
 	}
 	return rec, nil
 }

@@ -11,8 +11,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // Profile selects where images come from.
@@ -30,20 +33,34 @@ const EnvProfile = "SPLITBRAIN_IMAGE_PROFILE"
 type Role string
 
 const (
-	RoleBase       Role = "base"       // debootstrapped Debian bookworm minbase (local profile only)
-	RoleEtcd       Role = "etcd"       // etcd server
-	RoleZooKeeper  Role = "zookeeper"  // ZooKeeper 3.8 server
-	RolePostgres   Role = "postgres"   // PostgreSQL 15
-	RoleRedis      Role = "redis"      // Redis 7.0
-	RoleDynamoDB   Role = "dynamodb"   // dynalite on Debian's nodejs: the DynamoDB API, in memory
-	RoleConsul     Role = "consul"     // Consul server
-	RoleKubernetes Role = "kubernetes" // kube-apiserver + kube-controller-manager (storage: the etcd image)
-	RoleTools      Role = "tools"      // iptables, iproute2, procps: fault-injection sidecars
-	RoleCandidate  Role = "candidate"  // FROM scratch + static splitbrain binary (candidates and the resource)
+	RoleBase Role = "base" // debootstrapped Debian bookworm minbase (local profile only)
+	// The store servers' roles are the store kinds' (internal/storekinds).
+	RoleEtcd       Role = storekinds.Etcd       // etcd server
+	RoleZooKeeper  Role = storekinds.ZooKeeper  // ZooKeeper 3.8 server
+	RolePostgres   Role = storekinds.Postgres   // PostgreSQL 15
+	RoleRedis      Role = storekinds.Redis      // Redis 7.0
+	RoleDynamoDB   Role = storekinds.DynamoDB   // dynalite on Debian's nodejs: the DynamoDB API, in memory
+	RoleConsul     Role = storekinds.Consul     // Consul server
+	RoleKubernetes Role = storekinds.Kubernetes // kube-apiserver + kube-controller-manager (storage: the etcd image)
+	RoleTools      Role = "tools"               // iptables, iproute2, procps: fault-injection sidecars
+	RoleCandidate  Role = "candidate"           // FROM scratch + static splitbrain binary (candidates and the resource)
 )
 
-// Roles lists every role a run can ask for, in build order (the base is implied).
-var Roles = []Role{RoleEtcd, RoleZooKeeper, RolePostgres, RoleRedis, RoleDynamoDB, RoleConsul, RoleKubernetes, RoleTools, RoleCandidate}
+// Roles lists every role a run can ask for, in build order (the base is implied): every
+// store kind's roles in declaration order, then tools and candidate.
+var Roles = append(storeRoles(), RoleTools, RoleCandidate)
+
+func storeRoles() []Role {
+	var out []Role
+	for _, d := range storekinds.All() {
+		for _, r := range d.Roles() {
+			if !slices.Contains(out, Role(r)) {
+				out = append(out, Role(r))
+			}
+		}
+	}
+	return out
+}
 
 // Namespace prefixes every local tag. ".invalid" can never resolve (RFC 2606), so a local
 // image can never be pulled by accident.

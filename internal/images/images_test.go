@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -259,6 +260,17 @@ func TestLaunchForEveryRole(t *testing.T) {
 			if r != RoleCandidate && len(l.Cmd) == 0 {
 				t.Errorf("%s/%s: no command", p, r)
 			}
+		}
+	}
+	// Roles (the store kinds' roles, tools, candidate) and roleDefs are one set.
+	for _, r := range Roles {
+		if _, ok := roleDefs[r]; !ok {
+			t.Errorf("role %s has no entry in roleDefs (internal/images/roles.go)", r)
+		}
+	}
+	for r := range roleDefs {
+		if !slices.Contains(Roles, r) {
+			t.Errorf("roleDefs has %s, which no store kind (internal/storekinds) and no run uses", r)
 		}
 	}
 	if OfficialRef(RoleEtcd) != "gcr.io/etcd-development/etcd:"+EtcdVersion {

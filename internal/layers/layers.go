@@ -5,9 +5,10 @@ package layers
 
 // Layers lists the module's packages bottom-up, relative to the module path.
 var Layers = [][]string{
-	// 0 kernel: the event schema every stage reads and writes, and the one reader of run
-	// directory files.
-	{"history", "internal/runfile"},
+	// 0 kernel: the event schema every stage reads and writes, the one reader of run
+	// directory files, and the facts of the store kinds and fault kinds (plain data, no
+	// imports beyond the standard library).
+	{"history", "internal/runfile", "internal/storekinds", "internal/faultkinds"},
 	// 1 platform: the Docker engine, the images and the TCP fault proxy.
 	{"internal/platform", "internal/images", "internal/faultproxy"},
 	// 2 stages that produce the history: store clusters, candidates, workloads, faults.
@@ -26,6 +27,18 @@ var Layers = [][]string{
 	// module: they show the contract from outside), and the tests of the shell scripts.
 	{"cmd/splitbrain", "examples", "examples/go", "scripts"},
 }
+
+// Light are packages that must not link a store client library (Kubernetes, AWS, Consul):
+// they read facts only, so a report render or a nemesis unit test does not compile client-go
+// (TestLightPackagesStayLight).
+var Light = []string{"history", "internal/storekinds", "internal/faultkinds", "checkers", "reports", "nemesis"}
+
+// Leaves import only the standard library: they are the facts everything else reads.
+var Leaves = []string{"internal/storekinds", "internal/faultkinds"}
+
+// Heavy are the import path prefixes of the store client libraries Light packages must not
+// depend on, even indirectly.
+var Heavy = []string{"k8s.io/", "sigs.k8s.io/", "github.com/aws/", "github.com/hashicorp/consul"}
 
 // Layer returns the layer of a package path (relative to the module), or -1.
 func Layer(pkg string) int {

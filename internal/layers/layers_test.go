@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,3 +69,41 @@ func TestEveryLayerPackageExists(t *testing.T) {
 }
 
 func rel(pkg string) string { return strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/") }
+
+// TestLightPackagesStayLight fails when a fact reader (history, checkers, reports, nemesis)
+// links a store client library, directly or through any chain of imports: those belong to
+// internal/stores' launchers and candidates' recipes. Facts go in a leaf (internal/storekinds,
+// internal/faultkinds) instead.
+func TestLightPackagesStayLight(t *testing.T) {
+	for _, pkg := range Light {
+		cmd := exec.Command("go", "list", "-deps", "./"+pkg)
+		cmd.Dir = "../.."
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr.String())
+		}
+		deps := strings.Fields(string(out))
+		var heavy []string
+		for _, d := range deps {
+			for _, h := range Heavy {
+				if strings.HasPrefix(d, h) {
+					heavy = append(heavy, d)
+					break
+				}
+			}
+		}
+		if slices.Contains(Leaves, pkg) {
+			for _, d := range deps {
+				if first, _, _ := strings.Cut(d, "/"); strings.Contains(first, ".") && d != module+"/"+pkg {
+					t.Errorf("%s is a leaf of facts and may import only the standard library, not %s", pkg, d)
+				}
+			}
+		}
+		if len(heavy) > 0 {
+			t.Errorf("%s links %d store client packages (of %d dependencies), e.g. %s: it must read facts from a leaf package (internal/storekinds, internal/faultkinds), not import a launcher; `go list -deps ./%s` shows the chain",
+				pkg, len(heavy), len(deps), heavy[0], pkg)
+		}
+	}
+}

@@ -38,7 +38,7 @@ type File struct {
 // NodeSpec describes one container of a run.
 type NodeSpec struct {
 	Name         string // DNS name on the run network (alias) and the log file's name, e.g. etcd-1
-	Role         string // what it is: etcd, zookeeper, postgres, redis, candidate, resource, tools
+	Role         string // what it is: a store kind, candidate, resource, tools, ...
 	Image        string
 	Cmd          []string
 	Entrypoint   []string

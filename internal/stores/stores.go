@@ -8,68 +8,39 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
-// Kind names a store cluster type.
+// Kind names a store cluster type; its facts are declared once in internal/storekinds.
 type Kind string
 
 const (
-	KindEtcd       Kind = "etcd"
-	KindZooKeeper  Kind = "zookeeper"
-	KindPostgres   Kind = "postgres"
-	KindRedis      Kind = "redis"
-	KindRedisMulti Kind = "redis-multi" // N independent Redis servers, no replication
-	KindDynamoDB   Kind = "dynamodb"    // one DynamoDB-compatible server (dynalite, in memory)
-	KindConsul     Kind = "consul"
-	KindKubernetes Kind = "kubernetes" // etcd + kube-apiserver + kube-controller-manager
+	KindEtcd       Kind = storekinds.Etcd
+	KindZooKeeper  Kind = storekinds.ZooKeeper
+	KindPostgres   Kind = storekinds.Postgres
+	KindRedis      Kind = storekinds.Redis
+	KindRedisMulti Kind = storekinds.RedisMulti
+	KindDynamoDB   Kind = storekinds.DynamoDB
+	KindConsul     Kind = storekinds.Consul
+	KindKubernetes Kind = storekinds.Kubernetes
 )
 
-// kindInfo is a store kind's definition: everything that differs per kind, declared once.
-// Adding a store is its launcher file plus one entry in kinds (docs/stores.md).
-type kindInfo struct {
-	role images.Role
-	// moreRoles are further images the launcher needs (kubernetes: etcd for its storage).
-	moreRoles        []images.Role
-	defNodes         int
-	minNodes, maxNod int
-	// nodeName is the node names' stem: "etcd" gives etcd1..etcdN; a one-node kind's only
-	// node is called by the stem itself.
-	nodeName string
-	// names, when set, are the node names of a fixed topology (nodes of different kinds).
-	names []string
-	// hasLeader: the store elects a leader of its own, which Cluster.Leader names (the
-	// store-leader fault target).
-	hasLeader bool
-	// clock says how a server's clock can be skewed, or why it cannot (clockOK false).
-	clockOK bool
-	clock   string
-	launch  func(context.Context, *launchEnv) (Cluster, error)
-}
-
-var kinds = map[Kind]kindInfo{
-	KindEtcd: {role: images.RoleEtcd, defNodes: 3, minNodes: 1, maxNod: 7, nodeName: "etcd", hasLeader: true,
-		clock: "etcd is a Go program and ignores libfaketime", launch: launchEtcd},
-	KindZooKeeper: {role: images.RoleZooKeeper, defNodes: 3, minNodes: 1, maxNod: 7, nodeName: "zk", hasLeader: true,
-		clockOK: true, clock: "libfaketime with a run-time timestamp file", launch: launchZooKeeper},
-	KindPostgres: {role: images.RolePostgres, defNodes: 1, minNodes: 1, maxNod: 1, nodeName: "postgres",
-		clockOK: true, clock: "libfaketime with a run-time timestamp file", launch: launchPostgres},
-	KindRedis: {role: images.RoleRedis, defNodes: 1, minNodes: 1, maxNod: 1, nodeName: "redis",
-		clock: "Redis (linked with jemalloc) fails to start under libfaketime", launch: launchRedis},
-	KindRedisMulti: {role: images.RoleRedis, defNodes: 5, minNodes: 1, maxNod: 9, nodeName: "redis",
-		clock: "Redis (linked with jemalloc) fails to start under libfaketime", launch: launchRedisMulti},
-	KindDynamoDB: {role: images.RoleDynamoDB, defNodes: 1, minNodes: 1, maxNod: 1, nodeName: "dynamodb",
-		clockOK: true, clock: "libfaketime with a run-time timestamp file (no condition reads the server clock)", launch: launchDynamoDB},
-	KindConsul: {role: images.RoleConsul, defNodes: 3, minNodes: 1, maxNod: 7, nodeName: "consul", hasLeader: true,
-		clock: "Consul is a Go program and ignores libfaketime", launch: launchConsul},
-	KindKubernetes: {role: images.RoleKubernetes, moreRoles: []images.Role{images.RoleEtcd}, defNodes: 3, minNodes: 3, maxNod: 3,
-		names: []string{kubeEtcdNode, kubeAPIServerNode, kubeControllerNode},
-		clock: "etcd, kube-apiserver and kube-controller-manager are Go programs and ignore libfaketime", launch: launchKubernetes},
+// launchers start a cluster of each kind. Adding a store is its definition in
+// internal/storekinds, its launcher file and one entry here (docs/architecture.md).
+var launchers = map[Kind]func(context.Context, *launchEnv) (Cluster, error){
+	KindEtcd:       launchEtcd,
+	KindZooKeeper:  launchZooKeeper,
+	KindPostgres:   launchPostgres,
+	KindRedis:      launchRedis,
+	KindRedisMulti: launchRedisMulti,
+	KindDynamoDB:   launchDynamoDB,
+	KindConsul:     launchConsul,
+	KindKubernetes: launchKubernetes,
 }
 
 // Traits is what the rest of splitbrain may know about a store kind.
@@ -84,41 +55,45 @@ type Traits struct {
 
 // Info returns a store kind's traits; ok is false for an unknown kind.
 func Info(kind string) (Traits, bool) {
-	k, ok := kinds[Kind(kind)]
+	d, ok := storekinds.Lookup(kind)
 	if !ok {
 		return Traits{}, false
 	}
-	return Traits{DefaultNodes: k.defNodes, MinNodes: k.minNodes, MaxNodes: k.maxNod,
-		HasLeader: k.hasLeader, ClockSkew: k.clockOK, ClockHow: k.clock}, true
+	return Traits{DefaultNodes: d.DefaultNodes, MinNodes: d.MinNodes, MaxNodes: d.MaxNodes,
+		HasLeader: d.HasLeader, ClockSkew: d.ClockSkew, ClockHow: d.ClockHow}, true
 }
 
 // Kinds lists the valid kinds, sorted.
-func Kinds() []string {
-	out := make([]string, 0, len(kinds))
-	for k := range kinds {
-		out = append(out, string(k))
-	}
-	sort.Strings(out)
-	return out
-}
+func Kinds() []string { return storekinds.Names() }
 
 // ParseKind turns a flag value into a Kind, naming the valid ones on error.
 func ParseKind(s string) (Kind, error) {
-	if _, ok := kinds[Kind(s)]; ok {
+	if _, ok := storekinds.Lookup(s); ok {
 		return Kind(s), nil
 	}
 	return "", fmt.Errorf("unknown store %q: valid stores are %s", s, strings.Join(Kinds(), ", "))
 }
 
 // DefaultNodes is the node count a kind gets when Options.Nodes is 0.
-func DefaultNodes(k Kind) int { return kinds[k].defNodes }
+func DefaultNodes(k Kind) int {
+	d, _ := storekinds.Lookup(string(k))
+	return d.DefaultNodes
+}
 
 // ImageRole is the image role a kind's servers run (its main one, see ImageRoles).
-func ImageRole(k Kind) images.Role { return kinds[k].role }
+func ImageRole(k Kind) images.Role {
+	d, _ := storekinds.Lookup(string(k))
+	return images.Role(d.Role)
+}
 
 // ImageRoles are all image roles a kind's launcher needs, the main one first.
 func ImageRoles(k Kind) []images.Role {
-	return append([]images.Role{kinds[k].role}, kinds[k].moreRoles...)
+	d, _ := storekinds.Lookup(string(k))
+	var out []images.Role
+	for _, r := range d.Roles() {
+		out = append(out, images.Role(r))
+	}
+	return out
 }
 
 // ErrNotSupported is returned by Leader for stores without a leader (PostgreSQL, Redis).
@@ -143,18 +118,18 @@ type Options struct {
 
 // Validate checks the options and fills in defaults.
 func (o *Options) Validate() error {
-	info, ok := kinds[o.Kind]
+	info, ok := storekinds.Lookup(string(o.Kind))
 	if !ok {
 		return fmt.Errorf("unknown store %q: valid stores are %s", o.Kind, strings.Join(Kinds(), ", "))
 	}
 	if o.Nodes == 0 {
-		o.Nodes = info.defNodes
+		o.Nodes = info.DefaultNodes
 	}
-	if o.Nodes < info.minNodes || o.Nodes > info.maxNod {
-		if info.minNodes == info.maxNod {
-			return fmt.Errorf("store %s runs exactly %d node(s), not %d: drop --store-nodes", o.Kind, info.minNodes, o.Nodes)
+	if o.Nodes < info.MinNodes || o.Nodes > info.MaxNodes {
+		if info.MinNodes == info.MaxNodes {
+			return fmt.Errorf("store %s runs exactly %d node(s), not %d: drop --store-nodes", o.Kind, info.MinNodes, o.Nodes)
 		}
-		return fmt.Errorf("store %s supports %d..%d nodes, not %d", o.Kind, info.minNodes, info.maxNod, o.Nodes)
+		return fmt.Errorf("store %s supports %d..%d nodes, not %d", o.Kind, info.MinNodes, info.MaxNodes, o.Nodes)
 	}
 	if o.Profile == "" {
 		o.Profile = images.ProfileLocal
@@ -193,8 +168,8 @@ type Cluster interface {
 	WaitReady(ctx context.Context) error
 	// Version is the server version as the server reports it.
 	Version() string
-	// Leader is the node the store reports as its leader (etcd, ZooKeeper, Consul); ErrNotSupported
-	// for PostgreSQL and Redis.
+	// Leader is the node the store reports as its leader (kinds whose definition says
+	// HasLeader); ErrNotSupported for the others.
 	Leader(ctx context.Context) (*platform.Node, error)
 	// RestartNode starts a node again (after a kill or stop) and waits until the cluster serves.
 	// It thaws a frozen node and starts one Docker reports as not running; right after a
@@ -228,7 +203,10 @@ func Launch(ctx context.Context, eng *platform.Engine, net *platform.Network, ru
 	if net == nil {
 		return nil, fmt.Errorf("launch %s: no network: create one with Engine.NewNetwork", opts.Kind)
 	}
-	info := kinds[opts.Kind]
+	launch, ok := launchers[opts.Kind]
+	if !ok {
+		return nil, fmt.Errorf("launch %s: this build has no launcher for it (add one to launchers in internal/stores/stores.go)", opts.Kind)
+	}
 	set := opts.Images
 	roles := ImageRoles(opts.Kind)
 	for _, r := range roles {
@@ -246,7 +224,7 @@ func Launch(ctx context.Context, eng *platform.Engine, net *platform.Network, ru
 			return nil, fmt.Errorf("launch %s: images.Ensure returned no %s image", opts.Kind, r)
 		}
 	}
-	return info.launch(ctx, &launchEnv{eng: eng, net: net, runID: runID, opts: opts, image: set[info.role], images: set})
+	return launch(ctx, &launchEnv{eng: eng, net: net, runID: runID, opts: opts, image: set[ImageRole(opts.Kind)], images: set})
 }
 
 // base carries what every cluster type shares.
