@@ -200,6 +200,12 @@ func (p Plan) NeedsStoreProxy() bool {
 			return true
 		}
 	}
+	// A triggered fault needs the proxy as much as a time-tabled one does.
+	for _, t := range p.Triggers {
+		if k, ok := kinds[t.Fault.Kind]; ok && k.def().Proxy {
+			return true
+		}
+	}
 	return false
 }
 

@@ -507,3 +507,26 @@ func TestPlannedEntries(t *testing.T) {
 		}
 	}
 }
+
+// A triggered proxy fault (the delay-leader profile's event-paced form) needs the fault
+// proxy as much as a time-tabled one: without it the run would fault nothing.
+func TestTriggeredProxyFaultNeedsTheProxy(t *testing.T) {
+	topo := Topology{Candidates: []string{"c1", "c2", "c3"}, StoreNodes: []string{"redis"}, StoreKind: "redis", TTL: time.Second}
+	for _, name := range []string{"delay-leader", "half-open-leader", "reset-leader", "bandwidth-leader", "slow-close-kill-leader"} {
+		spec, err := PacedSpec(name, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Plan(1, time.Minute, topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.NeedsStoreProxy() {
+			t.Errorf("%s paced (%s): the plan says it needs no fault proxy", name, spec)
+		}
+	}
+}
