@@ -78,13 +78,16 @@ func printNemesisList(w io.Writer) {
 	for _, s := range nemesis.Shapes() {
 		fmt.Fprintf(tw, "  %s\t%s\n", s.Name, s.Doc)
 	}
-	fmt.Fprintln(tw, "\nPROFILES")
+	fmt.Fprintln(tw, "\nPROFILES (= the time table; paced = the event-paced form that --cycles N and the matrix's cycles: run)")
 	for _, p := range nemesis.Profiles() {
 		spec := p.Spec
 		if spec == "" {
 			spec = "(nothing)"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\n  \t= %s\n", p.Name, p.Doc, spec)
+		if paced := p.Paced(); paced != "" {
+			fmt.Fprintf(tw, "  \tpaced: %s\n", paced)
+		}
 	}
 	fmt.Fprintln(tw, "\nSTORE SUPPORT")
 	fmt.Fprintln(tw, "  store\tpause/freeze/kill\tpartition/loss\tclock skew of the server\tstore-leader\tkinds for this store only")
