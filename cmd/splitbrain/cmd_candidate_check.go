@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/checkers/lint"
 	"github.com/splitbrain-chaos/splitbrain/harness"
@@ -23,7 +24,8 @@ import (
 func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("candidate check", stderr)
 	var c harness.Config
-	fs.StringVar(&c.Store, "store", "", "store the candidate runs on: "+strings.Join(stores.Kinds(), ", ")+" (required)")
+	fs.StringVar(&c.Store, "store", "", "store the candidate runs on: "+strings.Join(append(stores.Kinds(), contract.StoreNone), ", ")+
+		" (none: no store, the candidates elect among themselves; required)")
 	fs.StringVar(&c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract")
 	packages := fs.String("candidate-packages", "", "with --candidate-cmd: comma-separated Debian packages the script needs, e.g. python3,python3-redis")
 	fs.StringVar(&c.CandidateImage, "candidate-image", "", "image whose entrypoint speaks the candidate contract")
@@ -81,14 +83,61 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 		return exitHarness, err
 	}
 	res, _ := checkers.ReadResults(filepath.Join(out.RunDir, checkers.ResultsFile))
-	problems := lint.Check(evs, res, lint.Options{})
-	fmt.Fprintf(stdout, "\n%s", lint.Format(problems))
+	problems := lint.Check(evs, res, lint.Options{Store: c.Store, Logs: candidateLogs(out.RunDir, c.Nodes),
+		// A handoff leaves the lock free at once: a waiter that polls or watches within the
+		// TTL takes it well inside two TTLs.
+		TakeoverBound: 2*c.TTL + time.Second})
+	// The problems quote the candidate's own lines: nothing in them may act on the terminal.
+	fmt.Fprintf(stdout, "\n%s", progress.Printable(lint.Format(problems)))
 	fmt.Fprintf(stdout, "each candidate's own output: %s\n", filepath.Join(out.RunDir, "logs", "c1.log ..."))
 	if runErr != nil {
+		if startupProblem(problems) {
+			// The run stopped because the candidates could not start; the problems say why.
+			fmt.Fprintf(stdout, "the check run stopped early: %s\n", progress.Printable(firstLine(runErr.Error())))
+			return exitInvalid, nil
+		}
 		return exitHarness, runErr
 	}
 	if len(problems) > 0 || out.Verdict == harness.VerdictInvalid {
 		return exitInvalid, nil
 	}
 	return exitValid, nil
+}
+
+// candidateLogs reads each candidate's log (logs/<node>.log), at most its last 4 MiB: the
+// linter looks in it for the known store-connection mistakes.
+func candidateLogs(runDir string, nodes int) map[string]string {
+	const limit = 4 << 20
+	out := map[string]string{}
+	for i := 1; i <= nodes; i++ {
+		node := fmt.Sprintf("c%d", i)
+		f, err := os.Open(filepath.Join(runDir, "logs", node+".log"))
+		if err != nil {
+			continue
+		}
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if fi.Size() > limit {
+				f.Seek(fi.Size()-limit, io.SeekStart)
+			}
+			b, _ := io.ReadAll(io.LimitReader(f, limit))
+			out[node] = string(b)
+		}
+		f.Close()
+	}
+	return out
+}
+
+// startupProblem: the linter found why the candidates could not start or connect.
+func startupProblem(ps []lint.Problem) bool {
+	for _, p := range ps {
+		if p.Rule == "R15" || p.Rule == "R12" {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

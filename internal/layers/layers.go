@@ -23,7 +23,9 @@ var Layers = [][]string{
 	{"suite", "shrink", "explore"},
 	// 7 the command line, and the example candidates (programs that import nothing of the
 	// module: they show the contract from outside).
-	{"cmd/splitbrain", "examples", "examples/go"},
+	{"cmd/splitbrain", "examples", "examples/go",
+		"examples/stores/internal/candidate", "examples/stores/consul", "examples/stores/dynamodb",
+		"examples/stores/kubernetes", "examples/stores/none", "examples/stores/redis-multi"},
 }
 
 // Layer returns the layer of a package path (relative to the module), or -1.
