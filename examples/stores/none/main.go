@@ -201,10 +201,16 @@ func main() {
 		var sent time.Time
 		splits := 0
 		for {
-			ballot = p.next(highest)
+			// A new ballot only when outbid: asking again with the same one re-grants it
+			// where it was promised, instead of raising promises round after round.
+			if ballot <= highest {
+				ballot = p.next(highest)
+			}
 			sent, callT = time.Now(), candidate.Monotonic()
 			grants, busy, h := p.ask(request{Ballot: ballot})
-			highest = max(highest, h)
+			if h != ballot { // our own ballot reported back is not an outbid
+				highest = max(highest, h)
+			}
 			if grants >= majority {
 				break
 			}
@@ -248,6 +254,7 @@ func main() {
 		stopRenew()
 		candidate.SteppedDown(reason)
 		p.ask(request{Ballot: ballot, Release: true})
+		highest = max(highest, ballot) // the next term needs a higher ballot (R8)
 	}
 	os.Exit(0)
 }
