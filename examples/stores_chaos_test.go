@@ -91,7 +91,17 @@ func TestStoreExamples(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if ps := lint.Check(evs, res, lint.Options{}); len(ps) > 0 {
+					logs := map[string]string{}
+					for _, n := range []string{"c1", "c2", "c3"} {
+						b, err := os.ReadFile(filepath.Join(out.RunDir, "logs", n+".log"))
+						if err != nil {
+							t.Fatal(err)
+						}
+						logs[n] = string(b)
+					}
+					// What `candidate check` runs on the same kind of run.
+					opts := lint.Options{Store: ex.store, Logs: logs, TakeoverBound: 2*harness.DefaultTTL + time.Second}
+					if ps := lint.Check(evs, res, opts); len(ps) > 0 {
 						t.Errorf("candidate check would report:\n%s", lint.Format(ps))
 					}
 					if out.Counts.Elections < 2 {

@@ -5,6 +5,9 @@
 //
 //	CGO_ENABLED=0 go build -o /tmp/consul-candidate ./examples/stores/consul
 //	splitbrain run --store consul --candidate-cmd /tmp/consul-candidate --nemesis pause-leader --time 30s
+//
+// Built with -tags broken it leaves consul/api's default address (address_broken.go), the
+// mistake `splitbrain candidate check` reports as consul-default-address.
 package main
 
 import (
@@ -50,7 +53,7 @@ func main() {
 	ss := &servers{}
 	for i, ep := range env.Endpoints {
 		cli, err := api.NewClient(&api.Config{
-			Address: ep, // not the default 127.0.0.1:8500: no agent runs next to the candidate
+			Address: address(ep), // not the default 127.0.0.1:8500: no agent runs next to the candidate
 			Scheme:  "http",
 			// consul/api's client has no timeout; a server without quorum holds calls 7 s.
 			HttpClient: &http.Client{Timeout: env.TTL / 2},

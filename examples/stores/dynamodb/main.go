@@ -4,6 +4,9 @@
 //
 //	CGO_ENABLED=0 go build -o /tmp/dynamodb-candidate ./examples/stores/dynamodb
 //	splitbrain run --store dynamodb --candidate-cmd /tmp/dynamodb-candidate --nemesis pause-leader --time 30s
+//
+// Built with -tags broken it passes the endpoint without a scheme (endpoint_broken.go), the
+// mistake `splitbrain candidate check` reports as endpoint-without-scheme.
 package main
 
 import (
@@ -37,8 +40,7 @@ func main() {
 	timeout := min(max(env.Renew, 100*time.Millisecond), env.TTL/2) // R16
 	l := &lease{env: env, timeout: timeout, me: env.Node + "-" + candidate.Unique(),
 		cli: dynamodb.New(dynamodb.Options{
-			// The endpoint is host:port; the SDK wants a URL.
-			BaseEndpoint: aws.String("http://" + env.Endpoints[0]),
+			BaseEndpoint: aws.String(endpointURL(env.Endpoints[0])),
 			Region:       "us-east-1", // any region: dynalite does not check it
 			Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 				return aws.Credentials{AccessKeyID: "example", SecretAccessKey: "example", Source: "static"}, nil
