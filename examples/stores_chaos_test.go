@@ -33,7 +33,9 @@ var storeExamples = []struct{ store, fault string }{
 // --candidate-cmd` would, on its real store (real servers, real iptables rules), on the
 // first try, twice: fault-free with the handoff workload (the leader gets SIGTERM every
 // 3×TTL), where `candidate check`'s linter must find no contract problem, and under the
-// leader fault. Both runs must be judged valid, with elections and accepted writes.
+// leader fault, where the cut-off leader must stop believing within TTL + 1 s (what
+// `candidate check --cut-leader` checks). Both runs must be judged valid, with elections and
+// accepted writes.
 func TestStoreExamples(t *testing.T) {
 	store := t.TempDir()
 	if d := os.Getenv("SPLITBRAIN_STORE_DIR"); d != "" {
@@ -79,8 +81,21 @@ func TestStoreExamples(t *testing.T) {
 				if out.Counts.ContractViolations > 0 {
 					t.Errorf("%d contract violations", out.Counts.ContractViolations)
 				}
-				if fault != "none" && out.Counts.FaultsStarted < 1 {
-					t.Errorf("the leader fault never started")
+				if fault != "none" {
+					if out.Counts.FaultsStarted < 1 {
+						t.Fatalf("the leader fault never started")
+					}
+					// The cut-off leader stops believing within TTL + 1 s, as `candidate
+					// check --cut-leader` demands (client timeouts below the TTL, R14/R16).
+					evs, _, err := history.ReadFile(filepath.Join(out.RunDir, harness.HistoryFile))
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, p := range lint.Check(evs, nil, lint.Options{CutBound: harness.DefaultTTL + time.Second}) {
+						if p.Code == "leader-outlives-cut" {
+							t.Errorf("candidate check --cut-leader would report:\n%s", lint.Format([]lint.Problem{p}))
+						}
+					}
 				}
 				if fault == "none" {
 					evs, _, err := history.ReadFile(filepath.Join(out.RunDir, harness.HistoryFile))

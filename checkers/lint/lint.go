@@ -40,6 +40,9 @@ type Options struct {
 	// TakeoverBound: after a handoff SIGTERM the next leader must be elected within this
 	// (R16: a longer gap means the waiters' calls or polls outlast the TTL). 0 = not checked.
 	TakeoverBound time.Duration
+	// CutBound: a leader cut off from its store by a partition fault must stop believing
+	// within this (TTL + slack). 0 = not checked.
+	CutBound time.Duration
 }
 
 // Check lints the history of a fault-free run (with the handoff workload or at least the
@@ -57,6 +60,9 @@ func Check(evs []history.Event, res *checkers.Results, opts Options) []Problem {
 	l.logs(opts, l.exit64)
 	if opts.TakeoverBound > 0 {
 		l.slowTakeovers(evs, opts.TakeoverBound)
+	}
+	if opts.CutBound > 0 {
+		l.cutLeaders(evs, opts.CutBound)
 	}
 	out := make([]Problem, 0, len(l.order))
 	for _, c := range l.order {

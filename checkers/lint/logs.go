@@ -227,3 +227,40 @@ func printable(s string) string {
 	}
 	return b.String()
 }
+
+// cutLeaders reports a leader that was cut off by a partition fault and still believed it
+// led bound after the cut began: its store calls or its lease check outlast the TTL, the
+// sign of a client library's default timeouts (R14, R16). Only faults that lasted at least
+// bound count.
+func (l *linter) cutLeaders(evs []history.Event, bound time.Duration) {
+	leading := map[string]bool{}
+	cutAt := map[string]int64{} // a leader cut off at, still believing
+	for _, e := range evs {
+		for node, at := range cutAt {
+			if e.T-at > int64(bound) {
+				l.add("leader-outlives-cut", "R16", node,
+					fmt.Sprintf("%s was cut off from its store while it led and still believed it led %v later (more than %v)", node, bound, bound),
+					"bound every store call below the TTL (R16) and check a local deadline, counted from the send time of the last granted renewal, before every write (R14); client defaults that hide a lost lease: consul/api's HTTP client without timeout and 15 s Lock wait, go-redis's 5 s reads with 3 retries, client-go's rest.Config without timeout, the AWS SDK's 3 attempts with backoff; docs/candidates.md section 8", "")
+				delete(cutAt, node)
+			}
+		}
+		switch {
+		case e.Source == history.SourceCandidate && e.Kind == history.KindElected:
+			leading[e.Node] = true
+		case e.Source == history.SourceCandidate && e.Kind == history.KindSteppedDown,
+			e.Kind == history.KindProcessExit:
+			leading[e.Node] = false
+			delete(cutAt, e.Node)
+		case e.Kind == history.KindFaultStart && e.Fault == "partition":
+			for _, n := range e.Targets {
+				if leading[n] {
+					cutAt[n] = e.T
+				}
+			}
+		case e.Kind == history.KindFaultEnd:
+			for _, n := range e.Targets {
+				delete(cutAt, n) // healed before the bound: nothing to say
+			}
+		}
+	}
+}

@@ -132,3 +132,36 @@ func TestSlowTakeover(t *testing.T) {
 		t.Errorf("no election until teardown: %s", codes(ps))
 	}
 }
+
+// TestLeaderOutlivesCut: a leader cut off from its store by a partition must stop believing
+// within the bound; one that steps down in time, or a cut healed before the bound, is fine.
+func TestLeaderOutlivesCut(t *testing.T) {
+	cut := func(stepAt, healAt int64) []history.Event {
+		evs := []history.Event{
+			{T: 1 * ms, Kind: history.KindRunStart},
+			{T: 2 * ms, Kind: history.KindProcessStart, Node: "c1"},
+			{T: 10 * ms, Kind: history.KindCampaigning, Node: "c1"},
+			{T: 20 * ms, Kind: history.KindElected, Node: "c1", Token: 5},
+			{T: 100 * ms, Kind: history.KindFaultStart, Fault: "partition", Targets: []string{"c1"}, FaultID: 1},
+		}
+		later := []history.Event{
+			{T: stepAt, Kind: history.KindSteppedDown, Node: "c1", Reason: "lease deadline passed"},
+			{T: healAt, Kind: history.KindFaultEnd, Fault: "partition", Targets: []string{"c1"}, FaultID: 1},
+		}
+		if healAt < stepAt {
+			later[0], later[1] = later[1], later[0]
+		}
+		return append(append(evs, later...), history.Event{T: 900 * ms, Kind: history.KindRunEnd})
+	}
+	bound := 50 * time.Millisecond
+	ps := lintWith(t, cut(300*ms, 400*ms), Options{CutBound: bound})
+	if p := find(ps, "leader-outlives-cut"); p == nil || p.Nodes[0] != "c1" || p.Rule != "R16" {
+		t.Errorf("stepped down 200 ms into the cut, bound 50 ms: %s", codes(ps))
+	}
+	if ps := lintWith(t, cut(130*ms, 400*ms), Options{CutBound: bound}); find(ps, "leader-outlives-cut") != nil {
+		t.Errorf("stepped down 30 ms into the cut: %s", codes(ps))
+	}
+	if ps := lintWith(t, cut(300*ms, 120*ms), Options{CutBound: bound}); find(ps, "leader-outlives-cut") != nil {
+		t.Errorf("cut healed after 20 ms: %s", codes(ps))
+	}
+}

@@ -35,9 +35,10 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.DurationVar(&c.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
 	fs.DurationVar(&c.WriteInterval, "write-interval", harness.DefaultWriteInterval, "leader write interval")
 	fs.StringVar(&c.StoreRoot, "out", "", "root of the run directory (default a new directory under the system temp dir)")
+	cut := fs.Bool("cut-leader", false, "also cut the leader off from the store (from its peers with --store none) once for 3×TTL, with the steady workload instead of handoffs, and report a leader that believes on for more than TTL + 1s: client timeouts longer than the TTL")
 	profile := fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: splitbrain candidate check --store S (--candidate-cmd FILE [--candidate-packages L] | --candidate-image IMG) [--time 20s]\n\n"+
+		fmt.Fprintf(stderr, "Usage: splitbrain candidate check --store S (--candidate-cmd FILE [--candidate-packages L] | --candidate-image IMG) [--time 20s] [--cut-leader]\n\n"+
 			"Runs the candidate against a real store without faults (the handoff workload SIGTERMs the\n"+
 			"leader now and then) and reports where it breaks the contract of docs/candidates.md, each\n"+
 			"problem with its rule and a fix. Exit 0: no problem found; 1: problems; 64: bad flags; 255:\n"+
@@ -66,14 +67,22 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	c.Profile = images.Profile(*profile)
 	c.Workload, c.Nemesis, c.Warmup, c.Recovery = "handoff", "none", 5*time.Second, 3*time.Second
+	schedule := fmt.Sprintf("%v with a SIGTERM to the leader every %v, no faults", c.FaultTime, max(3*c.TTL, 2*time.Second))
+	if *cut {
+		// One cut, no handoffs: a SIGTERM to the cut leader would end what is watched.
+		c.Workload, c.Nemesis = "steady", "partition:shape=leader-from-store,mode=drop,for=3xTTL"
+		if c.Store == contract.StoreNone {
+			c.Nemesis = "partition:shape=isolate,mode=drop,for=3xTTL"
+		}
+		schedule = fmt.Sprintf("%v with the leader cut off once for %v", c.FaultTime, 3*c.TTL)
+	}
 	c.TestName = "candidate-check"
 	c.ProgressMode, c.Progress = progress.ProgressQuiet, stdout // the run's summary, then the problems
 	c.Args = append([]string{"splitbrain", "candidate", "check"}, args...)
 	if err := harness.CheckConfig(&c); err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
-	fmt.Fprintf(stdout, "candidate check: %s on %s, %d candidates, %v with a SIGTERM to the leader every %v, no faults\n",
-		candidateDesc(&c), c.Store, c.Nodes, c.FaultTime, max(3*c.TTL, 2*time.Second))
+	fmt.Fprintf(stdout, "candidate check: %s on %s, %d candidates, %s\n", candidateDesc(&c), c.Store, c.Nodes, schedule)
 	out, runErr := harness.Run(ctx, c)
 	if out == nil || out.RunDir == "" {
 		return exitHarness, fmt.Errorf("the check run did not start: %w", runErr)
@@ -86,7 +95,7 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 	problems := lint.Check(evs, res, lint.Options{Store: c.Store, Logs: candidateLogs(out.RunDir, c.Nodes),
 		// A handoff leaves the lock free at once: a waiter that polls or watches within the
 		// TTL takes it well inside two TTLs.
-		TakeoverBound: 2*c.TTL + time.Second})
+		TakeoverBound: 2*c.TTL + time.Second, CutBound: c.TTL + time.Second})
 	// The problems quote the candidate's own lines: nothing in them may act on the terminal.
 	fmt.Fprintf(stdout, "\n%s", progress.Printable(lint.Format(problems)))
 	fmt.Fprintf(stdout, "each candidate's own output: %s\n", filepath.Join(out.RunDir, "logs", "c1.log ..."))
