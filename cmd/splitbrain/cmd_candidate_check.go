@@ -35,7 +35,7 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.DurationVar(&c.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
 	fs.DurationVar(&c.WriteInterval, "write-interval", harness.DefaultWriteInterval, "leader write interval")
 	fs.StringVar(&c.StoreRoot, "out", "", "root of the run directory (default a new directory under the system temp dir)")
-	cut := fs.Bool("cut-leader", false, "also cut the leader off from the store (from its peers with --store none) once for 3×TTL, with the steady workload instead of handoffs, and report a leader that believes on for more than TTL + 1s: client timeouts longer than the TTL")
+	cut := fs.Bool("cut-leader", false, "also cut the leader off from the store (from its peers with --store none) once for 3×TTL, with the steady workload instead of handoffs and an unfenced resource, and report a leader that believes on for more than TTL + 1s: client timeouts longer than the TTL")
 	profile := fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: splitbrain candidate check --store S (--candidate-cmd FILE [--candidate-packages L] | --candidate-image IMG) [--time 20s] [--cut-leader]\n\n"+
@@ -69,12 +69,15 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 	c.Workload, c.Nemesis, c.Warmup, c.Recovery = "handoff", "none", 5*time.Second, 3*time.Second
 	schedule := fmt.Sprintf("%v with a SIGTERM to the leader every %v, no faults", c.FaultTime, max(3*c.TTL, 2*time.Second))
 	if *cut {
-		// One cut, no handoffs: a SIGTERM to the cut leader would end what is watched.
+		// One cut, no handoffs: a SIGTERM to the cut leader would end what is watched, and so
+		// would the fence (its first write after the successor's is refused): unfenced, only
+		// the candidate's own loss detection ends its belief.
 		c.Workload, c.Nemesis = "steady", "partition:shape=leader-from-store,mode=drop,for=3xTTL"
+		c.ResourceMode = "unfenced"
 		if c.Store == contract.StoreNone {
 			c.Nemesis = "partition:shape=isolate,mode=drop,for=3xTTL"
 		}
-		schedule = fmt.Sprintf("%v with the leader cut off once for %v", c.FaultTime, 3*c.TTL)
+		schedule = fmt.Sprintf("%v with the leader cut off once for %v, unfenced resource", c.FaultTime, 3*c.TTL)
 	}
 	c.TestName = "candidate-check"
 	c.ProgressMode, c.Progress = progress.ProgressQuiet, stdout // the run's summary, then the problems

@@ -88,3 +88,29 @@ func TestCandidateCheckStoreMistakes(t *testing.T) {
 		})
 	}
 }
+
+// TestCandidateCheckCutLeader runs `candidate check --cut-leader` on a Redis candidate with
+// go-redis's default timeouts and no local deadline (testdata/slow-redis-candidate): cut off
+// from the real Redis by real iptables rules, its leader believes on for longer than TTL +
+// 1 s, which must be reported as leader-outlives-cut with its rule.
+func TestCandidateCheckCutLeader(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "slow-redis-candidate")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/slow-redis-candidate")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	var out, errb bytes.Buffer
+	code := runMain([]string{"candidate", "check", "--store", "redis", "--candidate-cmd", bin, "--cut-leader", "--time", "15s",
+		"--out", filepath.Join(dir, "store")}, &out, &errb)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	if code != exitInvalid {
+		t.Fatalf("exit %d, want %d (problems found)", code, exitInvalid)
+	}
+	for _, want := range []string{"with the leader cut off once", "[R16] leader-outlives-cut", "local deadline"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
