@@ -147,28 +147,50 @@ func (l *linter) logs(opts Options, exit64 map[string]bool) {
 
 // slowTakeovers reports handoffs after which nobody was elected for longer than bound: the
 // waiting candidates' store calls or poll periods are longer than the TTL, the sign of a
-// client library's defaults (R16).
+// client library's defaults (R16). Times, not history order, decide: each candidate's
+// lines arrive on a pipe of its own, so the successor's "elected" can be recorded before the
+// resigning leader's "stepped-down" (and before the SIGTERM event itself).
 func (l *linter) slowTakeovers(evs []history.Event, bound time.Duration) {
-	var freedAt int64 // a leader stepped down after a handoff SIGTERM; 0 = none pending
-	var freedBy string
-	handoff := map[string]bool{}
+	type freed struct {
+		node    string
+		sig, at int64 // SIGTERM sent, stepped-down printed
+	}
+	var frees []freed
+	var elected []int64
+	sigAt := map[string]int64{}
+	var last, teardown int64 // teardown's SIGTERMs end what can be expected of a waiter
 	for _, e := range evs {
+		last = max(last, e.T)
 		switch {
 		case e.Source == history.SourceHarness && e.Kind == history.KindSignal && e.Signal == "SIGTERM":
-			handoff[e.Node] = e.Reason == "handoff"
-		case e.Source == history.SourceCandidate && e.Kind == history.KindSteppedDown && handoff[e.Node]:
-			freedAt, freedBy = e.T, e.Node
-			handoff[e.Node] = false
-		case e.Source == history.SourceCandidate && e.Kind == history.KindElected && freedAt != 0:
-			if took := time.Duration(e.T - freedAt); took > bound {
-				l.slow(freedBy, took, bound)
+			if e.Reason == "handoff" {
+				sigAt[e.Node] = e.T
+			} else {
+				delete(sigAt, e.Node)
 			}
-			freedAt = 0
-		case e.Kind == history.KindPhase && e.Phase == "teardown" && freedAt != 0:
-			if took := time.Duration(e.T - freedAt); took > bound {
-				l.slow(freedBy, took, bound)
+		case e.Source == history.SourceCandidate && e.Kind == history.KindSteppedDown:
+			if sig, ok := sigAt[e.Node]; ok {
+				frees = append(frees, freed{e.Node, sig, e.T})
+				delete(sigAt, e.Node)
 			}
-			freedAt = 0
+		case e.Source == history.SourceCandidate && e.Kind == history.KindElected:
+			elected = append(elected, e.T)
+		case e.Kind == history.KindPhase && e.Phase == "teardown" && teardown == 0:
+			teardown = e.T
+		}
+	}
+	end := last
+	if teardown > 0 {
+		end = teardown
+	}
+	sort.Slice(elected, func(i, j int) bool { return elected[i] < elected[j] })
+	for _, f := range frees {
+		next := end
+		if i := sort.Search(len(elected), func(i int) bool { return elected[i] >= f.sig }); i < len(elected) && elected[i] < end {
+			next = elected[i]
+		}
+		if took := time.Duration(next - f.at); took > bound {
+			l.slow(f.node, took, bound)
 		}
 	}
 }

@@ -165,3 +165,27 @@ func TestLeaderOutlivesCut(t *testing.T) {
 		t.Errorf("cut healed after 20 ms: %s", codes(ps))
 	}
 }
+
+// TestTakeoverJudgedByTime: the successor's "elected" can be recorded before the resigning
+// leader's SIGTERM and "stepped-down" (independent pipes); its time, not its place in the
+// history, counts (a measured false alarm: a 8 ms handoff reported as 6 s).
+func TestTakeoverJudgedByTime(t *testing.T) {
+	zero := 0
+	evs := []history.Event{
+		{T: 1 * ms, Kind: history.KindRunStart},
+		{T: 2 * ms, Kind: history.KindProcessStart, Node: "c1"},
+		{T: 2 * ms, Kind: history.KindProcessStart, Node: "c2"},
+		{T: 10 * ms, Kind: history.KindCampaigning, Node: "c1"},
+		{T: 11 * ms, Kind: history.KindCampaigning, Node: "c2"},
+		{T: 20 * ms, Kind: history.KindElected, Node: "c1", Token: 5},
+		{T: 115 * ms, Kind: history.KindElected, Node: "c2", Token: 6}, // recorded first
+		{T: 100 * ms, Kind: history.KindSignal, Node: "c1", Signal: "SIGTERM", Reason: "handoff"},
+		{T: 110 * ms, Kind: history.KindSteppedDown, Node: "c1", Reason: "sigterm"},
+		{T: 150 * ms, Kind: history.KindProcessExit, Node: "c1", Exit: &zero},
+		{T: 2000 * ms, Kind: history.KindPhase, Phase: "teardown"},
+		{T: 2001 * ms, Kind: history.KindRunEnd},
+	}
+	if ps := lintWith(t, evs, Options{TakeoverBound: 20 * time.Millisecond}); find(ps, "slow-takeover") != nil {
+		t.Errorf("5 ms takeover recorded out of order: %s", codes(ps))
+	}
+}
