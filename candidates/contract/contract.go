@@ -12,7 +12,7 @@ const Version = 1
 const (
 	EnvNodeID         = "SPLITBRAIN_NODE_ID"         // e.g. "c1"; unique within the run
 	EnvStore          = "SPLITBRAIN_STORE"           // a store kind (Stores), or none
-	EnvStoreEndpoints = "SPLITBRAIN_STORE_ENDPOINTS" // comma-separated host:port list, reachable from the candidate; empty with store "none"
+	EnvStoreEndpoints = "SPLITBRAIN_STORE_ENDPOINTS" // comma-separated host:port list, reachable from the candidate; not set with store "none"
 	EnvResourceURL    = "SPLITBRAIN_RESOURCE_URL"    // base URL of the fenced resource, e.g. http://resource:8080
 	EnvLeaseTTL       = "SPLITBRAIN_LEASE_TTL"       // lease/session length, Go duration ("2s")
 	EnvWriteInterval  = "SPLITBRAIN_WRITE_INTERVAL"  // leader write interval, Go duration ("50ms")

@@ -63,6 +63,21 @@ func TestParseEnvPeers(t *testing.T) {
 	if c2, err := ParseEnv(lookupFrom(m)); err != nil || !reflect.DeepEqual(c2.Peers, c.Peers) || c2.ListenPort != 7000 {
 		t.Fatalf("round trip: %+v, %v", c2, err)
 	}
+	// Store "none" has no endpoints: the variable is not set at all (docs/candidates.md
+	// section 1), and nothing the harness sets is empty.
+	if v, ok := m[EnvStoreEndpoints]; ok {
+		t.Errorf("store none: %s is set (%q), want it left out", EnvStoreEndpoints, v)
+	}
+	for k, v := range m {
+		if v == "" {
+			t.Errorf("store none: %s is set but empty", k)
+		}
+	}
+	// An endpoint list given anyway (an old harness set it empty) is ignored with store none.
+	m[EnvStoreEndpoints] = ""
+	if _, err := ParseEnv(lookupFrom(m)); err != nil {
+		t.Errorf("store none with %s empty: %v", EnvStoreEndpoints, err)
+	}
 	for _, bad := range []struct{ key, val, want string }{
 		{EnvPeers, "", EnvPeers + ": missing"},
 		{EnvPeers, "c1:7000,c3:7000", "does not list this candidate (c2)"},

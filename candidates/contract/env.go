@@ -33,19 +33,26 @@ type Config struct {
 	PodName       string // kubernetes: the candidate's own Pod (EnvPodName)
 }
 
-// Environ renders c as KEY=value entries for a candidate process or container.
+// Environ renders c as KEY=value entries for a candidate process or container. A variable
+// is either set with a value or not set at all: with store "none" there are no endpoints, so
+// SPLITBRAIN_STORE_ENDPOINTS is left out rather than set empty (a candidate that insists on
+// it would otherwise see a present but useless variable).
 func (c Config) Environ() []string {
 	env := []string{
 		EnvNodeID + "=" + c.NodeID,
 		EnvStore + "=" + c.Store,
-		EnvStoreEndpoints + "=" + strings.Join(c.Endpoints, ","),
-		EnvResourceURL + "=" + c.ResourceURL,
-		EnvLeaseTTL + "=" + c.LeaseTTL.String(),
-		EnvWriteInterval + "=" + c.WriteInterval.String(),
-		EnvClockFile + "=" + c.ClockFile,
-		EnvElectionName + "=" + c.ElectionName,
-		EnvContract + "=" + strconv.Itoa(Version),
 	}
+	if len(c.Endpoints) > 0 {
+		env = append(env, EnvStoreEndpoints+"="+strings.Join(c.Endpoints, ","))
+	}
+	env = append(env,
+		EnvResourceURL+"="+c.ResourceURL,
+		EnvLeaseTTL+"="+c.LeaseTTL.String(),
+		EnvWriteInterval+"="+c.WriteInterval.String(),
+		EnvClockFile+"="+c.ClockFile,
+		EnvElectionName+"="+c.ElectionName,
+		EnvContract+"="+strconv.Itoa(Version),
+	)
 	if c.Recipe != "" {
 		env = append(env, EnvRecipe+"="+c.Recipe)
 	}

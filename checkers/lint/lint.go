@@ -32,6 +32,17 @@ type Options struct {
 	LateAfter time.Duration
 	// StopGrace: SIGTERM to exit (R11). Default 5s, the teardown grace.
 	StopGrace time.Duration
+	// Store is the run's store kind: which variables were set, which mistakes apply.
+	Store string
+	// Logs are the candidates' own output, node -> the text of logs/<node>.log: lines that
+	// give a known connection mistake away, and why a candidate exited with code 64.
+	Logs map[string]string
+	// TakeoverBound: after a handoff SIGTERM the next leader must be elected within this
+	// (R16: a longer gap means the waiters' calls or polls outlast the TTL). 0 = not checked.
+	TakeoverBound time.Duration
+	// CutBound: a leader cut off from its store by a partition fault must stop believing
+	// within this (TTL + slack). 0 = not checked.
+	CutBound time.Duration
 }
 
 // Check lints the history of a fault-free run (with the handoff workload or at least the
@@ -43,21 +54,32 @@ func Check(evs []history.Event, res *checkers.Results, opts Options) []Problem {
 	if opts.StopGrace <= 0 {
 		opts.StopGrace = 5 * time.Second
 	}
-	l := &linter{byCode: map[string]*Problem{}}
+	l := &linter{byCode: map[string]*Problem{}, exit64: map[string]bool{}}
 	l.violations(res)
 	l.events(evs, opts)
+	l.logs(opts, l.exit64)
+	if opts.TakeoverBound > 0 {
+		l.slowTakeovers(evs, opts.TakeoverBound)
+	}
+	if opts.CutBound > 0 {
+		l.cutLeaders(evs, opts.CutBound)
+	}
 	out := make([]Problem, 0, len(l.order))
 	for _, c := range l.order {
 		p := l.byCode[c]
 		sort.Strings(p.Nodes)
 		out = append(out, *p)
 	}
+	// Causes first: a bad environment or a wrong store address explains the silence and
+	// the missing elections reported with it.
+	sort.SliceStable(out, func(i, j int) bool { return isCause(out[i].Code) && !isCause(out[j].Code) })
 	return out
 }
 
 type linter struct {
 	byCode map[string]*Problem
 	order  []string
+	exit64 map[string]bool // candidates that exited with code 64 (bad environment, R15)
 }
 
 // add records one occurrence; the first one's text and example are kept.
@@ -191,6 +213,9 @@ func (l *linter) events(evs []history.Event, opts Options) {
 				}
 			case history.KindProcessExit:
 				n := node(e.Node)
+				if e.Exit != nil && *e.Exit == 64 {
+					l.exit64[e.Node] = true
+				}
 				if n.sigtermAt != 0 {
 					took := time.Duration(e.T - n.sigtermAt)
 					switch {

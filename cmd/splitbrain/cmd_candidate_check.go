@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/checkers/lint"
 	"github.com/splitbrain-chaos/splitbrain/harness"
@@ -23,7 +24,8 @@ import (
 func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("candidate check", stderr)
 	var c harness.Config
-	fs.StringVar(&c.Store, "store", "", "store the candidate runs on: "+strings.Join(stores.Kinds(), ", ")+" (required)")
+	fs.StringVar(&c.Store, "store", "", "store the candidate runs on: "+strings.Join(append(stores.Kinds(), contract.StoreNone), ", ")+
+		" (none: no store, the candidates elect among themselves; required)")
 	fs.StringVar(&c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract")
 	packages := fs.String("candidate-packages", "", "with --candidate-cmd: comma-separated Debian packages the script needs, e.g. python3,python3-redis")
 	fs.StringVar(&c.CandidateImage, "candidate-image", "", "image whose entrypoint speaks the candidate contract")
@@ -33,9 +35,10 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.DurationVar(&c.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
 	fs.DurationVar(&c.WriteInterval, "write-interval", harness.DefaultWriteInterval, "leader write interval")
 	fs.StringVar(&c.StoreRoot, "out", "", "root of the run directory (default a new directory under the system temp dir)")
+	cut := fs.Bool("cut-leader", false, "also cut the leader off from the store (from its peers with --store none) once for 3×TTL, with the steady workload instead of handoffs and an unfenced resource, and report a leader that believes on for more than TTL + 1s: client timeouts longer than the TTL")
 	profile := fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: splitbrain candidate check --store S (--candidate-cmd FILE [--candidate-packages L] | --candidate-image IMG) [--time 20s]\n\n"+
+		fmt.Fprintf(stderr, "Usage: splitbrain candidate check --store S (--candidate-cmd FILE [--candidate-packages L] | --candidate-image IMG) [--time 20s] [--cut-leader]\n\n"+
 			"Runs the candidate against a real store without faults (the handoff workload SIGTERMs the\n"+
 			"leader now and then) and reports where it breaks the contract of docs/candidates.md, each\n"+
 			"problem with its rule and a fix. Exit 0: no problem found; 1: problems; 64: bad flags; 255:\n"+
@@ -64,14 +67,25 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	c.Profile = images.Profile(*profile)
 	c.Workload, c.Nemesis, c.Warmup, c.Recovery = "handoff", "none", 5*time.Second, 3*time.Second
+	schedule := fmt.Sprintf("%v with a SIGTERM to the leader every %v, no faults", c.FaultTime, max(3*c.TTL, 2*time.Second))
+	if *cut {
+		// One cut, no handoffs: a SIGTERM to the cut leader would end what is watched, and so
+		// would the fence (its first write after the successor's is refused): unfenced, only
+		// the candidate's own loss detection ends its belief.
+		c.Workload, c.Nemesis = "steady", "partition:shape=leader-from-store,mode=drop,for=3xTTL"
+		c.ResourceMode = "unfenced"
+		if c.Store == contract.StoreNone {
+			c.Nemesis = "partition:shape=isolate,mode=drop,for=3xTTL"
+		}
+		schedule = fmt.Sprintf("%v with the leader cut off once for %v, unfenced resource", c.FaultTime, 3*c.TTL)
+	}
 	c.TestName = "candidate-check"
 	c.ProgressMode, c.Progress = progress.ProgressQuiet, stdout // the run's summary, then the problems
 	c.Args = append([]string{"splitbrain", "candidate", "check"}, args...)
 	if err := harness.CheckConfig(&c); err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
-	fmt.Fprintf(stdout, "candidate check: %s on %s, %d candidates, %v with a SIGTERM to the leader every %v, no faults\n",
-		candidateDesc(&c), c.Store, c.Nodes, c.FaultTime, max(3*c.TTL, 2*time.Second))
+	fmt.Fprintf(stdout, "candidate check: %s on %s, %d candidates, %s\n", candidateDesc(&c), c.Store, c.Nodes, schedule)
 	out, runErr := harness.Run(ctx, c)
 	if out == nil || out.RunDir == "" {
 		return exitHarness, fmt.Errorf("the check run did not start: %w", runErr)
@@ -81,10 +95,19 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 		return exitHarness, err
 	}
 	res, _ := checkers.ReadResults(filepath.Join(out.RunDir, checkers.ResultsFile))
-	problems := lint.Check(evs, res, lint.Options{})
+	problems := lint.Check(evs, res, lint.Options{Store: c.Store, Logs: candidateLogs(out.RunDir, c.Nodes),
+		// A handoff leaves the lock free at once: a waiter that polls or watches within the
+		// TTL takes it well inside two TTLs.
+		TakeoverBound: 2*c.TTL + time.Second, CutBound: c.TTL + time.Second})
+	// The problems quote the candidate's own lines: nothing in them may act on the terminal.
 	fmt.Fprintf(stdout, "\n%s", problemsText(problems))
 	fmt.Fprintf(stdout, "each candidate's own output: %s\n", filepath.Join(out.RunDir, "logs", "c1.log ..."))
 	if runErr != nil {
+		if startupProblem(problems) {
+			// The run stopped because the candidates could not start; the problems say why.
+			fmt.Fprintf(stdout, "the check run stopped early: %s\n", progress.Printable(firstLine(runErr.Error())))
+			return exitInvalid, nil
+		}
 		return exitHarness, runErr
 	}
 	if len(problems) > 0 || out.Verdict == harness.VerdictInvalid {
@@ -97,4 +120,42 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 // control characters in them are escaped.
 func problemsText(problems []lint.Problem) string {
 	return progress.Printable(lint.Format(problems))
+}
+
+// candidateLogs reads each candidate's log (logs/<node>.log), at most its last 4 MiB: the
+// linter looks in it for the known store-connection mistakes.
+func candidateLogs(runDir string, nodes int) map[string]string {
+	const limit = 4 << 20
+	out := map[string]string{}
+	for i := 1; i <= nodes; i++ {
+		node := fmt.Sprintf("c%d", i)
+		f, err := os.Open(filepath.Join(runDir, "logs", node+".log"))
+		if err != nil {
+			continue
+		}
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if fi.Size() > limit {
+				f.Seek(fi.Size()-limit, io.SeekStart)
+			}
+			b, _ := io.ReadAll(io.LimitReader(f, limit))
+			out[node] = string(b)
+		}
+		f.Close()
+	}
+	return out
+}
+
+// startupProblem: the linter found why the candidates could not start or connect.
+func startupProblem(ps []lint.Problem) bool {
+	for _, p := range ps {
+		if p.Rule == "R15" || p.Rule == "R12" {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

@@ -25,7 +25,9 @@ var Layers = [][]string{
 	{"suite", "shrink", "explore"},
 	// 7 the command line, and the example candidates (programs that import nothing of the
 	// module: they show the contract from outside), and the tests of the shell scripts.
-	{"cmd/splitbrain", "examples", "examples/go", "scripts"},
+	{"cmd/splitbrain", "examples", "examples/go", "scripts",
+		"examples/stores/internal/candidate", "examples/stores/consul", "examples/stores/dynamodb",
+		"examples/stores/kubernetes", "examples/stores/none", "examples/stores/redis-multi"},
 }
 
 // Light are packages that must not link a store client library (Kubernetes, AWS, Consul):
