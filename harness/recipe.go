@@ -21,8 +21,14 @@ func lookupRecipe(name, store string, cfg *Config) (recipeInfo, error) {
 	if err != nil {
 		return recipeInfo{}, err
 	}
+	// LeaderWork as the candidate will see it (contract.ParseEnv: the write interval unless
+	// given), so a recipe whose timing depends on it computes the same bounds here.
+	work := cfg.WriteInterval
+	if cfg.LeaderWorkSet {
+		work = cfg.LeaderWork
+	}
 	t := def.TimingFor(contract.Config{Store: store, LeaseTTL: cfg.TTL, WriteInterval: cfg.WriteInterval,
-		RenewInterval: cfg.RenewInterval, RetryInterval: cfg.RetryInterval})
+		LeaderWork: work, RenewInterval: cfg.RenewInterval, RetryInterval: cfg.RetryInterval})
 	return recipeInfo{Info: def.Describe(), Timing: t}, nil
 }
 

@@ -362,6 +362,28 @@ func TestMatrixFile(t *testing.T) {
 			}
 		}
 	}
+	// Issue 31: a lease recipe's own loss detection, not the fence, must stop its leader
+	// before a successor starts. Every recipe with a store runs unfenced under the leader cut
+	// from the store, silent and refused (the row states whether it holds: measured); the
+	// Kubernetes ones in default, and k8s-lease must hold.
+	for _, spec := range candidates.Registry.Infos() {
+		if spec.Negative || spec.Store == contract.StoreNone {
+			continue
+		}
+		tier := all
+		if spec.Store == contract.StoreKubernetes {
+			tier = def
+		}
+		for _, f := range []string{"partition-leader-silent", "partition-leader-refused"} {
+			row := func(c Case) bool {
+				return c.Row.Recipe == spec.Name && c.Row.Fault == f && c.Config.ResourceMode == "unfenced" &&
+					(spec.Name != "k8s-lease" || c.Row.Expect.Verdict == "valid")
+			}
+			if !has(tier, row) {
+				t.Errorf("no unfenced row for %s under %s (issue 31)", spec.Name, f)
+			}
+		}
+	}
 	if !has(smoke, func(c Case) bool {
 		return c.Row.Recipe == "redis-split-incr" && pausesLeader(c.Row.Fault) && c.Row.Expect.Verdict == "invalid" &&
 			slices.Contains(c.Row.Expect.Reasons, "token-not-monotone")
