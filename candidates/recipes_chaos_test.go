@@ -392,13 +392,13 @@ func (g *group) checkResource() {
 	}
 }
 
-// stable waits at least quiet, then in 500 ms steps for up to 5 s more, until one node
-// alone believes it leads and has at least writes accepted under its token, and returns
-// that leader's election.
+// stable waits at least quiet, then in 500 ms steps, until one node alone believes it leads
+// and has at least writes accepted under its token, and returns that leader's election.
+// The minute's deadline only ends a test whose recipe never settles.
 func (g *group) stable(cur history.Event, writes int, quiet time.Duration) history.Event {
 	g.t.Helper()
 	time.Sleep(quiet)
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	for deadline := time.Now().Add(time.Minute); ; {
 		time.Sleep(500 * time.Millisecond)
 		cur = g.settle(cur)
 		g.mu.Lock()
@@ -409,8 +409,24 @@ func (g *group) stable(cur history.Event, writes int, quiet time.Duration) histo
 			return cur
 		}
 		if time.Now().After(deadline) {
-			g.t.Fatalf("no stable leader within 5s: %s (token %d) has %d accepted writes (want >= %d) and %d nodes believe they lead (want 1)",
+			g.t.Fatalf("no stable leader within a minute: %s (token %d) has %d accepted writes (want >= %d) and %d nodes believe they lead (want 1)",
 				cur.Node, cur.Token, n, writes, believers)
+		}
+	}
+}
+
+// waitAccepted waits until node has at least n writes accepted under token and returns the
+// count; the minute's deadline only ends a hung test.
+func (g *group) waitAccepted(node string, token int64, n int) int {
+	g.t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		got := g.acceptedFrom(node, token)
+		if got >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			g.t.Fatalf("%s has %d writes accepted under token %d after a minute, want %d", node, got, token, n)
+			return got
 		}
 	}
 }
@@ -492,7 +508,7 @@ func exercise(t *testing.T, g *group, def runtime.Definition, strict bool) {
 		if third.Token <= next.Token {
 			t.Errorf("token did not grow: %d after %d", third.Token, next.Token)
 		}
-		g.waitExit(next.Node, 5*time.Second)
+		g.waitExit(next.Node, time.Minute)
 		third = g.stable(third, 2, 0) // the survivors may re-elect once more (ring does under load)
 		g.start(next.Node)
 		cur = g.stable(third, 1, restartQuiet)
@@ -575,11 +591,8 @@ func runControl(t *testing.T, def runtime.Definition, eps []string) {
 	for _, n := range []string{"c1", "c2", "c3"} {
 		g.start(n)
 	}
-	e := g.waitElected(15*time.Second, "")
-	time.Sleep(time.Second)
-	if g.acceptedFrom(e.Node, e.Token) == 0 {
-		t.Errorf("%s: leader %s wrote nothing", spec.Name, e.Node)
-	}
+	e := g.waitElected(time.Minute, "")
+	g.waitAccepted(e.Node, e.Token, 1)
 	checkSteps(t, g, spec)
 	g.stopAll()
 	g.mu.Lock()
@@ -668,13 +681,15 @@ func TestLeaderForLifePod(t *testing.T) {
 	for _, n := range []string{"c1", "c2", "c3"} {
 		g.start(n)
 	}
-	cur := g.waitElected(30*time.Second, "")
-	time.Sleep(time.Second)
+	cur := g.waitElected(time.Minute, "")
+	g.waitAccepted(cur.Node, cur.Token, 2) // the leader works before it is killed
 	g.mu.Lock()
 	g.keepPod[cur.Node] = true
 	g.mu.Unlock()
 	g.signal(cur.Node, syscall.SIGKILL)
-	g.waitExit(cur.Node, 5*time.Second)
+	g.waitExit(cur.Node, time.Minute)
+	// An absence check: nobody may be elected while the dead leader's Pod stays; a loaded
+	// machine can only hide an early election, not fail a correct recipe.
 	select {
 	case e := <-g.elected:
 		t.Fatalf("%s elected (token %d) while the killed leader's Pod still exists", e.Node, e.Token)
@@ -696,10 +711,7 @@ func TestLeaderForLifePod(t *testing.T) {
 	if next.Token <= cur.Token {
 		t.Errorf("token did not grow: %d after %d", next.Token, cur.Token)
 	}
-	time.Sleep(300 * time.Millisecond)
-	if n := g.acceptedFrom(next.Node, next.Token); n < 2 {
-		t.Errorf("new leader %s has %d accepted writes", next.Node, n)
-	}
+	g.waitAccepted(next.Node, next.Token, 2)
 	g.stopAll()
 	g.checkResource()
 }

@@ -158,9 +158,15 @@ func phases(evs []history.Event) string {
 }
 
 // TestRunNoFaults: every recipe elects a leader whose writes the resource accepts, with no
-// interleaving in the resource's record, and the lifecycle goes through every phase.
+// interleaving in the resource's record, and the lifecycle goes through every phase. A
+// recipe with a fault-free smoke row in the matrix is left to that row.
 func TestRunNoFaults(t *testing.T) {
+	rows := smokeRowsFor(t, "none", false)
 	for _, spec := range candidates.Registry.Infos() {
+		if row, ok := rows[spec.Name]; ok {
+			t.Logf("%s: covered by the matrix's smoke row %s", spec.Name, row)
+			continue
+		}
 		t.Run(spec.Name, func(t *testing.T) {
 			// Nothing here is timed: recipes run side by side, -parallel at a time.
 			t.Parallel()
@@ -259,10 +265,16 @@ func TestRunHandoff(t *testing.T) {
 }
 
 // TestRunKillLeader: SIGKILL of the leader (nemesis kill, platform Kill) yields another
-// leader within the recipe's FailoverBound (TTL + its detection) + harnessSlack.
+// leader within the recipe's FailoverBound (TTL + its detection) + harnessSlack. A recipe
+// with a bounded kill-leader smoke row in the matrix is left to that row.
 func TestRunKillLeader(t *testing.T) {
+	rows := smokeRowsFor(t, "kill-leader", true)
 	for _, def := range positiveRecipes() {
 		spec := def.Describe()
+		if row, ok := rows[spec.Name]; ok {
+			t.Logf("%s: covered by the matrix's smoke row %s", spec.Name, row)
+			continue
+		}
 		t.Run(spec.Name, func(t *testing.T) {
 			cfg := baseConfig(t, spec.Store, spec.Name)
 			cfg.Nemesis = "kill:target=leader,at=1s,for=3s,count=1"
@@ -340,6 +352,13 @@ func TestRunExternalCandidate(t *testing.T) {
 	cfg := baseConfig(t, "etcd", "")
 	cfg.CandidateCmd = bin
 	out, evs := runAndRead(t, runCtx(t), cfg)
+	// The lifecycle of a fault-free run (the recipes' own fault-free runs are matrix rows).
+	if got := phases(evs); got != "setup,warmup,faults,heal,recovery,teardown" {
+		t.Errorf("phases %s", got)
+	}
+	if countKind(evs, history.KindProcessStart) < 3 || countKind(evs, history.KindProcessExit) < 3 {
+		t.Errorf("process starts/exits not recorded for all candidates")
+	}
 	if countKind(evs, history.KindElected) == 0 {
 		t.Fatal("external candidate never elected")
 	}
@@ -349,6 +368,9 @@ func TestRunExternalCandidate(t *testing.T) {
 	}
 	if len(problems) > 0 {
 		t.Errorf("interleaving: %v", problems)
+	}
+	if out.Verdict != VerdictValid {
+		t.Errorf("verdict %s without faults: %v", out.Verdict, out.Reasons)
 	}
 	if !strings.Contains(out.RunDir, "cmd-external-candidate") {
 		t.Errorf("run dir %s does not name the command", out.RunDir)

@@ -26,20 +26,20 @@ func TestRunDelayInterrupted(t *testing.T) {
 	runDone := make(chan struct{})
 	go func() {
 		defer cancel()
-		for deadline := time.Now().Add(6 * time.Minute); time.Now().Before(deadline); {
-			hs, _ := filepath.Glob(filepath.Join(cfg.StoreRoot, "*", "*", HistoryFile))
-			for _, h := range hs {
-				if b, _ := os.ReadFile(h); strings.Contains(string(b), `"fault-start"`) {
-					time.Sleep(2 * time.Second) // let the leader work under the delay
-					return
+		// Cancel once the delayed leader has been heard from under the delay: it talks to
+		// its store through the proxy while the fault is in effect.
+		waitForEvents(cfg.StoreRoot, time.Now().Add(6*time.Minute), runDone, func(evs []history.Event) bool {
+			var start *history.Event
+			for i, e := range evs {
+				if e.Kind == history.KindFaultStart && len(e.Targets) == 1 {
+					start = &evs[i]
+				}
+				if start != nil && e.Source == history.SourceCandidate && e.Node == start.Targets[0] && e.T > start.T {
+					return true
 				}
 			}
-			select {
-			case <-runDone:
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
+			return false
+		})
 	}()
 	out, err := Run(ctx, cfg)
 	close(runDone)

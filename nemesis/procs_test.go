@@ -30,7 +30,15 @@ func TestStopTreeReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	time.Sleep(200 * time.Millisecond)
+	// Wait until sh has forked both sleeps.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if tree, err := processTree(cmd.Process.Pid); err == nil && len(tree) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sh did not start its two sleeps within a minute")
+		}
+	}
 	procs, err := stopTree(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)

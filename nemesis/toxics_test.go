@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,7 +18,7 @@ import (
 
 func dialLink(t *testing.T, e proxiedEnv, candidate string) *net.TCPConn {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", e.px.Endpoints(candidate)[0], 5*time.Second)
+	c, err := net.DialTimeout("tcp", e.px.Endpoints(candidate)[0], 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +71,9 @@ func checkHealed(t *testing.T, e proxiedEnv, n *Nemesis, done chan error) {
 	}
 }
 
-// bandwidth: 64 KB through a 64 KB/s link takes about a second; the untargeted candidate's
-// link stays fast, and the heal restores full speed.
+// bandwidth: a rate toxic on the targeted candidate's link only; 64 KB through the 64 KB/s
+// link takes about a second (a lower bound: a loaded machine only makes it slower), and the
+// heal takes the toxics off. The chaos test TestChaosProxyKindsThroughProxy bounds it above.
 func TestBandwidthThroughRealProxy(t *testing.T) {
 	e := newProxiedEnv(t)
 	n, done := startPlan(t, e, "bandwidth:target=node:c2,rate=64,dir=both,at=0s,for=1m")
@@ -86,15 +88,18 @@ func TestBandwidthThroughRealProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("64000 bytes echoed: %v at rate=64 (%.1f KB/s), %v on the untargeted link", slow, size/1000/slow.Seconds(), fast)
-	if slow < 850*time.Millisecond || slow > 1400*time.Millisecond {
-		t.Errorf("64000 bytes at 64 KB/s took %v, want about 1 s (0.85..1.4 s)", slow)
+	if slow < 850*time.Millisecond {
+		t.Errorf("64000 bytes at 64 KB/s took %v, want about 1 s (at least 0.85 s)", slow)
 	}
-	if fast > 200*time.Millisecond {
-		t.Errorf("c1 is not targeted but 64000 bytes took %v", fast)
+	if got, want := toxicSummary(t, e, "c2"), toxicsWant("bandwidth", "rate=64", []string{"downstream", "upstream"}); !slices.Equal(got, want) {
+		t.Errorf("c2's links under bandwidth carry %v, want %v", got, want)
+	}
+	if got := toxicSummary(t, e, "c1"); len(got) != 0 {
+		t.Errorf("c1 is not targeted but its links carry %v", got)
 	}
 	checkHealed(t, e, n, done)
-	if d, err := echoTime(t, dialLink(t, e, "c2"), size); err != nil || d > 200*time.Millisecond {
-		t.Errorf("c2 after heal: 64000 bytes in %v (%v), want full speed", d, err)
+	if _, err := echoTime(t, dialLink(t, e, "c2"), size); err != nil {
+		t.Errorf("c2 after heal: %v", err)
 	}
 }
 
@@ -104,7 +109,7 @@ func TestBandwidthThroughRealProxy(t *testing.T) {
 func TestHalfOpenThroughRealProxy(t *testing.T) {
 	e := newProxiedEnv(t)
 	before := dialLink(t, e, "c2")
-	if err := roundTrip(before, 2*time.Second); err != nil {
+	if err := roundTrip(before, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	n, done := startPlan(t, e, "half-open:target=node:c2,at=0s,for=1m")
@@ -116,34 +121,35 @@ func TestHalfOpenThroughRealProxy(t *testing.T) {
 	if err := roundTrip(during, 500*time.Millisecond); !isTimeout(err) {
 		t.Fatalf("new connection under half-open: %v, want it accepted and the request to hang", err)
 	}
-	if err := roundTrip(dialLink(t, e, "c1"), 2*time.Second); err != nil {
+	if err := roundTrip(dialLink(t, e, "c1"), 30*time.Second); err != nil {
 		t.Errorf("c1 is not targeted but its request failed: %v", err)
 	}
 	checkHealed(t, e, n, done)
 	for name, c := range map[string]net.Conn{"open before": before, "opened during": during} {
-		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
 		if _, err := c.Read(make([]byte, 1)); err != io.EOF {
 			t.Errorf("connection %s the fault, after heal: read %v, want end of stream (the proxy closes hung connections)", name, err)
 		}
 	}
-	if err := roundTrip(dialLink(t, e, "c2"), 2*time.Second); err != nil {
+	if err := roundTrip(dialLink(t, e, "c2"), 30*time.Second); err != nil {
 		t.Errorf("new connection after heal: %v", err)
 	}
 }
 
-// half-open with close-after: a connection nothing is sent into is closed after that long.
+// half-open with close-after: a connection nothing is sent into is closed after that long
+// (not before; a loaded machine may close it later), well before the fault's heal would.
 func TestHalfOpenCloseAfter(t *testing.T) {
 	e := newProxiedEnv(t)
 	c := dialLink(t, e, "c3")
+	t0 := time.Now() // before the plan starts: close-after counts from a later instant
 	n, done := startPlan(t, e, "half-open:target=node:c3,close-after=300ms,dir=both,at=0s,for=1m")
 	waitStart(t, e.fakeEnv)
-	t0 := time.Now()
-	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	c.SetReadDeadline(time.Now().Add(30 * time.Second)) // the heal, at 1 min, is not awaited
 	_, err := c.Read(make([]byte, 1))
 	took := time.Since(t0)
-	t.Logf("idle connection closed %v after the fault started (close-after=300ms): %v", took, err)
-	if err != io.EOF || took < 250*time.Millisecond || took > 800*time.Millisecond {
-		t.Errorf("idle connection under close-after=300ms: %v after %v, want end of stream after about 300ms", err, took)
+	t.Logf("idle connection closed %v after the plan started (close-after=300ms): %v", took, err)
+	if err != io.EOF || took < 300*time.Millisecond {
+		t.Errorf("idle connection under close-after=300ms: %v after %v, want end of stream after at least 300ms", err, took)
 	}
 	checkHealed(t, e, n, done)
 }
@@ -160,25 +166,28 @@ func closeToEOF(t *testing.T, c *net.TCPConn, wait time.Duration) (time.Duration
 	return time.Since(t0), err
 }
 
-// slow-close: the candidate's close reaches the server close-delay late (the server's own
-// close follows it at once), data still passes; a close held when the fault heals is
-// passed on by the heal rather than lost.
+// slow-close: the candidate's close reaches the server at least close-delay late (the
+// server's own close follows it), data still passes, the untargeted link has no toxic; a
+// close held when the fault heals is passed on by the heal rather than lost.
 func TestSlowCloseThroughRealProxy(t *testing.T) {
 	e := newProxiedEnv(t)
 	n, done := startPlan(t, e, "slow-close:target=node:c1,close-delay=400ms,dir=out,at=0s,for=1m")
 	waitStart(t, e.fakeEnv)
 	c := dialLink(t, e, "c1")
-	if err := roundTrip(c, 2*time.Second); err != nil {
+	if err := roundTrip(c, 30*time.Second); err != nil {
 		t.Fatalf("data under slow-close: %v", err)
 	}
-	took, err := closeToEOF(t, c, 5*time.Second)
-	other, err2 := closeToEOF(t, dialLink(t, e, "c2"), 5*time.Second)
+	took, err := closeToEOF(t, c, 30*time.Second)
+	other, err2 := closeToEOF(t, dialLink(t, e, "c2"), 30*time.Second)
 	t.Logf("close to end of stream: %v under close-delay=400ms, %v on the untargeted link", took, other)
-	if err != io.EOF || took < 400*time.Millisecond || took > 700*time.Millisecond {
-		t.Errorf("close under close-delay=400ms: %v after %v, want end of stream after 400..700ms", err, took)
+	if err != io.EOF || took < 400*time.Millisecond {
+		t.Errorf("close under close-delay=400ms: %v after %v, want end of stream after at least 400ms", err, took)
 	}
-	if err2 != io.EOF || other > 100*time.Millisecond {
-		t.Errorf("c2 is not targeted but its close took %v (%v)", other, err2)
+	if err2 != io.EOF {
+		t.Errorf("c2 is not targeted but its close ended in %v after %v, want end of stream", err2, other)
+	}
+	if got := toxicSummary(t, e, "c2"); len(got) != 0 {
+		t.Errorf("c2 is not targeted but its links carry %v", got)
 	}
 	checkHealed(t, e, n, done)
 
@@ -192,7 +201,7 @@ func TestSlowCloseThroughRealProxy(t *testing.T) {
 	}
 	t0 := time.Now()
 	checkHealed(t, e2, n2, done2)
-	held.SetReadDeadline(time.Now().Add(3 * time.Second))
+	held.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if _, err := held.Read(make([]byte, 1)); err != io.EOF {
 		t.Errorf("close held when the fault healed: %v %v after the heal began, want it passed on (end of stream)", err, time.Since(t0))
 	}
@@ -203,29 +212,29 @@ func TestSlowCloseThroughRealProxy(t *testing.T) {
 func TestResetThroughRealProxy(t *testing.T) {
 	e := newProxiedEnv(t)
 	before := dialLink(t, e, "c2")
-	if err := roundTrip(before, 2*time.Second); err != nil {
+	if err := roundTrip(before, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	n, done := startPlan(t, e, "reset:target=node:c2,at=0s,for=1m")
 	waitStart(t, e.fakeEnv)
 	t0 := time.Now()
-	err := roundTrip(before, 3*time.Second)
+	err := roundTrip(before, 30*time.Second)
 	t.Logf("open connection under reset: %v after %v", err, time.Since(t0))
 	if err == nil || isTimeout(err) {
 		t.Errorf("open connection under reset: %v, want the request to fail at once", err)
 	}
 	during := dialLink(t, e, "c2")
 	t0 = time.Now()
-	err = roundTrip(during, 3*time.Second)
+	err = roundTrip(during, 30*time.Second)
 	t.Logf("new connection under reset: %v after %v", err, time.Since(t0))
-	if !errors.Is(err, syscall.ECONNRESET) || time.Since(t0) > time.Second {
-		t.Errorf("new connection under reset: %v after %v, want connection reset at once", err, time.Since(t0))
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("new connection under reset: %v after %v, want connection reset", err, time.Since(t0))
 	}
-	if err := roundTrip(dialLink(t, e, "c1"), 2*time.Second); err != nil {
+	if err := roundTrip(dialLink(t, e, "c1"), 30*time.Second); err != nil {
 		t.Errorf("c1 is not targeted but its request failed: %v", err)
 	}
 	checkHealed(t, e, n, done)
-	if err := roundTrip(dialLink(t, e, "c2"), 2*time.Second); err != nil {
+	if err := roundTrip(dialLink(t, e, "c2"), 30*time.Second); err != nil {
 		t.Errorf("new connection after heal: %v", err)
 	}
 }

@@ -50,11 +50,12 @@ func procState(t *testing.T, pid int) string {
 	return ""
 }
 
-// procStateSettled polls until the state's first letter says stopped (T) or not, as wanted,
-// for up to a second: a signal is delivered when the target next runs, which on a loaded
-// machine (a make test) came after the first read (state R right after SIGSTOP).
+// procStateSettled polls until the state's first letter says stopped (T) or not, as wanted:
+// a signal is delivered when the target next runs, which on a loaded machine (a make test)
+// came after the first read (state R right after SIGSTOP). The deadline only ends a wait
+// for a signal that was lost.
 func procStateSettled(t *testing.T, pid int, stopped bool) string {
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		s := procState(t, pid)
 		if strings.HasPrefix(s, "T") == stopped || time.Now().After(deadline) {
@@ -154,12 +155,32 @@ func TestNodeLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Kill -9, then start again: new PID, logs continue without duplicates.
-	time.Sleep(300 * time.Millisecond)
+	// Kill -9, then start again: new PID, logs continue without duplicates. Each of the
+	// three runs is left running until its lines are delivered.
+	waitRunLines := func(runs int) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			mu.Lock()
+			perShell := map[string]int{}
+			var last string
+			for _, l := range lines {
+				last = strings.Fields(l)[0]
+				perShell[last]++
+			}
+			mu.Unlock()
+			if len(perShell) >= runs && perShell[last] >= 5 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %d of the node: %d runs seen in its lines after a minute, the last with %d lines", runs, len(perShell), perShell[last])
+			}
+		}
+	}
+	waitRunLines(1)
 	if err := n.Kill(ctx, "SIGKILL"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		st, err := n.State(ctx)
 		if err == nil && !st.Running {
@@ -180,11 +201,11 @@ func TestNodeLifecycle(t *testing.T) {
 	if err != nil || pid2 == pid {
 		t.Fatalf("pid after restart %d (before %d): %v", pid2, pid, err)
 	}
-	time.Sleep(400 * time.Millisecond)
+	waitRunLines(2)
 	if err := n.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond)
+	waitRunLines(3)
 
 	// Terminate while frozen must not hang.
 	if err := n.Freeze(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -247,12 +248,15 @@ func TestLogStreamLongLineBounded(t *testing.T) {
 	piece := []byte(ts + strings.Repeat("x", 16<<10))
 	const total = 100 << 20
 	start := time.Now()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	w := lineWriter{ls, streamStdout}
 	for sent := 0; sent < total; sent += 16 << 10 {
 		w.Write(piece)
 	}
 	w.Write([]byte(ts + "\n"))
 	w.Write([]byte(ts + `{"kind":"elected","token":3}` + "\n"))
+	runtime.ReadMemStats(&after)
 	took := time.Since(start)
 	if len(got) != 2 {
 		t.Fatalf("%d lines delivered, want 2", len(got))
@@ -269,12 +273,14 @@ func TestLogStreamLongLineBounded(t *testing.T) {
 	if got[1] != `{"kind":"elected","token":3}` {
 		t.Fatalf("next line %q", got[1])
 	}
-	// Linear: 100 MiB in 16 KiB pieces is a memcpy-bound loop (~0.1 s); the old quadratic
-	// rebuild took minutes. 10 s leaves room for a loaded 2-core machine.
-	if took > 10*time.Second {
-		t.Fatalf("100 MiB line took %v", took)
+	// Linear, counted in bytes rather than seconds (a loaded machine stretches any time): the
+	// reader keeps at most MaxLogLine of the line, so it allocates a few times that; the old
+	// quadratic rebuild copied the growing line on every piece (terabytes for 100 MiB).
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("100 MiB line in 16 KiB pieces: %v, %d MiB allocated", took, allocated>>20)
+	if allocated > 16*MaxLogLine {
+		t.Fatalf("a 100 MiB line allocated %d MiB, want at most %d MiB (16 × MaxLogLine)", allocated>>20, 16*MaxLogLine>>20)
 	}
-	t.Logf("100 MiB line in 16 KiB pieces: %v", took)
 	if ls.cut != 1 {
 		t.Fatalf("cut count %d", ls.cut)
 	}

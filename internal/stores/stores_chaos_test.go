@@ -41,7 +41,7 @@ func launch(t *testing.T, kind stores.Kind, nodes int) (context.Context, stores.
 
 func waitStopped(t *testing.T, ctx context.Context, n *platform.Node) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute) // ends a wait for a lost signal; no bound
 	for time.Now().Before(deadline) {
 		if st, err := n.State(ctx); err == nil && !st.Running {
 			return
@@ -49,6 +49,19 @@ func waitStopped(t *testing.T, ctx context.Context, n *platform.Node) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("%s still running after SIGKILL", n.Name())
+}
+
+// logOnceContains waits until the log file at path holds want at least n times (the engine
+// delivers a container's output asynchronously) and returns the file; after a minute it
+// returns what is there, for the caller's check to report.
+func logOnceContains(t *testing.T, path, want string, n int) []byte {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		if strings.Count(string(b), want) >= n || time.Now().After(deadline) {
+			return b
+		}
+	}
 }
 
 // eventually retries f for up to d. Its error names the first and the last failure: under
@@ -103,7 +116,7 @@ func quorumFaults(t *testing.T, ctx context.Context, cl stores.Cluster, whileDow
 		}
 	}
 	for _, n := range others {
-		if err := eventually(ctx, 20*time.Second, func(c context.Context) error { return cl.NodeRoundTrip(c, n) }); err != nil {
+		if err := eventually(ctx, 60*time.Second, func(c context.Context) error { return cl.NodeRoundTrip(c, n) }); err != nil {
 			t.Fatalf("quorum without %s does not serve through %s: %v", leader.Name(), n.Name(), err)
 		}
 	}
@@ -147,7 +160,7 @@ func quorumFaults(t *testing.T, ctx context.Context, cl stores.Cluster, whileDow
 
 func eventually2(ctx context.Context, cl stores.Cluster) (*platform.Node, error) {
 	var l *platform.Node
-	err := eventually(ctx, 20*time.Second, func(c context.Context) error {
+	err := eventually(ctx, 60*time.Second, func(c context.Context) error {
 		var err error
 		l, err = cl.Leader(c)
 		return err
@@ -240,7 +253,7 @@ func singleNodeFaults(t *testing.T, ctx context.Context, cl stores.Cluster) {
 	if err := n.Thaw(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := eventually(ctx, 10*time.Second, cl.Ready); err != nil {
+	if err := eventually(ctx, 60*time.Second, cl.Ready); err != nil {
 		t.Fatalf("after thaw: %v", err)
 	}
 }
@@ -260,8 +273,7 @@ func TestRedis(t *testing.T) {
 	}
 	singleNodeFaults(t, ctx, cl)
 	// One "Ready to accept" line per server start in the log: none lost, none duplicated.
-	time.Sleep(200 * time.Millisecond)
-	b, _ := os.ReadFile(filepath.Join(logDir, "redis.log"))
+	b := logOnceContains(t, filepath.Join(logDir, "redis.log"), "Ready to accept connections", 2)
 	if c := strings.Count(string(b), "Ready to accept connections"); c != 2 {
 		t.Errorf("redis.log has %d ready lines, want 2 (start + restart)", c)
 	}
@@ -316,14 +328,12 @@ func TestDynamoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: dynamodb\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\nContent-Length: 100\r\n\r\n{\"Limit\":")
-	time.Sleep(300 * time.Millisecond)
 	conn.Close()
-	time.Sleep(500 * time.Millisecond)
+	if b := logOnceContains(t, filepath.Join(logDir, "dynamodb.log"), "client aborted a request", 1); !strings.Contains(string(b), "client aborted a request") {
+		t.Errorf("dynamodb.log does not show the aborted request being absorbed:\n%s", b)
+	}
 	if got := tables(); len(got) != 1 {
 		t.Fatalf("tables after an aborted request: %v", got)
-	}
-	if b, _ := os.ReadFile(filepath.Join(logDir, "dynamodb.log")); !strings.Contains(string(b), "client aborted a request") {
-		t.Errorf("dynamodb.log does not show the aborted request being absorbed:\n%s", b)
 	}
 	singleNodeFaults(t, ctx, cl)
 	if eps, err = cl.HostEndpoints(ctx); err != nil { // the restart changed the published port
@@ -335,8 +345,7 @@ func TestDynamoDB(t *testing.T) {
 	if got := tables(); len(got) != 0 {
 		t.Fatalf("tables after Reset: %v", got)
 	}
-	time.Sleep(200 * time.Millisecond)
-	b, _ := os.ReadFile(filepath.Join(logDir, "dynamodb.log"))
+	b := logOnceContains(t, filepath.Join(logDir, "dynamodb.log"), "listening on 8000", 2)
 	if c := strings.Count(string(b), "listening on 8000"); c != 2 {
 		t.Errorf("dynamodb.log has %d listening lines, want 2 (start + restart):\n%s", c, b)
 	}
