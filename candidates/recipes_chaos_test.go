@@ -554,6 +554,14 @@ func checkSteps(t *testing.T, g *group, spec runtime.Info) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, step := range spec.Steps {
+		if step == runtime.StepLeaderWork {
+			// The runtime's own step comes while a leader leads, after its elected event:
+			// it must follow an elected event of the same node with no step-down between.
+			if !leaderWorkAfterElected(g.events) {
+				t.Errorf("%s: no %s step from a leader after its elected event", spec.Name, step)
+			}
+			continue
+		}
 		seen := false
 		for i, e := range g.events {
 			if e.Kind != history.KindStep || e.Name != step {
@@ -581,6 +589,22 @@ func checkSteps(t *testing.T, g *group, spec runtime.Info) {
 			t.Errorf("%s printed step %q, which it does not declare (Steps: %v)", spec.Name, e.Name, spec.Steps)
 		}
 	}
+}
+
+// leaderWorkAfterElected: some leader printed the leader-work step during its tenure.
+func leaderWorkAfterElected(events []history.Event) bool {
+	leading := map[string]bool{}
+	for _, e := range events {
+		switch {
+		case e.Kind == history.KindElected:
+			leading[e.Node] = true
+		case e.Kind == history.KindSteppedDown:
+			leading[e.Node] = false
+		case e.Kind == history.KindStep && e.Name == runtime.StepLeaderWork && leading[e.Node]:
+			return true
+		}
+	}
+	return false
 }
 
 // runControl runs a negative control without faults: it must elect and write; its verdicts
