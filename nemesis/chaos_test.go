@@ -629,7 +629,13 @@ func TestChaosEtcdMajority(t *testing.T) {
 			e.resetEvents()
 			_, p, heal := applyNow(t, ctx, e, "partition:shape=store-majority,target="+target+",at=0s,for=1m", 5)
 			e.mu.Lock()
-			minority := e.events[0].Targets // the minority side, resolved when the fault started
+			var minority []string // the minority side, resolved when the fault started
+			for _, ev := range e.events {
+				if ev.Kind == history.KindFaultStart {
+					minority = ev.Targets
+					break
+				}
+			}
 			e.mu.Unlock()
 			if target == TargetStoreMinority && fmt.Sprint(minority) != fmt.Sprint(p.Faults[0].Chosen) {
 				t.Errorf("recorded minority %v, planned %v", minority, p.Faults[0].Chosen)
