@@ -72,7 +72,7 @@ func (e *Engine) Sweep(ctx context.Context, f SweepFilter) (SweepReport, error) 
 		return rep, errors.Join(append(errs, fmt.Errorf("list networks: %w", err))...)
 	}
 	for _, n := range ns.Items {
-		if _, err := e.cli.NetworkRemove(cctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !isNotFound(err) {
+		if err := removeNetwork(cctx, e.cli, n.ID); err != nil {
 			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
 			continue
 		}
