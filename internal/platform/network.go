@@ -166,6 +166,11 @@ func (n *Network) Remove(ctx context.Context) error {
 // teardown means "not yet": the removal is retried until the endpoints are gone or ctx ends
 // (a TestMatrix pool close once failed on it). A missing network is no error.
 func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
+	// The detach takes milliseconds; an endpoint still there after 10 s is stale in the
+	// engine (seen once: no container attached, and no forced disconnect removes it), so
+	// waiting longer only delays the error.
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	for {
 		_, err := cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
 		if err == nil || isNotFound(err) {
