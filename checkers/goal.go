@@ -92,9 +92,7 @@ func (g Goal) String() string {
 type GoalTracker struct {
 	goal    Goal
 	inPhase bool
-	ended   bool // the faults phase is over
 	met     bool
-	metSeq  int64
 
 	started   map[int]bool // fault ids that took effect
 	active    map[int]bool // of those, not yet healed
@@ -116,7 +114,7 @@ func (t *GoalTracker) Observe(e history.Event) bool {
 		case e.Phase == history.PhaseFaults:
 			t.inPhase = true
 		case t.inPhase:
-			t.inPhase, t.ended = false, true
+			t.inPhase = false
 		}
 		return t.check(e) // a goal with nothing to wait for is met when the phase begins
 	}
@@ -155,7 +153,7 @@ func (t *GoalTracker) check(e history.Event) bool {
 	}
 	g := t.goal
 	if t.healed >= g.Faults && len(t.active) == 0 && t.writes >= g.Writes && t.elections >= g.Elections && t.handoffs >= g.Handoffs {
-		t.met, t.metSeq = true, e.Seq
+		t.met = true
 		return true
 	}
 	return false

@@ -118,13 +118,5 @@ func (r *run) waitPhase(ctx context.Context, d time.Duration) error {
 	if r.goals == nil {
 		return sleepCtx(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-	case <-r.goals.leaderWorking():
-	}
-	return nil
+	return sleepUntil(ctx, d, r.goals.leaderWorking())
 }
