@@ -124,6 +124,9 @@ type fakeNode struct {
 	files   map[string]string
 	rules   []string // iptables -S lines of the namespace, in order
 	fail    string   // a method name that fails
+	// dieInRemoval kills the node while a sidecar runs a rule-removal script (exit 137),
+	// as when a kill fault lands on a node during a partition's heal.
+	dieInRemoval bool
 
 	killedAt   int64         // when the last Kill took effect
 	killReturn time.Duration // how long Kill takes to return after that (Docker's kill waits for the exit)
@@ -264,6 +267,10 @@ func (s *fakeSidecar) Exec(_ context.Context, cmd []string) (int, string, error)
 	defer s.target.mu.Unlock()
 	if !s.target.running {
 		return 1, "", fmt.Errorf("fake sidecar: %s is not running", s.target.name)
+	}
+	if s.target.dieInRemoval && strings.Contains(cmd[2], " -D ") {
+		s.target.running, s.target.rules = false, nil
+		return 137, "", nil
 	}
 	out, code := emulateIptables(&s.target.rules, cmd[2])
 	return code, out, nil

@@ -142,6 +142,24 @@ func TestNetworkFaultsApplyAndHeal(t *testing.T) {
 	}
 }
 
+// A node killed while its partition rules are being removed lost them with its namespace:
+// the heal succeeded, it is not a heal failure that makes the run unknown.
+func TestPartitionHealOfNodeKilledMeanwhile(t *testing.T) {
+	e := threeByThree(t)
+	for _, n := range append(slices.Clone(e.cands), e.store...) {
+		n.pid = os.Getpid()
+	}
+	c1 := e.node("c1")
+	runKind(t, e, "partition:shape=isolate,target=node:c1,peer=store,at=0s,for=200ms", func() {
+		c1.mu.Lock()
+		c1.dieInRemoval = true
+		c1.mu.Unlock()
+	})
+	if st, _ := c1.State(context.Background()); st.Running {
+		t.Fatalf("c1 still running: the test did not kill it during removal")
+	}
+}
+
 func TestCandidateClockAppliesAndHeals(t *testing.T) {
 	e := threeByThree(t)
 	c3 := e.node("c3")

@@ -389,7 +389,15 @@ func (n *Nemesis) removeRules(ctx context.Context, node string, faultID int, rul
 	}
 	out, err := n.iptables(ctx, node, script)
 	if err != nil {
-		return fmt.Errorf("remove rules of fault %d: %w", faultID, err)
+		// The node may have been killed (exit 137) or restarted while the script ran: a node
+		// that stopped took its namespace along; one that restarted has a fresh namespace,
+		// which the retry (removal tolerates absent rules) verifies.
+		if st, serr := nd.State(ctx); serr == nil && !st.Running {
+			return nil
+		}
+		if out, err = n.iptables(ctx, node, script); err != nil {
+			return fmt.Errorf("remove rules of fault %d: %w", faultID, err)
+		}
 	}
 	if c := CountFaultRules(out, faultID); c != 0 {
 		return fmt.Errorf("iptables in %s still lists %d rules of fault %d after removal:\n%s", node, c, faultID, out)
