@@ -59,6 +59,11 @@ func (delayKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
 	if lat < time.Millisecond {
 		return fmt.Errorf("latency=%s: the proxy counts whole milliseconds, use at least 1ms", pf.Params["latency"])
 	}
+	for key, d := range map[string]time.Duration{"latency": lat, "latency-jitter": jit} {
+		if d%time.Millisecond != 0 {
+			return fmt.Errorf("%s=%s: the proxy counts whole milliseconds, so it would run as %s; write a whole number of ms", key, pf.Params[key], d.Truncate(time.Millisecond))
+		}
+	}
 	if jit > lat {
 		return fmt.Errorf("latency-jitter=%s is larger than latency=%s: a chunk cannot leave before it arrived", pf.Params["latency-jitter"], pf.Params["latency"])
 	}

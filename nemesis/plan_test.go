@@ -129,6 +129,8 @@ func TestPlanErrors(t *testing.T) {
 		{"delay:target=node:etcd-1", time.Minute, etcdTopo, "delay hits candidates only"},
 		{"clock:op=rate,rate=2,target=store-node", time.Minute, Topology{Candidates: []string{"c1"}, StoreNodes: []string{"postgres-1"}, StoreKind: "postgres", TTL: time.Second}, "op=rate runs candidates' clocks only"},
 		{"delay:latency=500us", time.Minute, etcdTopo, "whole milliseconds"},
+		{"delay:latency=1500us", time.Minute, etcdTopo, "latency=1500us: the proxy counts whole milliseconds, so it would run as 1ms"},
+		{"delay:latency=10ms,latency-jitter=2.5ms", time.Minute, etcdTopo, "latency-jitter=2.5ms: the proxy counts whole milliseconds"},
 		{"delay:latency=100ms,latency-jitter=200ms", time.Minute, etcdTopo, "larger than latency"},
 		{"delay:latency=0.1xTTL,latency-jitter=0.2xTTL", time.Minute, etcdTopo, "larger than latency"},
 		{"delay", time.Minute, Topology{Candidates: []string{"c1", "c2"}, TTL: time.Second}, "--store none"},
