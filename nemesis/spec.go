@@ -247,8 +247,8 @@ func parseFault(item string) (FaultSpec, error) {
 	}
 	k, ok := kinds[name]
 	if !ok {
-		return FaultSpec{}, fmt.Errorf("unknown fault kind or profile %q in %q: kinds are %s; profiles are %s; %s",
-			name, item, strings.Join(KindNames(), ", "), strings.Join(ProfileNames(), ", "), specForm)
+		return FaultSpec{}, fmt.Errorf("unknown fault kind or profile %s in %s: kinds are %s; profiles are %s; %s",
+			shortQuote(name), shortQuote(item), strings.Join(KindNames(), ", "), strings.Join(ProfileNames(), ", "), specForm)
 	}
 	d := k.def()
 	f := FaultSpec{Kind: name, Params: map[string]string{}}

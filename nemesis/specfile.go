@@ -1,9 +1,11 @@
 package nemesis
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"unicode/utf8"
 )
 
 // MaxSpecFile bounds a --nemesis @FILE: a schedule is a few lines, and an unbounded read of
@@ -36,5 +38,22 @@ func readSpecFile(path string) ([]byte, error) {
 	if len(b) > MaxSpecFile {
 		return nil, fmt.Errorf("%s is over the %d-byte limit for a schedule file", path, MaxSpecFile)
 	}
+	// Quoting a binary file's content back in an error would echo whatever it holds
+	// (/proc/self/environ carries the environment's secrets).
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return nil, fmt.Errorf("%s is not a text file (a NUL byte at offset %d): give a schedule file", path, i)
+	}
+	if !utf8.Valid(b) {
+		return nil, fmt.Errorf("%s is not UTF-8 text: give a schedule file", path)
+	}
 	return b, nil
+}
+
+// shortQuote quotes s for an error message, cut to a readable length.
+func shortQuote(s string) string {
+	const max = 80
+	if len(s) > max {
+		return fmt.Sprintf("%q…", s[:max])
+	}
+	return fmt.Sprintf("%q", s)
 }

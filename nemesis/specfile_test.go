@@ -19,6 +19,10 @@ func TestSpecFileBounded(t *testing.T) {
 	}
 	big := filepath.Join(dir, "big.spec")
 	os.WriteFile(big, []byte(strings.Repeat("#", MaxSpecFile+1)), 0o644)
+	binary := filepath.Join(dir, "environ")
+	os.WriteFile(binary, []byte("SECRET=hunter2\x00HOME=/root\x00"), 0o644)
+	latin1 := filepath.Join(dir, "latin1")
+	os.WriteFile(latin1, []byte("pause:for=2s # caf\xe9\n"), 0o644)
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
@@ -28,6 +32,8 @@ func TestSpecFileBounded(t *testing.T) {
 		dir:              "not a regular file",
 		fifo:             "not a regular file",
 		big:              "limit",
+		binary:           "not a text file (a NUL byte at offset 14)",
+		latin1:           "not UTF-8 text",
 		"/nonexistent/x": "no such file",
 	} {
 		done := make(chan error, 1)
@@ -36,6 +42,9 @@ func TestSpecFileBounded(t *testing.T) {
 		case err := <-done:
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("@%s: %v; want an error with %q", path, err, want)
+			}
+			if err != nil && strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("@%s: the error echoes the file's content: %v", path, err)
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatalf("@%s hangs", path)
