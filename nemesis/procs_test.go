@@ -3,6 +3,7 @@ package nemesis
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -26,10 +27,14 @@ func TestParseStat(t *testing.T) {
 // A real process tree on this host: stop it, see state T everywhere, continue it.
 func TestStopTreeReal(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "sleep 30 & sleep 30 & wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the cleanup kills the sleeps too
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	defer func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	}()
 	// Wait until sh has forked both sleeps.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
 		if tree, err := processTree(cmd.Process.Pid); err == nil && len(tree) == 3 {
@@ -46,7 +51,8 @@ func TestStopTreeReal(t *testing.T) {
 	if len(procs) != 3 {
 		t.Fatalf("want sh + 2 sleeps, stopped %v", procs)
 	}
-	if err := waitState(procs, 'T', false, 2*time.Second); err != nil {
+	// A wait, not a bound: it returns as soon as every process shows T.
+	if err := waitState(procs, 'T', false, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := continueProcs(procs); err != nil {
