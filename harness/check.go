@@ -24,8 +24,8 @@ const checkTimeout = 5 * time.Minute
 // recorded in the history as it happened, so nothing here adds or removes a reason.
 func (r *run) conclude(ctx context.Context) (*Outcome, error) {
 	out := &Outcome{
-		Verdict: VerdictUnknown, RunDir: r.dir, RunID: r.runID, Counts: r.state.Snapshot().Counts,
-		Elapsed: time.Since(r.started), Leftovers: r.leftover,
+		Verdict: VerdictUnknown, RunDir: r.log.dir, RunID: r.runID, Counts: r.log.state.Snapshot().Counts,
+		Elapsed: time.Since(r.log.started), Leftovers: r.leftover,
 	}
 	if r.cluster != nil {
 		out.StoreVersion = r.cluster.Version()
@@ -44,7 +44,7 @@ func (r *run) conclude(ctx context.Context) (*Outcome, error) {
 	// Also after an interrupt the check is the full one (Porcupine bounded by its own
 	// timeout): a shortened one could time out where `splitbrain check` does not and so
 	// disagree with it. A second Ctrl-C ends the process at once.
-	verdict, reasons, results, info, err := runCheckers(cctx, r.dir)
+	verdict, reasons, results, info, err := runCheckers(cctx, r.log.dir)
 	if err != nil {
 		out.Reasons = append(out.Reasons, "checkers failed: "+err.Error())
 		return out, fmt.Errorf("check: %w", err)
@@ -63,7 +63,7 @@ func (r *run) conclude(ctx context.Context) (*Outcome, error) {
 	for _, x := range doc.Explanations {
 		out.Explanations = append(out.Explanations, x.Code+": "+x.Text)
 	}
-	if err := writeJSON(filepath.Join(r.dir, ResultsFile), doc); err != nil {
+	if err := writeJSON(filepath.Join(r.log.dir, ResultsFile), doc); err != nil {
 		return out, err
 	}
 	return out, nil

@@ -16,7 +16,7 @@ const clockDirName = "clock"
 // candidate's container, so the nemesis changes a clock with a rename on the host instead of
 // a Docker copy and exec per candidate (docs/performance.md).
 func (r *run) makeClockDir(names []string) error {
-	dir, err := filepath.Abs(filepath.Join(r.dir, clockDirName))
+	dir, err := filepath.Abs(filepath.Join(r.log.dir, clockDirName))
 	if err != nil {
 		return fmt.Errorf("candidate clock directory: %w", err)
 	}
@@ -52,7 +52,7 @@ func (r *run) removeClockDir() {
 		return
 	}
 	if err := os.RemoveAll(r.clockDir); err != nil {
-		r.logf("remove candidate clock directory: %v", err)
+		r.log.logf("remove candidate clock directory: %v", err)
 	}
 }
 

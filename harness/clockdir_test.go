@@ -24,14 +24,14 @@ func TestCandidateClockDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{cfg: cfg, prep: prep, dir: t.TempDir(), runID: "r1", started: time.Now(), cluster: fakeEndpoints{eps: []string{"redis:6379"}}}
+	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1", cluster: fakeEndpoints{eps: []string{"redis:6379"}}}
 	if err := r.makeClockDir([]string{"c1", "c2"}); err != nil {
 		t.Fatal(err)
 	}
 	var env nemesis.CandidateClockHostEnv = nemesisEnv{r}
 	for _, name := range []string{"c1", "c2"} {
 		host := env.CandidateClockHostFile(name)
-		if want := filepath.Join(r.dir, clockDirName, name, "offset"); host != want {
+		if want := filepath.Join(r.log.dir, clockDirName, name, "offset"); host != want {
 			t.Errorf("%s: host clock file %s, want %s", name, host, want)
 		}
 		b, err := os.ReadFile(host)
@@ -60,7 +60,7 @@ func TestCandidateClockDirectory(t *testing.T) {
 		}
 	}
 	r.removeClockDir()
-	if _, err := os.Stat(filepath.Join(r.dir, clockDirName)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(r.log.dir, clockDirName)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("clock directory still there after removeClockDir: %v", err)
 	}
 }

@@ -58,7 +58,7 @@ func (r *run) checkParams() checkers.Params {
 	p := checkers.Params{
 		Store: c.Store, Recipe: c.Recipe, Nodes: r.candidateNames(),
 		LeaseTTL: checkers.Duration(c.TTL), WriteInterval: checkers.Duration(c.WriteInterval),
-		ResourceMode: c.ResourceMode, Require: c.Require, OutputDir: r.dir,
+		ResourceMode: c.ResourceMode, Require: c.Require, OutputDir: r.log.dir,
 	}
 	if t := r.prep.recipe.Timing; t.TTL > 0 {
 		p.LeaseTTL = checkers.Duration(t.TTL)
@@ -80,7 +80,7 @@ func (r *run) checkParams() checkers.Params {
 func (r *run) replayCommand() string {
 	if r.cfg.Plan != nil {
 		// A given plan is not what --nemesis and --seed would plan: replay the directory.
-		return "splitbrain replay " + shellQuote(r.dir)
+		return "splitbrain replay " + shellQuote(r.log.dir)
 	}
 	f := r.flags()
 	cmd := "splitbrain run --store " + f.Store
@@ -121,7 +121,7 @@ func (r *run) replayCommand() string {
 // fails in setup says what it was; again once images, versions and the plan are known.
 func (r *run) writeConfig() error {
 	rc := RunConfig{
-		Splitbrain: Version(), RunID: r.runID, Started: r.started.UTC(), Args: r.cfg.Args,
+		Splitbrain: Version(), RunID: r.runID, Started: r.log.started.UTC(), Args: r.cfg.Args,
 		Replay: r.replayCommand(), ReplayOf: r.cfg.ReplayOf, Flags: r.flags(), Images: imageRefs(r.imgs), Seed: r.prep.seed,
 		Schedule: r.prep.schedule.String(), Workload: r.prep.workload.Describe(), Check: r.checkParams(),
 	}
@@ -152,7 +152,7 @@ func (r *run) writeConfig() error {
 			HandoffBound: durOrEmpty(t.HandoffBound), FailoverBound: durOrEmpty(t.FailoverBound),
 			Negative: r.prep.recipe.Negative}
 	}
-	return writeJSON(filepath.Join(r.dir, ConfigFile), rc)
+	return writeJSON(filepath.Join(r.log.dir, ConfigFile), rc)
 }
 
 // imageRefs is the images map as config.json stores it (role -> reference).

@@ -43,7 +43,7 @@ func (n nemesisEnv) StoreKind() string { return n.r.cfg.Store }
 
 func (n nemesisEnv) Leaders() []nemesis.Leader {
 	var out []nemesis.Leader
-	for _, t := range n.r.state.Leaders() {
+	for _, t := range n.r.log.state.Leaders() {
 		out = append(out, nemesis.Leader{Node: t.Node, Token: t.Token})
 	}
 	return out
@@ -74,7 +74,7 @@ func (n nemesisEnv) StartSidecar(ctx context.Context, target nemesis.Node) (neme
 		Entrypoint:  []string{"sleep", "infinity"},
 		CapAdd:      []string{"NET_ADMIN"},
 		NetworkMode: "container:" + target.ID(),
-		LogDir:      n.r.logDir(),
+		LogDir:      n.r.log.logDir(),
 	})
 }
 
@@ -87,7 +87,7 @@ func (n nemesisEnv) StoreProxy() nemesis.StoreProxy {
 }
 
 func (n nemesisEnv) Record(e history.Event) error {
-	_, err := n.r.record(e)
+	_, err := n.r.log.record(e)
 	return err
 }
 

@@ -42,12 +42,12 @@ func (r *run) createPod(ctx context.Context, p *proc) {
 	t0 := time.Now()
 	uid, err := ph.CreatePod(cctx, p.name)
 	if err != nil {
-		r.harnessError("", fmt.Sprintf("pod of %s not created before its start: %v", p.name, err))
-		r.logf("WARNING: pod of %s not created: %v", p.name, err)
+		r.log.harnessError("", fmt.Sprintf("pod of %s not created before its start: %v", p.name, err))
+		r.log.logf("WARNING: pod of %s not created: %v", p.name, err)
 		return
 	}
 	p.podUID = uid
-	r.logf("pod %s of %s created (uid %s) in %v", ph.PodName(p.name), p.name, uid, time.Since(t0).Round(time.Millisecond))
+	r.log.logf("pod %s of %s created (uid %s) in %v", ph.PodName(p.name), p.name, uid, time.Since(t0).Round(time.Millisecond))
 }
 
 // podGone deletes the Pod of p's process that just exited, in the background (retrying
@@ -68,12 +68,12 @@ func (r *run) podGone(p *proc, why string) {
 		for {
 			err := ph.DeletePod(ctx, p.name, uid)
 			if err == nil {
-				r.logf("pod %s of %s deleted (%s) in %v", ph.PodName(p.name), p.name, why, time.Since(t0).Round(time.Millisecond))
+				r.log.logf("pod %s of %s deleted (%s) in %v", ph.PodName(p.name), p.name, why, time.Since(t0).Round(time.Millisecond))
 				return
 			}
 			select {
 			case <-ctx.Done():
-				r.logf("WARNING: pod %s of %s (uid %s) not deleted after %s: %v", ph.PodName(p.name), p.name, uid, why, err)
+				r.log.logf("WARNING: pod %s of %s (uid %s) not deleted after %s: %v", ph.PodName(p.name), p.name, uid, why, err)
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
@@ -102,7 +102,7 @@ func (r *run) evictPod(ctx context.Context, node string) error {
 	if err := ph.DeletePod(ctx, node, uid); err != nil {
 		return err
 	}
-	r.logf("pod %s of %s evicted (uid %s); its process keeps running", ph.PodName(node), node, uid)
+	r.log.logf("pod %s of %s evicted (uid %s); its process keeps running", ph.PodName(node), node, uid)
 	return nil
 }
 
@@ -117,7 +117,7 @@ func (r *run) waitPodDeletes(ctx context.Context) {
 	case <-done:
 	case <-ctx.Done():
 	case <-time.After(10 * time.Second):
-		r.logf("WARNING: pod deletions still running at teardown")
+		r.log.logf("WARNING: pod deletions still running at teardown")
 	}
 }
 

@@ -35,7 +35,7 @@ func (p *proc) isRunning() bool {
 // p.mu must be held.
 func (r *run) markStarting(p *proc) {
 	p.running, p.pid = true, 0
-	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessStart, Node: p.name})
+	r.log.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessStart, Node: p.name})
 }
 
 // markStarted notes the pid once the start call returned. p.mu must be held.
@@ -49,7 +49,7 @@ func (r *run) markStarted(ctx context.Context, p *proc) {
 func (r *run) markStartFailed(p *proc) {
 	p.running = false
 	r.podGone(p, "start failed")
-	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Reason: "start failed"})
+	r.log.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Reason: "start failed"})
 }
 
 // recordStart records process-start for a start the harness did not make (a nemesis
@@ -61,7 +61,7 @@ func (r *run) recordStart(p *proc, pid int) {
 	if now := history.Now(); err != nil || t > now {
 		t = now
 	}
-	r.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindProcessStart, Node: p.name})
+	r.log.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindProcessStart, Node: p.name})
 }
 
 // beforeCandidateEvent runs before an event line of node is recorded: an event from a
@@ -102,11 +102,11 @@ func (r *run) observeLocked(ctx context.Context, p *proc) {
 	case p.running && !st.Running:
 		t, code, note := r.exitTime(p, st)
 		p.running, p.pid = false, 0
-		r.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Exit: code, Reason: note})
+		r.log.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Exit: code, Reason: note})
 		r.podGone(p, "process exited")
 	case p.running && st.Pid != 0 && p.pid != 0 && st.Pid != p.pid:
 		// Exited and restarted between two polls: the exit code is gone.
-		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name})
+		r.log.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name})
 		r.podGone(p, "process exited and was restarted")
 		p.pid = st.Pid
 		r.recordStart(p, st.Pid)
@@ -180,7 +180,7 @@ func (r *run) ensureCandidatesRunning(ctx context.Context) error {
 		if p.isRunning() {
 			continue
 		}
-		r.logf("restarting %s before recovery", p.name)
+		r.log.logf("restarting %s before recovery", p.name)
 		if err := r.restartCandidate(ctx, p); err != nil {
 			errs = append(errs, err)
 		}
@@ -204,7 +204,7 @@ func (r *run) stopCandidate(ctx context.Context, p *proc) {
 		p.node.Thaw(ctx) // a frozen process cannot act on SIGTERM
 	}
 	if st.Running {
-		r.record(history.Event{Source: history.SourceHarness, Kind: history.KindSignal, Node: p.name, Signal: "SIGTERM", Reason: "teardown"})
+		r.log.record(history.Event{Source: history.SourceHarness, Kind: history.KindSignal, Node: p.name, Signal: "SIGTERM", Reason: "teardown"})
 		p.node.Stop(ctx, candidateStopGrace)
 	}
 	r.observeLocked(ctx, p)
@@ -224,7 +224,7 @@ func (r *run) signal(ctx context.Context, node, sig, reason string) error {
 	if err := p.node.Kill(kctx, sig); err != nil {
 		return err
 	}
-	_, err := r.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindSignal, Node: node, Signal: sig, Reason: reason})
+	_, err := r.log.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindSignal, Node: node, Signal: sig, Reason: reason})
 	return err
 }
 
@@ -237,7 +237,7 @@ func (r *run) proc(node string) *proc {
 // workloadEnv is the run as the workloads see it.
 type workloadEnv struct{ r *run }
 
-func (w workloadEnv) Leader() (string, int64, bool) { return w.r.state.Leader() }
+func (w workloadEnv) Leader() (string, int64, bool) { return w.r.log.state.Leader() }
 
 func (w workloadEnv) Signal(ctx context.Context, node, sig, reason string) error {
 	return w.r.signal(ctx, node, sig, reason)
@@ -269,10 +269,10 @@ func (w workloadEnv) Restart(ctx context.Context, node string) error {
 	return w.r.restartCandidate(ctx, p)
 }
 
-func (w workloadEnv) Logf(format string, args ...any) { w.r.logf(format, args...) }
+func (w workloadEnv) Logf(format string, args ...any) { w.r.log.logf(format, args...) }
 
 // logGap records that node's output may be missing from the history, and says so.
 func (r *run) logGap(node, why string) {
-	r.harnessError("", fmt.Sprintf("output of %s may be missing from the history: %s", node, why))
-	r.logf("WARNING: output of %s may be missing: %s", node, why)
+	r.log.harnessError("", fmt.Sprintf("output of %s may be missing from the history: %s", node, why))
+	r.log.logf("WARNING: output of %s may be missing: %s", node, why)
 }

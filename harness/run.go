@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +13,6 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
-	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
@@ -68,20 +65,11 @@ type Outcome struct {
 type run struct {
 	cfg  Config
 	prep prepared
-	dir  string
+	log  *journal // the recorder stage: history, live state, harness log, phases
 	// clockDir holds one directory per candidate with its clock file, bind-mounted read-only
 	// into the candidate's container (clockdir.go); removed after teardown.
 	clockDir string
 	runID    string
-	started  time.Time
-	w        *history.Writer
-	rec      *Recorder
-	state    *LiveState
-	out      io.Writer // progress and summary; io.Discard when quiet
-	prog     *progress.Progress
-	// harnessLog keeps the run's own log lines (logs/harness.log), also when the progress
-	// output is quiet, as in `splitbrain matrix` without -v.
-	harnessLog *log.Logger
 
 	// root is the caller's context: when it ends the run heals and tears down.
 	root context.Context
@@ -104,7 +92,6 @@ type run struct {
 	procsDone  chan struct{}
 	podDeletes sync.WaitGroup // Pods of exited candidates being deleted (pods.go)
 
-	lifeStart time.Time // warmup start: progress counts elapsed/total from here
 	healErr   error
 	// lease is the pooled store cluster (Config.StorePool); nil = the run owns its cluster.
 	lease        *storeLease
@@ -112,8 +99,6 @@ type run struct {
 	finished     bool   // finish ran (it must run exactly once, also when a panic follows it)
 	leftover     string
 	watch        watchState  // the engine's container events
-	phaseNow     string      // the lifecycle phase in progress
-	phaseAt      time.Time   // when it began
 	goals        *phaseGoals // what each phase waits for in an event-ended run (Config.Until); nil = time-ended
 }
 
@@ -129,32 +114,16 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, prep: prep, root: ctx, started: time.Now(), state: NewLiveState(), byName: map[string]*proc{}}
-	r.out = cfg.Progress
-	if r.out == nil {
-		r.out = io.Discard
-	}
-	r.prog = progress.NewProgress(r.out, cfg.ProgressMode)
-	r.prog.Period = cfg.ProgressPeriod
+	r := &run{cfg: cfg, prep: prep, root: ctx, byName: map[string]*proc{}}
 	r.runID = platform.NewRunID()
-	if r.dir, err = CreateRunDir(cfg.StoreRoot, cfg.TestName, r.started); err != nil {
+	if r.log, err = openJournal(cfg, time.Now()); err != nil {
 		return nil, err
 	}
-	if r.w, err = history.Create(filepath.Join(r.dir, HistoryFile)); err != nil {
-		return nil, err
-	}
-	logFile, err := os.Create(filepath.Join(r.dir, LogsDir, HarnessLog))
-	if err != nil {
-		r.w.Close()
-		return nil, err
-	}
-	defer logFile.Close()
-	r.harnessLog = log.New(logFile, "", log.Ltime|log.Lmicroseconds)
-	r.rec = NewRecorder(r.w, r.state)
-	r.rec.beforeEvent = r.beforeCandidateEvent
-	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindRunStart, Spec: r.summary()})
+	defer r.log.closeLog()
+	r.log.rec.beforeEvent = r.beforeCandidateEvent
+	r.log.record(history.Event{Source: history.SourceHarness, Kind: history.KindRunStart, Spec: r.summary()})
 	if err := r.writeConfig(); err != nil {
-		r.w.Close()
+		r.log.w.Close()
 		return nil, err
 	}
 
@@ -163,7 +132,7 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 		fmt.Fprintln(os.Stderr, interruptHint(context.Cause(ctx), r.runID, r.cfg.StorePool.IDs()...))
 	})
 	defer stopHint()
-	progressDone := r.startProgress()
+	progressDone := r.log.startProgress(cfg.TotalTime())
 	defer func() {
 		if p := recover(); p != nil {
 			// Heal and tear down first: a panic must not leave containers or faults behind.
@@ -183,7 +152,7 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 	r.finish(reason)
 	progressDone()
 	out, checkErr := r.conclude(ctx)
-	r.printSummary(out)
+	r.log.printSummary(out)
 	if runErr != nil {
 		return out, runErr
 	}
@@ -291,48 +260,6 @@ func interruptHint(cause error, runID string, poolIDs ...string) string {
 		cause, runID, cleanup)
 }
 
-// record appends a harness-side event, timestamped now unless it carries its own time.
-func (r *run) record(e history.Event) (history.Event, error) {
-	if e.T == 0 {
-		e.T = history.Now()
-	}
-	return r.rec.Record(e)
-}
-
-// harnessError records a failure of the harness's own work in the history, where the
-// checkers see it: the verdict depends on the run directory alone. phase "" = the phase
-// in progress.
-func (r *run) harnessError(phase, msg string) {
-	if phase == "" {
-		r.mu.Lock()
-		phase = r.phaseNow
-		r.mu.Unlock()
-	}
-	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindHarnessError, Phase: phase, Reason: msg})
-}
-
-// phaseStarted is when the phase in progress began.
-func (r *run) phaseStarted() time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.phaseAt
-}
-
-func (r *run) phase(name string) {
-	r.mu.Lock()
-	r.phaseNow, r.phaseAt = name, time.Now()
-	r.mu.Unlock()
-	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindPhase, Phase: name})
-}
-
-func (r *run) logf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	if r.harnessLog != nil {
-		r.harnessLog.Print(msg)
-	}
-	r.prog.Event("log", "splitbrain: "+msg, nil)
-}
-
 // summary is the run-start event's one-line description.
 func (r *run) summary() string {
 	c := r.cfg
@@ -348,29 +275,26 @@ func (r *run) summary() string {
 
 // lifecycle runs setup → warmup → faults → heal → recovery. Teardown is finish's.
 func (r *run) lifecycle(ctx context.Context) error {
-	r.phase(history.PhaseSetup)
+	r.log.phase(history.PhaseSetup)
 	if err := r.setup(ctx); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
-	r.phase(history.PhaseWarmup)
-	r.mu.Lock()
-	r.lifeStart = time.Now()
-	r.mu.Unlock()
+	r.log.phase(history.PhaseWarmup)
 	if err := r.warmup(ctx); err != nil {
 		return err
 	}
-	r.phase(history.PhaseFaults)
+	r.log.phase(history.PhaseFaults)
 	if err := r.faults(ctx); err != nil {
 		return err
 	}
-	r.phase(history.PhaseHeal)
+	r.log.phase(history.PhaseHeal)
 	if err := r.heal(ctx); err != nil {
 		return err
 	}
 	if err := r.ensureCandidatesRunning(ctx); err != nil {
 		return err
 	}
-	r.phase(history.PhaseRecovery)
+	r.log.phase(history.PhaseRecovery)
 	return r.waitPhase(ctx, r.cfg.Recovery)
 }
 
@@ -456,10 +380,10 @@ func (r *run) faults(ctx context.Context) error {
 	select {
 	case <-fctx.Done():
 		if r.goals != nil && ctx.Err() == nil {
-			r.logf("the faults phase timed out after %v before its goal: %s (the run is unknown)", r.cfg.FaultTime, r.goals.missing())
+			r.log.logf("the faults phase timed out after %v before its goal: %s (the run is unknown)", r.cfg.FaultTime, r.goals.missing())
 		}
 	case <-goalMet:
-		r.logf("the faults phase met its goal (%s) after %v", r.goal(), time.Since(r.phaseStarted()).Round(time.Millisecond))
+		r.log.logf("the faults phase met its goal (%s) after %v", r.goal(), time.Since(r.log.phaseStarted()).Round(time.Millisecond))
 		cancel()
 	}
 	wg.Wait()
@@ -473,10 +397,10 @@ func (r *run) faults(ctx context.Context) error {
 	if nemErr != nil {
 		// A fault that could not be healed leaves the run in an unknown state.
 		r.healErr = errors.Join(r.healErr, nemErr)
-		r.logf("HEAL FAILED during the faults phase: %v", nemErr)
+		r.log.logf("HEAL FAILED during the faults phase: %v", nemErr)
 	}
 	if wlErr != nil {
-		r.logf("workload %s: %v", r.cfg.Workload, wlErr)
+		r.log.logf("workload %s: %v", r.cfg.Workload, wlErr)
 	}
 	return nil
 }
@@ -489,11 +413,8 @@ func (r *run) heal(ctx context.Context) error {
 	}
 	if err := r.nem.HealAll(ctx); err != nil {
 		r.healErr = errors.Join(r.healErr, err)
-		r.harnessError(history.PhaseHeal, "heal failed: "+err.Error())
-		fmt.Fprintf(r.out, "splitbrain: HEAL FAILED: %v\n", err)
-		if r.cfg.Progress == nil {
-			fmt.Fprintf(os.Stderr, "splitbrain: HEAL FAILED: %v\n", err)
-		}
+		r.log.harnessError(history.PhaseHeal, "heal failed: "+err.Error())
+		r.log.loud("splitbrain: HEAL FAILED: %v\n", err)
 		return fmt.Errorf("heal failed: %w", err)
 	}
 	return nil
@@ -511,16 +432,16 @@ func (r *run) finish(reason string) {
 	defer cancel()
 	if reason != "" {
 		// Not reached the heal phase in order: heal now.
-		r.phase(history.PhaseHeal)
+		r.log.phase(history.PhaseHeal)
 		if r.nem != nil {
 			if err := r.nem.HealAll(ctx); err != nil {
 				r.healErr = errors.Join(r.healErr, err)
-				r.harnessError(history.PhaseHeal, "heal failed: "+err.Error())
+				r.log.harnessError(history.PhaseHeal, "heal failed: "+err.Error())
 				fmt.Fprintf(os.Stderr, "splitbrain: HEAL FAILED: %v\n", err)
 			}
 		}
 	}
-	r.phase(history.PhaseTeardown)
+	r.log.phase(history.PhaseTeardown)
 	r.teardown(ctx)
 	r.removeClockDir()
 	if reason == "" && r.root.Err() != nil {
@@ -528,11 +449,7 @@ func (r *run) finish(reason string) {
 		reason = "cancelled during teardown: " + context.Cause(r.root).Error()
 		r.finishReason = reason
 	}
-	r.record(history.Event{Source: history.SourceHarness, Kind: history.KindRunEnd, Reason: reason})
-	r.rec.Close()
-	if err := r.w.Close(); err != nil {
-		fmt.Fprintf(os.Stderr, "splitbrain: history %s: %v\n", filepath.Join(r.dir, HistoryFile), err)
-	}
+	r.log.close(reason)
 }
 
 // teardown stops the candidates gracefully (recording their exits), then removes every
@@ -617,17 +534,17 @@ func (r *run) teardown(ctx context.Context) {
 	if rep, err := r.eng.Sweep(ctx, platform.SweepFilter{RunID: r.runID}); err != nil {
 		errs = append(errs, err)
 	} else if !rep.Empty() {
-		r.logf("sweep removed leftovers of run %s: containers %v networks %v", r.runID, rep.Containers, rep.Networks)
+		r.log.logf("sweep removed leftovers of run %s: containers %v networks %v", r.runID, rep.Containers, rep.Networks)
 	}
 	if left, err := r.eng.Leftovers(ctx, r.runID); err == nil && !left.Empty() {
 		r.leftover = left.String()
-		r.harnessError(history.PhaseTeardown, fmt.Sprintf("left Docker objects of run %s behind: %s", r.runID, left))
+		r.log.harnessError(history.PhaseTeardown, fmt.Sprintf("left Docker objects of run %s behind: %s", r.runID, left))
 		fmt.Fprintf(os.Stderr, "splitbrain: teardown left Docker objects of run %s behind: %s (remove with: splitbrain clean --run %s)\n", r.runID, left, r.runID)
 	}
 	if len(errs) > 0 && r.leftover == "" {
-		r.logf("teardown: %v (nothing of the run remains)", errors.Join(errs...))
+		r.log.logf("teardown: %v (nothing of the run remains)", errors.Join(errs...))
 	}
-	r.logf("teardown in %v: candidates stopped %v, containers removed %v, store released %v, sweep %v",
+	r.log.logf("teardown in %v: candidates stopped %v, containers removed %v, store released %v, sweep %v",
 		time.Since(t0).Round(time.Millisecond), tStopped.Sub(t0).Round(time.Millisecond), tRemoved.Sub(tStopped).Round(time.Millisecond),
 		tStore.Sub(tRemoved).Round(time.Millisecond), time.Since(tStore).Round(time.Millisecond))
 	r.stopWatch()
@@ -644,7 +561,7 @@ func (r *run) candidates() []*proc {
 // (by the live state: more than one leads during an overlap).
 func (r *run) candidatesByLeadership() (followers, leaders []*proc) {
 	leading := map[string]bool{}
-	for _, t := range r.state.Leaders() {
+	for _, t := range r.log.state.Leaders() {
 		leading[t.Node] = true
 	}
 	for _, p := range r.candidates() {
@@ -676,7 +593,7 @@ func (r *run) allCandidatesExited(ctx context.Context) bool {
 func (r *run) candidateLogTails(lines int) string {
 	var b strings.Builder
 	for _, p := range r.candidates() {
-		path := filepath.Join(r.dir, LogsDir, p.name+".log")
+		path := filepath.Join(r.log.dir, LogsDir, p.name+".log")
 		fmt.Fprintf(&b, "--- %s (%s), last %d lines:\n%s\n", p.name, path, lines, tailFile(path, lines))
 	}
 	return b.String()

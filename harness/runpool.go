@@ -19,7 +19,7 @@ func (r *run) leaseStore(ctx context.Context, pool *StorePool, kind stores.Kind,
 	key := poolKey(kind, r.cfg.StoreNodes, r.cfg.Profile, r.imgs[stores.ImageRole(kind)], ft)
 	if e := pool.take(key); e != nil {
 		if err := stores.Healthy(ctx, e.cluster); err != nil {
-			r.logf("store: pooled cluster %s failed its check at lease, starting a fresh one: %v", e.id, err)
+			r.log.logf("store: pooled cluster %s failed its check at lease, starting a fresh one: %v", e.id, err)
 			pool.discard(ctx, e)
 		} else {
 			r.lease = &storeLease{pool: pool, entry: e, reused: true, offsets: logOffsets(e.cluster),
@@ -132,18 +132,18 @@ func (r *run) releaseStore(ctx context.Context, why string) error {
 		}
 	}
 	if why == "" {
-		err := l.copyRunLogs(r.logDir())
+		err := l.copyRunLogs(r.log.logDir())
 		l.pool.giveBack(l.entry, r.runID)
-		r.logf("store: cluster %s checked, wiped and returned to the pool", l.entry.id)
+		r.log.logf("store: cluster %s checked, wiped and returned to the pool", l.entry.id)
 		return err
 	}
-	r.logf("store: cluster %s is not reused (%s): removing it", l.entry.id, why)
+	r.log.logf("store: cluster %s is not reused (%s): removing it", l.entry.id, why)
 	// Close first so the log followers flush, copy, then remove the rest (and the pool's log dir).
 	var errs []error
 	if l.entry.cluster != nil {
 		errs = append(errs, l.entry.cluster.Close(ctx))
 	}
-	errs = append(errs, l.copyRunLogs(r.logDir()), l.pool.discard(ctx, l.entry))
+	errs = append(errs, l.copyRunLogs(r.log.logDir()), l.pool.discard(ctx, l.entry))
 	return errors.Join(errs...)
 }
 

@@ -66,7 +66,7 @@ func (r *run) setup(ctx context.Context) error {
 	if ext != nil && !ext.static && len(r.cfg.CandidatePackages) == 0 {
 		roles = append(roles, images.RoleBase)
 	}
-	imgLog, err := os.Create(filepath.Join(r.logDir(), "images.log"))
+	imgLog, err := os.Create(filepath.Join(r.log.logDir(), "images.log"))
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (r *run) setup(ctx context.Context) error {
 		res, err = images.EnsurePackages(ctx, images.EnsureOptions{Log: imgLog}, r.cfg.CandidatePackages)
 		ext.image = res.Ref
 		if res.Action == "built" {
-			r.logf("candidate image with %s built in %v: %s", strings.Join(r.cfg.CandidatePackages, ","), res.Duration.Round(time.Second), res.Ref)
+			r.log.logf("candidate image with %s built in %v: %s", strings.Join(r.cfg.CandidatePackages, ","), res.Duration.Round(time.Second), res.Ref)
 		}
 	}
 	imgLog.Close()
@@ -91,9 +91,9 @@ func (r *run) setup(ctx context.Context) error {
 		return fmt.Errorf("images (build log %s): %w", imgLog.Name(), err)
 	}
 	if cached {
-		r.logf("images (%s profile) ensured earlier in this suite", r.cfg.Profile)
+		r.log.logf("images (%s profile) ensured earlier in this suite", r.cfg.Profile)
 	} else {
-		r.logf("images (%s profile) ready in %v", r.cfg.Profile, time.Since(step).Round(time.Millisecond))
+		r.log.logf("images (%s profile) ready in %v", r.cfg.Profile, time.Since(step).Round(time.Millisecond))
 	}
 	if r.cfg.storeless() {
 		return r.setupStoreless(ctx, ext)
@@ -112,7 +112,7 @@ func (r *run) setup(ctx context.Context) error {
 		r.watch.poolRuns[r.lease.entry.id] = true
 		r.watch.mu.Unlock()
 	}
-	r.logf("run %s: network %s (%s); starting %s", r.runID, r.net.Name, r.net.Subnet, kind)
+	r.log.logf("run %s: network %s (%s); starting %s", r.runID, r.net.Name, r.net.Subnet, kind)
 	// The resource does not depend on the store: start both at once.
 	step = time.Now()
 	var resErr error
@@ -125,7 +125,7 @@ func (r *run) setup(ctx context.Context) error {
 		resDur = time.Since(step)
 	}()
 	storeOpts := stores.Options{
-		Kind: kind, Nodes: r.cfg.StoreNodes, Profile: r.cfg.Profile, Images: r.imgs, LogDir: r.logDir(),
+		Kind: kind, Nodes: r.cfg.StoreNodes, Profile: r.cfg.Profile, Images: r.imgs, LogDir: r.log.logDir(),
 		ExtraEnv: storeFaketime.env, ExtraFiles: storeFaketime.files,
 	}
 	var cluster stores.Cluster
@@ -140,10 +140,10 @@ func (r *run) setup(ctx context.Context) error {
 	if err := errors.Join(err, resErr); err != nil {
 		return err
 	}
-	r.logf("%s %s ready in %v (%s); resource (%s) ready in %v", kind, r.cluster.Version(), storeDur.Round(time.Millisecond),
+	r.log.logf("%s %s ready in %v (%s); resource (%s) ready in %v", kind, r.cluster.Version(), storeDur.Round(time.Millisecond),
 		strings.Join(r.cluster.Endpoints(), ","), r.cfg.ResourceMode, resDur.Round(time.Millisecond))
 	if r.lease != nil {
-		r.logf("store: %s", r.lease.note)
+		r.log.logf("store: %s", r.lease.note)
 	}
 	return r.afterStore(ctx, ext)
 }
@@ -154,13 +154,13 @@ func (r *run) setupStoreless(ctx context.Context, ext *external) error {
 	if r.net, err = r.eng.NewNetwork(ctx, r.runID); err != nil {
 		return err
 	}
-	r.logf("run %s: network %s (%s); no store: candidates elect among themselves on port %d",
+	r.log.logf("run %s: network %s (%s); no store: candidates elect among themselves on port %d",
 		r.runID, r.net.Name, r.net.Subnet, contract.DefaultPeerPort)
 	step := time.Now()
 	if err := r.startResource(ctx); err != nil {
 		return err
 	}
-	r.logf("resource (%s) ready in %v", r.cfg.ResourceMode, time.Since(step).Round(time.Millisecond))
+	r.log.logf("resource (%s) ready in %v", r.cfg.ResourceMode, time.Since(step).Round(time.Millisecond))
 	return r.afterStore(ctx, ext)
 }
 
@@ -186,13 +186,11 @@ func (r *run) startCandidatesAndMonitor(ctx context.Context, ext *external) erro
 	if err := r.startCandidates(ctx, ext); err != nil {
 		return err
 	}
-	r.logf("%d candidates started in %v", r.cfg.Nodes, time.Since(step).Round(time.Millisecond))
+	r.log.logf("%d candidates started in %v", r.cfg.Nodes, time.Since(step).Round(time.Millisecond))
 	r.startProcMonitor()
 	r.watch.live.Store(true) // from here on, a container that exits or vanishes is news
 	return r.writeConfig()
 }
-
-func (r *run) logDir() string { return filepath.Join(r.dir, LogsDir) }
 
 // external describes a --candidate-cmd executable.
 type external struct {
@@ -235,9 +233,9 @@ func (r *run) startResource(ctx context.Context) error {
 		Cmd:          []string{"resource", "--addr", ":" + resourcePort, "--mode", r.cfg.ResourceMode},
 		ExposedPorts: []string{resourcePort + "/tcp"},
 		Wait:         wait.ForHTTP("/healthz").WithPort(resourcePort + "/tcp").WithStartupTimeout(30 * time.Second),
-		LogDir:       r.logDir(),
-		OnStdout:     func(line []byte) { r.rec.ResourceLine("resource", line) },
-		OnLogGap:     func(why string) { r.logGap("resource", why) },
+		LogDir:       r.log.logDir(),
+		OnStdout:     func(line []byte) { r.log.rec.ResourceLine("resource", line) },
+		OnLogGap:     func(why string) { r.log.logGap("resource", why) },
 	}
 	n, err := r.eng.Start(ctx, r.runID, r.net, spec)
 	if err != nil {
@@ -318,9 +316,9 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 		Env:      env,
 		Files:    files,
 		Mounts:   mounts,
-		LogDir:   r.logDir(),
-		OnStdout: func(line []byte) { r.rec.CandidateLine(name, line) },
-		OnLogGap: func(why string) { r.logGap(name, why) },
+		LogDir:   r.log.logDir(),
+		OnStdout: func(line []byte) { r.log.rec.CandidateLine(name, line) },
+		OnLogGap: func(why string) { r.log.logGap(name, why) },
 	}
 	switch {
 	case ext != nil:
@@ -401,7 +399,7 @@ func (r *run) planFaults() error {
 	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 || len(plan.Triggers) > 0 {
 		r.nem = nemesis.New(nemesisEnv{r}, plan.Topology)
 	}
-	r.rec.SetObserver(r.observeEvent) // event triggers and the phase goals watch the live history
+	r.log.rec.SetObserver(r.observeEvent) // event triggers and the phase goals watch the live history
 	return nil
 }
 

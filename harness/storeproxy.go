@@ -31,7 +31,7 @@ func (r *run) startStoreProxy(ctx context.Context) error {
 		Cmd:          []string{"faultproxy", "--api", ":" + faultproxy.APIPort},
 		ExposedPorts: []string{faultproxy.APIPort + "/tcp"},
 		Wait:         wait.ForHTTP("/version").WithPort(faultproxy.APIPort + "/tcp").WithStartupTimeout(30 * time.Second),
-		LogDir:       r.logDir(),
+		LogDir:       r.log.logDir(),
 	})
 	if n != nil {
 		r.storeProxy = n // teardown removes it, also after a failure below
@@ -49,7 +49,7 @@ func (r *run) startStoreProxy(ctx context.Context) error {
 		return fmt.Errorf("store fault proxy links: %w", err)
 	}
 	r.proxy = px
-	r.logf("store fault proxy ready in %v: candidates reach %s through %s (c1: %v)", time.Since(step).Round(time.Millisecond),
+	r.log.logf("store fault proxy ready in %v: candidates reach %s through %s (c1: %v)", time.Since(step).Round(time.Millisecond),
 		r.cfg.Store, storeProxyName, px.Endpoints(candidateName(1)))
 	return nil
 }

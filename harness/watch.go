@@ -58,8 +58,8 @@ func (r *run) onContainerEvent(ev platform.ContainerEvent) {
 	if ev.Action == platform.ActionWatchBroken {
 		r.watch.broken.Store(true)
 		if r.watch.live.Load() {
-			r.harnessError("", fmt.Sprintf("Docker event stream broke (%v); reopened from its last event, process exits meanwhile come from a %v poll", ev.Err, procPollInterval))
-			r.logf("WARNING: Docker event stream broke (%v); reopening", ev.Err)
+			r.log.harnessError("", fmt.Sprintf("Docker event stream broke (%v); reopened from its last event, process exits meanwhile come from a %v poll", ev.Err, procPollInterval))
+			r.log.logf("WARNING: Docker event stream broke (%v); reopening", ev.Err)
 		}
 		return
 	}
@@ -99,20 +99,8 @@ func (r *run) onContainerEvent(ev platform.ContainerEvent) {
 		}
 		r.watch.mu.Unlock()
 	}
-	r.record(history.Event{T: ev.T, Source: history.SourceHarness, Kind: history.KindNodeExit, Node: ev.Node, Reason: reason})
-	r.logf("WARNING: %s %s %s at +%v", ev.Role, ev.Node, reason, r.sinceStart(ev.T))
-}
-
-// sinceStart is how far into the run (warmup start) a CLOCK_MONOTONIC time lies.
-func (r *run) sinceStart(t int64) time.Duration {
-	r.mu.Lock()
-	start := r.lifeStart
-	r.mu.Unlock()
-	if start.IsZero() {
-		return 0
-	}
-	d := time.Duration(t-history.Now()) + time.Since(start)
-	return d.Round(10 * time.Millisecond)
+	r.log.record(history.Event{T: ev.T, Source: history.SourceHarness, Kind: history.KindNodeExit, Node: ev.Node, Reason: reason})
+	r.log.logf("WARNING: %s %s %s at +%v", ev.Role, ev.Node, reason, r.log.sinceStart(ev.T))
 }
 
 // exitTime is when p's container exited: the engine's die event for its current run (the
