@@ -92,7 +92,7 @@ type run struct {
 	procsDone  chan struct{}
 	podDeletes sync.WaitGroup // Pods of exited candidates being deleted (pods.go)
 
-	healErr   error
+	healErr error
 	// lease is the pooled store cluster (Config.StorePool); nil = the run owns its cluster.
 	lease        *storeLease
 	finishReason string // why the run ended early ("" = it completed)
