@@ -27,15 +27,13 @@ func (r *run) conclude(ctx context.Context) (*Outcome, error) {
 		Verdict: VerdictUnknown, RunDir: r.log.dir, RunID: r.runID, Counts: r.log.state.Snapshot().Counts,
 		Elapsed: time.Since(r.log.started), Leftovers: r.leftover,
 	}
-	if r.cluster != nil {
-		out.StoreVersion = r.cluster.Version()
-		for _, n := range r.cluster.Nodes() {
+	if store := r.cluster.storeCluster(); store != nil {
+		out.StoreVersion = store.Version()
+		for _, n := range store.Nodes() {
 			out.StoreContainers = append(out.StoreContainers, n.ID())
 		}
 	}
-	if r.lease != nil {
-		out.StoreReuse = r.lease.note
-	}
+	out.StoreReuse = r.cluster.note()
 	if r.healErr != nil {
 		out.HealError = r.healErr.Error()
 	}

@@ -24,7 +24,7 @@ func TestCandidateClockDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1", cluster: fakeEndpoints{eps: []string{"redis:6379"}}}
+	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1", cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}}}
 	if err := r.makeClockDir([]string{"c1", "c2"}); err != nil {
 		t.Fatal(err)
 	}

@@ -128,18 +128,16 @@ func (r *run) writeConfig() error {
 	if r.eng != nil {
 		rc.EngineVersion = r.eng.ServerVersion()
 	}
-	if r.net != nil {
-		rc.Network = r.net.Subnet.String()
+	if net := r.cluster.network(); net != nil {
+		rc.Network = net.Subnet.String()
 	}
-	if r.cluster != nil {
-		rc.StoreVersion = r.cluster.Version()
-		for _, n := range r.cluster.Nodes() {
+	if store := r.cluster.storeCluster(); store != nil {
+		rc.StoreVersion = store.Version()
+		for _, n := range store.Nodes() {
 			rc.StoreNodes = append(rc.StoreNodes, n.Name())
 		}
 	}
-	if r.lease != nil {
-		rc.StoreReuse = r.lease.note
-	}
+	rc.StoreReuse = r.cluster.note()
 	if len(r.plan.Faults) > 0 || r.plan.Schedule != "" {
 		plan, err := json.Marshal(r.plan)
 		if err != nil {

@@ -29,11 +29,12 @@ func (n nemesisEnv) Candidates() []nemesis.Node {
 }
 
 func (n nemesisEnv) StoreNodes() []nemesis.Node {
-	if n.r.cluster == nil {
+	store := n.r.cluster.storeCluster()
+	if store == nil {
 		return nil // a store-less run
 	}
 	var out []nemesis.Node
-	for _, nd := range n.r.cluster.Nodes() {
+	for _, nd := range store.Nodes() {
 		out = append(out, dockerNode{nd})
 	}
 	return out
@@ -50,10 +51,11 @@ func (n nemesisEnv) Leaders() []nemesis.Leader {
 }
 
 func (n nemesisEnv) StoreLeader(ctx context.Context) (string, error) {
-	if n.r.cluster == nil {
+	store := n.r.cluster.storeCluster()
+	if store == nil {
 		return "", fmt.Errorf("a --store none run has no store leader")
 	}
-	node, err := n.r.cluster.Leader(ctx)
+	node, err := store.Leader(ctx)
 	if err != nil {
 		return "", err
 	}

@@ -27,7 +27,7 @@ const (
 
 // podHost is the run's cluster as a PodHost; nil when candidates have no Pods.
 func (r *run) podHost() stores.PodHost {
-	ph, _ := r.cluster.(stores.PodHost)
+	ph, _ := r.cluster.storeCluster().(stores.PodHost)
 	return ph
 }
 

@@ -19,7 +19,6 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/faultproxy"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
-	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 	"github.com/splitbrain-chaos/splitbrain/workloads"
 )
@@ -75,9 +74,8 @@ type run struct {
 	root context.Context
 
 	eng      *platform.Engine
-	net      *platform.Network
 	imgs     images.Set
-	cluster  stores.Cluster
+	cluster  *clusterLease // the cluster stage: network and store cluster, pooled or the run's own
 	resource *platform.Node
 	// storeProxy is the fault proxy container and proxy its links, only in runs whose plan
 	// has a fault acting through it (a kind whose traits say Proxy: `splitbrain nemesis list`).
@@ -92,9 +90,7 @@ type run struct {
 	procsDone  chan struct{}
 	podDeletes sync.WaitGroup // Pods of exited candidates being deleted (pods.go)
 
-	healErr error
-	// lease is the pooled store cluster (Config.StorePool); nil = the run owns its cluster.
-	lease        *storeLease
+	healErr      error
 	finishReason string // why the run ended early ("" = it completed)
 	finished     bool   // finish ran (it must run exactly once, also when a panic follows it)
 	leftover     string
@@ -507,25 +503,14 @@ func (r *run) teardown(ctx context.Context) {
 	}
 	// A leased cluster is checked while the rest goes; it is wiped (or removed) after, when
 	// no candidate can reach it any more.
-	var whyNotReuse string
-	switch {
-	case r.lease != nil:
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			whyNotReuse = r.reusable(ctx)
-		}()
-	case r.cluster != nil:
-		remove(r.cluster.Close)
+	if r.cluster != nil {
+		end := runEnd{reason: r.finishReason, healErr: r.healErr, stopped: r.root.Err()}
+		remove(func(ctx context.Context) error { return r.cluster.checkReuse(ctx, end) })
 	}
 	wg.Wait()
 	tRemoved := time.Now()
-	if r.lease != nil {
-		if err := r.releaseStore(ctx, whyNotReuse); err != nil {
-			errs = append(errs, err)
-		}
-	} else if r.net != nil {
-		if err := r.net.Remove(ctx); err != nil {
+	if r.cluster != nil {
+		if err := r.cluster.release(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -95,26 +95,44 @@ func (r *run) setup(ctx context.Context) error {
 	} else {
 		r.log.logf("images (%s profile) ready in %v", r.cfg.Profile, time.Since(step).Round(time.Millisecond))
 	}
-	if r.cfg.storeless() {
-		return r.setupStoreless(ctx, ext)
-	}
-	storeFaketime := faketimeFor(string(kind), r.prep.schedule)
-	if pool != nil {
-		err = r.leaseStore(ctx, pool, kind, storeFaketime)
-	} else {
-		r.net, err = r.eng.NewNetwork(ctx, r.runID)
-	}
-	if err != nil {
+	if err := r.startCluster(ctx, kind); err != nil {
 		return err
 	}
-	if r.lease != nil {
-		r.watch.mu.Lock()
-		r.watch.poolRuns[r.lease.entry.id] = true
-		r.watch.mu.Unlock()
+	return r.afterStore(ctx, ext)
+}
+
+// startCluster starts the cluster stage (the network and the store cluster, leased from the
+// pool or the run's own) and, beside the store, the resource the candidates write to.
+func (r *run) startCluster(ctx context.Context, kind stores.Kind) error {
+	r.cluster = newClusterLease(r.eng, r.runID, r.log, r.imgs[images.RoleTools], r.prep.schedule.Needs().Network)
+	c := r.cluster
+	if r.cfg.storeless() {
+		if err := c.acquire(ctx, nil, ""); err != nil {
+			return err
+		}
+		r.log.logf("run %s: network %s (%s); no store: candidates elect among themselves on port %d",
+			r.runID, c.net.Name, c.net.Subnet, contract.DefaultPeerPort)
+		step := time.Now()
+		if err := r.startResource(ctx); err != nil {
+			return err
+		}
+		r.log.logf("resource (%s) ready in %v", r.cfg.ResourceMode, time.Since(step).Round(time.Millisecond))
+		return nil
 	}
-	r.log.logf("run %s: network %s (%s); starting %s", r.runID, r.net.Name, r.net.Subnet, kind)
+	storeFaketime := faketimeFor(string(kind), r.prep.schedule)
+	key := ""
+	if r.cfg.StorePool != nil {
+		key = poolKey(kind, r.cfg.StoreNodes, r.cfg.Profile, r.imgs[stores.ImageRole(kind)], storeFaketime)
+	}
+	if err := c.acquire(ctx, r.cfg.StorePool, key); err != nil {
+		return err
+	}
+	if id := c.poolRunID(); id != "" {
+		r.watch.addPoolRun(id)
+	}
+	r.log.logf("run %s: network %s (%s); starting %s", r.runID, c.net.Name, c.net.Subnet, kind)
 	// The resource does not depend on the store: start both at once.
-	step = time.Now()
+	step := time.Now()
 	var resErr error
 	var resDur time.Duration
 	var wg sync.WaitGroup
@@ -124,44 +142,21 @@ func (r *run) setup(ctx context.Context) error {
 		resErr = r.startResource(ctx)
 		resDur = time.Since(step)
 	}()
-	storeOpts := stores.Options{
+	err := c.launch(ctx, stores.Options{
 		Kind: kind, Nodes: r.cfg.StoreNodes, Profile: r.cfg.Profile, Images: r.imgs, LogDir: r.log.logDir(),
 		ExtraEnv: storeFaketime.env, ExtraFiles: storeFaketime.files,
-	}
-	var cluster stores.Cluster
-	if pool != nil {
-		cluster, err = r.launchLeased(ctx, storeOpts)
-	} else {
-		cluster, err = stores.Launch(ctx, r.eng, r.net, r.runID, storeOpts)
-	}
+	})
 	storeDur := time.Since(step)
 	wg.Wait()
-	r.cluster = cluster
 	if err := errors.Join(err, resErr); err != nil {
 		return err
 	}
-	r.log.logf("%s %s ready in %v (%s); resource (%s) ready in %v", kind, r.cluster.Version(), storeDur.Round(time.Millisecond),
-		strings.Join(r.cluster.Endpoints(), ","), r.cfg.ResourceMode, resDur.Round(time.Millisecond))
-	if r.lease != nil {
-		r.log.logf("store: %s", r.lease.note)
+	r.log.logf("%s %s ready in %v (%s); resource (%s) ready in %v", kind, c.store.Version(), storeDur.Round(time.Millisecond),
+		strings.Join(c.store.Endpoints(), ","), r.cfg.ResourceMode, resDur.Round(time.Millisecond))
+	if note := c.note(); note != "" {
+		r.log.logf("store: %s", note)
 	}
-	return r.afterStore(ctx, ext)
-}
-
-// setupStoreless is setup's tail for --store none: a network, the resource, the candidates.
-func (r *run) setupStoreless(ctx context.Context, ext *external) error {
-	var err error
-	if r.net, err = r.eng.NewNetwork(ctx, r.runID); err != nil {
-		return err
-	}
-	r.log.logf("run %s: network %s (%s); no store: candidates elect among themselves on port %d",
-		r.runID, r.net.Name, r.net.Subnet, contract.DefaultPeerPort)
-	step := time.Now()
-	if err := r.startResource(ctx); err != nil {
-		return err
-	}
-	r.log.logf("resource (%s) ready in %v", r.cfg.ResourceMode, time.Since(step).Round(time.Millisecond))
-	return r.afterStore(ctx, ext)
+	return nil
 }
 
 // afterStore is setup's common tail once the store (or none) and the resource are up: plan
@@ -237,7 +232,7 @@ func (r *run) startResource(ctx context.Context) error {
 		OnStdout:     func(line []byte) { r.log.rec.ResourceLine("resource", line) },
 		OnLogGap:     func(why string) { r.log.logGap("resource", why) },
 	}
-	n, err := r.eng.Start(ctx, r.runID, r.net, spec)
+	n, err := r.eng.Start(ctx, r.runID, r.cluster.network(), spec)
 	if err != nil {
 		return fmt.Errorf("resource: %w", err)
 	}
@@ -272,8 +267,9 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 		RenewInterval: r.cfg.RenewInterval,
 		RetryInterval: r.cfg.RetryInterval,
 	}
-	if r.cluster != nil {
-		cc.Endpoints = r.cluster.Endpoints()
+	store := r.cluster.storeCluster()
+	if store != nil {
+		cc.Endpoints = store.Endpoints()
 	}
 	if r.proxy != nil {
 		cc.Endpoints = r.proxy.Endpoints(name)
@@ -285,7 +281,7 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 	} else {
 		files = append(files, platform.File{Path: candidateClockFile, Content: []byte("0"), Mode: 0o666})
 	}
-	if cr, ok := r.cluster.(stores.Credentialed); ok {
+	if cr, ok := store.(stores.Credentialed); ok {
 		cred, err := cr.Credentials(name, cc.Endpoints)
 		if err != nil {
 			return platform.NodeSpec{}, fmt.Errorf("candidate %s: store credentials: %w", name, err)
@@ -367,7 +363,7 @@ func (r *run) startCandidates(ctx context.Context, ext *external) error {
 			r.markStartFailed(p)
 			return err
 		}
-		n, err := r.eng.Start(ctx, r.runID, r.net, spec)
+		n, err := r.eng.Start(ctx, r.runID, r.cluster.network(), spec)
 		if err != nil {
 			r.markStartFailed(p)
 			return fmt.Errorf("candidate %s: %w", p.name, err)

@@ -20,11 +20,11 @@ const storeProxyName = "store-proxy"
 // candidate and store endpoint; candidateSpec then gives each candidate its links instead
 // of the store's endpoints. Runs without such a fault keep direct connections.
 func (r *run) startStoreProxy(ctx context.Context) error {
-	if !r.plan.NeedsStoreProxy() || r.cluster == nil {
+	if !r.plan.NeedsStoreProxy() || r.cluster.storeCluster() == nil {
 		return nil
 	}
 	step := time.Now()
-	n, err := r.eng.Start(ctx, r.runID, r.net, platform.NodeSpec{
+	n, err := r.eng.Start(ctx, r.runID, r.cluster.network(), platform.NodeSpec{
 		Name:         storeProxyName,
 		Role:         "store-proxy",
 		Image:        r.imgs[images.RoleCandidate],
@@ -44,7 +44,7 @@ func (r *run) startStoreProxy(ctx context.Context) error {
 		return fmt.Errorf("store fault proxy: %w", err)
 	}
 	px, err := faultproxy.Setup(ctx, faultproxy.NewClient(api), storeProxyName, "0.0.0.0", faultproxy.FirstLinkPort,
-		r.candidateNames(), r.cluster.Endpoints())
+		r.candidateNames(), r.cluster.storeCluster().Endpoints())
 	if err != nil {
 		return fmt.Errorf("store fault proxy links: %w", err)
 	}

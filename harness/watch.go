@@ -42,6 +42,14 @@ func (r *run) stopWatch() {
 	r.watch.w.Close()
 }
 
+// addPoolRun makes the events of a leased store cluster's containers (labelled with the
+// pool entry's own run id) the run's.
+func (w *watchState) addPoolRun(id string) {
+	w.mu.Lock()
+	w.poolRuns[id] = true
+	w.mu.Unlock()
+}
+
 // ours tells whether an event concerns this run's containers.
 func (r *run) ours(ev platform.ContainerEvent) bool {
 	if ev.RunID == r.runID {
