@@ -14,19 +14,7 @@ import (
 // narrow Node interface.
 type nemesisEnv struct{ r *run }
 
-func (n nemesisEnv) Candidates() []nemesis.Node {
-	var out []nemesis.Node
-	for _, p := range n.r.candidates() {
-		switch {
-		case p.node == nil:
-		case n.r.podHost() != nil:
-			out = append(out, podNode{dockerNode{p.node}, n.r, p})
-		default:
-			out = append(out, dockerNode{p.node})
-		}
-	}
-	return out
-}
+func (n nemesisEnv) Candidates() []nemesis.Node { return n.r.cands.nemesisNodes() }
 
 func (n nemesisEnv) StoreNodes() []nemesis.Node {
 	store := n.r.cluster.storeCluster()
@@ -92,6 +80,16 @@ func (n nemesisEnv) Record(e history.Event) error {
 	_, err := n.r.log.record(e)
 	return err
 }
+
+// EvictPod implements nemesis.PodEnv.
+func (n nemesisEnv) EvictPod(ctx context.Context, candidate string) error {
+	if n.r.cands.pods == nil {
+		return fmt.Errorf("store %s has no Pods to evict", n.r.cfg.Store)
+	}
+	return n.r.cands.evictPod(ctx, candidate)
+}
+
+var _ nemesis.PodEnv = nemesisEnv{}
 
 // dockerNode is a platform node as the nemesis's Node.
 type dockerNode struct{ *platform.Node }

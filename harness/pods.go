@@ -25,15 +25,15 @@ const (
 	podDeleteTimeout = 60 * time.Second
 )
 
-// podHost is the run's cluster as a PodHost; nil when candidates have no Pods.
-func (r *run) podHost() stores.PodHost {
-	ph, _ := r.cluster.storeCluster().(stores.PodHost)
+// podHostOf is the store cluster as a PodHost; nil when candidates have no Pods.
+func podHostOf(store stores.Cluster) stores.PodHost {
+	ph, _ := store.(stores.PodHost)
 	return ph
 }
 
 // createPod gives p's next process a new Pod. p.mu must be held.
-func (r *run) createPod(ctx context.Context, p *proc) {
-	ph := r.podHost()
+func (c *candidateProcs) createPod(ctx context.Context, p *proc) {
+	ph := c.pods
 	if ph == nil {
 		return
 	}
@@ -42,38 +42,38 @@ func (r *run) createPod(ctx context.Context, p *proc) {
 	t0 := time.Now()
 	uid, err := ph.CreatePod(cctx, p.name)
 	if err != nil {
-		r.log.harnessError("", fmt.Sprintf("pod of %s not created before its start: %v", p.name, err))
-		r.log.logf("WARNING: pod of %s not created: %v", p.name, err)
+		c.log.harnessError("", fmt.Sprintf("pod of %s not created before its start: %v", p.name, err))
+		c.log.logf("WARNING: pod of %s not created: %v", p.name, err)
 		return
 	}
 	p.podUID = uid
-	r.log.logf("pod %s of %s created (uid %s) in %v", ph.PodName(p.name), p.name, uid, time.Since(t0).Round(time.Millisecond))
+	c.log.logf("pod %s of %s created (uid %s) in %v", ph.PodName(p.name), p.name, uid, time.Since(t0).Round(time.Millisecond))
 }
 
 // podGone deletes the Pod of p's process that just exited, in the background (retrying
 // while the API server does not answer). p.mu must be held.
-func (r *run) podGone(p *proc, why string) {
-	ph := r.podHost()
+func (c *candidateProcs) podGone(p *proc, why string) {
+	ph := c.pods
 	if ph == nil || p.podUID == "" {
 		return
 	}
 	uid := p.podUID
 	p.podUID = ""
-	r.podDeletes.Add(1)
+	c.podDeletes.Add(1)
 	go func() {
-		defer r.podDeletes.Done()
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.root), podDeleteTimeout)
+		defer c.podDeletes.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.root), podDeleteTimeout)
 		defer cancel()
 		t0 := time.Now()
 		for {
 			err := ph.DeletePod(ctx, p.name, uid)
 			if err == nil {
-				r.log.logf("pod %s of %s deleted (%s) in %v", ph.PodName(p.name), p.name, why, time.Since(t0).Round(time.Millisecond))
+				c.log.logf("pod %s of %s deleted (%s) in %v", ph.PodName(p.name), p.name, why, time.Since(t0).Round(time.Millisecond))
 				return
 			}
 			select {
 			case <-ctx.Done():
-				r.log.logf("WARNING: pod %s of %s (uid %s) not deleted after %s: %v", ph.PodName(p.name), p.name, uid, why, err)
+				c.log.logf("WARNING: pod %s of %s (uid %s) not deleted after %s: %v", ph.PodName(p.name), p.name, uid, why, err)
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
@@ -83,12 +83,12 @@ func (r *run) podGone(p *proc, why string) {
 
 // evictPod deletes the Pod of candidate node while its process keeps running, as the node
 // lifecycle controller does for a node it cannot reach (the evict fault).
-func (r *run) evictPod(ctx context.Context, node string) error {
-	ph := r.podHost()
+func (c *candidateProcs) evictPod(ctx context.Context, node string) error {
+	ph := c.pods
 	if ph == nil {
-		return fmt.Errorf("store %s has no Pods to evict", r.cfg.Store)
+		return fmt.Errorf("the store has no Pods to evict")
 	}
-	p := r.proc(node)
+	p := c.get(node)
 	if p == nil {
 		return fmt.Errorf("no candidate %q", node)
 	}
@@ -102,23 +102,39 @@ func (r *run) evictPod(ctx context.Context, node string) error {
 	if err := ph.DeletePod(ctx, node, uid); err != nil {
 		return err
 	}
-	r.log.logf("pod %s of %s evicted (uid %s); its process keeps running", ph.PodName(node), node, uid)
+	c.log.logf("pod %s of %s evicted (uid %s); its process keeps running", ph.PodName(node), node, uid)
 	return nil
 }
 
 // waitPodDeletes lets the Pod deletions of the candidates' last exits finish (teardown).
-func (r *run) waitPodDeletes(ctx context.Context) {
+func (c *candidateProcs) waitPodDeletes(ctx context.Context) {
 	done := make(chan struct{})
 	go func() {
-		r.podDeletes.Wait()
+		c.podDeletes.Wait()
 		close(done)
 	}()
 	select {
 	case <-done:
 	case <-ctx.Done():
 	case <-time.After(10 * time.Second):
-		r.log.logf("WARNING: pod deletions still running at teardown")
+		c.log.logf("WARNING: pod deletions still running at teardown")
 	}
+}
+
+// nemesisNodes are the candidates' containers as the nemesis's nodes; on a store with Pods
+// each is a podNode.
+func (c *candidateProcs) nemesisNodes() []nemesis.Node {
+	var out []nemesis.Node
+	for _, p := range c.all() {
+		switch {
+		case p.node == nil:
+		case c.pods != nil:
+			out = append(out, podNode{dockerNode{p.node}, c, p})
+		default:
+			out = append(out, dockerNode{p.node})
+		}
+	}
+	return out
 }
 
 // podNode is a candidate's node as the nemesis sees it on a store with Pods: a start
@@ -126,19 +142,12 @@ func (r *run) waitPodDeletes(ctx context.Context) {
 // a harness start.
 type podNode struct {
 	dockerNode
-	r *run
+	c *candidateProcs
 	p *proc
 }
 
 func (n podNode) Start(ctx context.Context) error {
 	n.p.mu.Lock()
 	defer n.p.mu.Unlock()
-	return n.r.startAgainLocked(ctx, n.p)
+	return n.c.startAgainLocked(ctx, n.p)
 }
-
-// EvictPod implements nemesis.PodEnv.
-func (n nemesisEnv) EvictPod(ctx context.Context, candidate string) error {
-	return n.r.evictPod(ctx, candidate)
-}
-
-var _ nemesis.PodEnv = nemesisEnv{}

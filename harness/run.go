@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -81,20 +79,15 @@ type run struct {
 	// has a fault acting through it (a kind whose traits say Proxy: `splitbrain nemesis list`).
 	storeProxy *platform.Node
 	proxy      *faultproxy.Proxy
-	mu         sync.Mutex
-	cands      []*proc
-	byName     map[string]*proc
+	cands      *candidateProcs // the candidates stage: processes (and Pods)
 	nem        *nemesis.Nemesis
 	plan       nemesis.Plan
-	stopProcs  context.CancelFunc
-	procsDone  chan struct{}
-	podDeletes sync.WaitGroup // Pods of exited candidates being deleted (pods.go)
 
 	healErr      error
 	finishReason string // why the run ended early ("" = it completed)
 	finished     bool   // finish ran (it must run exactly once, also when a panic follows it)
 	leftover     string
-	watch        watchState  // the engine's container events
+	watch        *watchState // the engine's container events
 	goals        *phaseGoals // what each phase waits for in an event-ended run (Config.Until); nil = time-ended
 }
 
@@ -110,13 +103,15 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, prep: prep, root: ctx, byName: map[string]*proc{}}
-	r.runID = platform.NewRunID()
+	r := &run{cfg: cfg, prep: prep, root: ctx, runID: platform.NewRunID()}
 	if r.log, err = openJournal(cfg, time.Now()); err != nil {
 		return nil, err
 	}
 	defer r.log.closeLog()
-	r.log.rec.beforeEvent = r.beforeCandidateEvent
+	r.watch = newWatch(r.runID, r.log)
+	r.cands = newCandidateProcs(r.runID, ctx, r.log, r.watch)
+	r.watch.candidateDied = r.cands.died
+	r.log.rec.beforeEvent = r.cands.beforeEvent
 	r.log.record(history.Event{Source: history.SourceHarness, Kind: history.KindRunStart, Spec: r.summary()})
 	if err := r.writeConfig(); err != nil {
 		r.log.w.Close()
@@ -287,7 +282,7 @@ func (r *run) lifecycle(ctx context.Context) error {
 	if err := r.heal(ctx); err != nil {
 		return err
 	}
-	if err := r.ensureCandidatesRunning(ctx); err != nil {
+	if err := r.cands.ensureRunning(ctx); err != nil {
 		return err
 	}
 	r.log.phase(history.PhaseRecovery)
@@ -342,8 +337,8 @@ func (r *run) warmup(ctx context.Context) error {
 		if err := sleepCtx(ctx, 250*time.Millisecond); err != nil {
 			return err
 		}
-		if r.allCandidatesExited(ctx) {
-			return fmt.Errorf("every candidate exited right after start: the candidate command is broken or rejects its environment.\n%s", r.candidateLogTails(15))
+		if r.cands.allExited(ctx) {
+			return fmt.Errorf("every candidate exited right after start: the candidate command is broken or rejects its environment.\n%s", r.cands.logTails(15))
 		}
 	}
 	return r.waitPhase(ctx, time.Until(end))
@@ -367,7 +362,7 @@ func (r *run) faults(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		defer catchPanic("workload", &wlErr)
-		wlErr = r.prep.workload.Run(fctx, workloadEnv{r})
+		wlErr = r.prep.workload.Run(fctx, workloadEnv{r.cands, r.log.state})
 	}()
 	var goalMet <-chan struct{}
 	if r.goals != nil {
@@ -454,29 +449,12 @@ func (r *run) teardown(ctx context.Context) {
 	if r.eng == nil {
 		return
 	}
-	r.watch.live.Store(false) // teardown stops and removes everything on purpose
+	r.watch.setLive(false) // teardown stops and removes everything on purpose
 	t0 := time.Now()
-	var wg sync.WaitGroup
-	// Followers first, then whoever leads: a leader that resigns while followers still run
-	// hands over, and that teardown election would count as one of the run's.
-	followers, leaders := r.candidatesByLeadership()
-	for _, group := range [][]*proc{followers, leaders} {
-		for _, p := range group {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r.stopCandidate(ctx, p)
-			}()
-		}
-		wg.Wait()
-	}
-	if r.stopProcs != nil {
-		r.stopProcs()
-		<-r.procsDone
-	}
-	r.waitPodDeletes(ctx)
+	r.cands.stop(ctx, r.log.state.Leaders())
 	tStopped := time.Now()
 	// Remove every container at once; the network goes after them.
+	var wg sync.WaitGroup
 	var emu sync.Mutex
 	var errs []error
 	remove := func(f func(context.Context) error) {
@@ -490,10 +468,8 @@ func (r *run) teardown(ctx context.Context) {
 			}
 		}()
 	}
-	for _, p := range r.candidates() {
-		if p.node != nil {
-			remove(p.node.Terminate)
-		}
+	for _, n := range r.cands.containers() {
+		remove(n.Terminate)
 	}
 	if r.resource != nil {
 		remove(r.resource.Terminate)
@@ -532,73 +508,8 @@ func (r *run) teardown(ctx context.Context) {
 	r.log.logf("teardown in %v: candidates stopped %v, containers removed %v, store released %v, sweep %v",
 		time.Since(t0).Round(time.Millisecond), tStopped.Sub(t0).Round(time.Millisecond), tRemoved.Sub(tStopped).Round(time.Millisecond),
 		tStore.Sub(tRemoved).Round(time.Millisecond), time.Since(tStore).Round(time.Millisecond))
-	r.stopWatch()
+	r.watch.stop()
 	r.eng.Close()
-}
-
-func (r *run) candidates() []*proc {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]*proc(nil), r.cands...)
-}
-
-// candidatesByLeadership splits the candidates into those not leading now and those leading
-// (by the live state: more than one leads during an overlap).
-func (r *run) candidatesByLeadership() (followers, leaders []*proc) {
-	leading := map[string]bool{}
-	for _, t := range r.log.state.Leaders() {
-		leading[t.Node] = true
-	}
-	for _, p := range r.candidates() {
-		if leading[p.name] {
-			leaders = append(leaders, p)
-		} else {
-			followers = append(followers, p)
-		}
-	}
-	return followers, leaders
-}
-
-// allCandidatesExited reads every candidate's state fresh.
-func (r *run) allCandidatesExited(ctx context.Context) bool {
-	cands := r.candidates()
-	if len(cands) == 0 {
-		return false
-	}
-	for _, p := range cands {
-		r.observe(ctx, p, true)
-		if p.isRunning() {
-			return false
-		}
-	}
-	return true
-}
-
-// candidateLogTails formats the last lines of every candidate's log for an error message.
-func (r *run) candidateLogTails(lines int) string {
-	var b strings.Builder
-	for _, p := range r.candidates() {
-		path := filepath.Join(r.log.dir, LogsDir, p.name+".log")
-		fmt.Fprintf(&b, "--- %s (%s), last %d lines:\n%s\n", p.name, path, lines, tailFile(path, lines))
-	}
-	return b.String()
-}
-
-// tailFile returns the last n lines of a file ("(empty)" or the error when there are none).
-func tailFile(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "(" + err.Error() + ")"
-	}
-	text := strings.TrimRight(string(b), "\n")
-	if text == "" {
-		return "(empty)"
-	}
-	ls := strings.Split(text, "\n")
-	if len(ls) > n {
-		ls = ls[len(ls)-n:]
-	}
-	return strings.Join(ls, "\n")
 }
 
 // electedNodes lists the candidates that were elected at least once.

@@ -41,7 +41,7 @@ func (r *run) setup(ctx context.Context) error {
 		return err
 	}
 	// Watch before anything starts, so no exit of the run's containers goes unseen.
-	if err := r.startWatch(ctx); err != nil {
+	if err := r.watch.start(ctx, r.eng); err != nil {
 		return err
 	}
 	var kind stores.Kind
@@ -178,12 +178,16 @@ func (r *run) afterStore(ctx context.Context, ext *external) error {
 
 func (r *run) startCandidatesAndMonitor(ctx context.Context, ext *external) error {
 	step := time.Now()
-	if err := r.startCandidates(ctx, ext); err != nil {
+	names := r.candidateNames()
+	if err := r.makeClockDir(names); err != nil {
+		return err
+	}
+	spec := func(name string) (platform.NodeSpec, error) { return r.candidateSpec(name, ext) }
+	if err := r.cands.start(ctx, r.eng, r.cluster.network(), podHostOf(r.cluster.storeCluster()), names, spec); err != nil {
 		return err
 	}
 	r.log.logf("%d candidates started in %v", r.cfg.Nodes, time.Since(step).Round(time.Millisecond))
-	r.startProcMonitor()
-	r.watch.live.Store(true) // from here on, a container that exits or vanishes is news
+	r.watch.setLive(true) // from here on, a container that exits or vanishes is news
 	return r.writeConfig()
 }
 
@@ -292,7 +296,7 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 			files = append(files, platform.File{Path: contract.KubeconfigPath, Content: cred.Kubeconfig, Mode: 0o644})
 		}
 	}
-	if ph := r.podHost(); ph != nil {
+	if ph := podHostOf(store); ph != nil {
 		cc.PodName = ph.PodName(name) // the harness creates it before every start (pods.go)
 	}
 	env := map[string]string{}
@@ -334,44 +338,6 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 		spec.Cmd = []string{"candidate", "--recipe", r.cfg.Recipe}
 	}
 	return spec, nil
-}
-
-// startCandidates starts c1..cN at about the same time, so none gets a head start. Each
-// process-start is recorded before its container starts, so it precedes the candidate's
-// first event both in time and in the file.
-func (r *run) startCandidates(ctx context.Context, ext *external) error {
-	names := r.candidateNames()
-	if err := r.makeClockDir(names); err != nil {
-		return err
-	}
-	procs := make([]*proc, len(names))
-	r.mu.Lock()
-	for i, name := range names {
-		procs[i] = &proc{name: name}
-		r.cands = append(r.cands, procs[i])
-		r.byName[name] = procs[i]
-	}
-	r.mu.Unlock()
-	return platform.Each(len(procs), 0, func(i int) error {
-		p := procs[i]
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		r.createPod(ctx, p)
-		r.markStarting(p)
-		spec, err := r.candidateSpec(p.name, ext)
-		if err != nil {
-			r.markStartFailed(p)
-			return err
-		}
-		n, err := r.eng.Start(ctx, r.runID, r.cluster.network(), spec)
-		if err != nil {
-			r.markStartFailed(p)
-			return fmt.Errorf("candidate %s: %w", p.name, err)
-		}
-		p.node = n
-		r.markStarted(ctx, p)
-		return nil
-	})
 }
 
 // planFaults turns the schedule into a plan for the real topology and prepares the nemesis.
