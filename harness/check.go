@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
@@ -19,33 +21,19 @@ const (
 // checkTimeout bounds the analysis after the run (Porcupine has its own, shorter budget).
 const checkTimeout = 5 * time.Minute
 
-// conclude computes the verdict from the run directory alone, exactly as `splitbrain check`
+// conclude computes out's verdict from the run directory alone, exactly as `splitbrain check`
 // does: everything that can change it (interrupted, heal failure, harness error) was
 // recorded in the history as it happened, so nothing here adds or removes a reason.
-func (r *run) conclude(ctx context.Context) (*Outcome, error) {
-	out := &Outcome{
-		Verdict: VerdictUnknown, RunDir: r.log.dir, RunID: r.runID, Counts: r.log.state.Snapshot().Counts,
-		Elapsed: time.Since(r.log.started), Leftovers: r.leftover,
-	}
-	if store := r.cluster.storeCluster(); store != nil {
-		out.StoreVersion = store.Version()
-		for _, n := range store.Nodes() {
-			out.StoreContainers = append(out.StoreContainers, n.ID())
-		}
-	}
-	out.StoreReuse = r.cluster.note()
-	if r.healErr != nil {
-		out.HealError = r.healErr.Error()
-	}
+func conclude(ctx context.Context, out *Outcome) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkTimeout)
 	defer cancel()
 	// Also after an interrupt the check is the full one (Porcupine bounded by its own
 	// timeout): a shortened one could time out where `splitbrain check` does not and so
 	// disagree with it. A second Ctrl-C ends the process at once.
-	verdict, reasons, results, info, err := runCheckers(cctx, r.log.dir)
+	verdict, reasons, results, info, err := runCheckers(cctx, out.RunDir)
 	if err != nil {
 		out.Reasons = append(out.Reasons, "checkers failed: "+err.Error())
-		return out, fmt.Errorf("check: %w", err)
+		return fmt.Errorf("check: %w", err)
 	}
 	if info.TruncatedTail {
 		out.Reasons = append(out.Reasons, "history has a truncated last line")
@@ -61,8 +49,19 @@ func (r *run) conclude(ctx context.Context) (*Outcome, error) {
 	for _, x := range doc.Explanations {
 		out.Explanations = append(out.Explanations, x.Code+": "+x.Text)
 	}
-	if err := writeJSON(filepath.Join(r.log.dir, ResultsFile), doc); err != nil {
-		return out, err
+	return writeJSON(filepath.Join(out.RunDir, ResultsFile), doc)
+}
+
+// electedNodes lists the candidates that were elected at least once.
+func electedNodes(ts []checkers.Tenure) []string {
+	seen := map[string]bool{}
+	for _, tn := range ts {
+		seen[tn.Node] = true
 	}
-	return out, nil
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -25,10 +25,11 @@ func TestCandidateClockDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1", cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}}}
-	if err := r.makeClockDir([]string{"c1", "c2"}); err != nil {
+	r.faults = &faultEnv{log: r.log}
+	if r.faults.clock, err = makeClockDir(r.log.dir, []string{"c1", "c2"}); err != nil {
 		t.Fatal(err)
 	}
-	var env nemesis.CandidateClockHostEnv = nemesisEnv{r}
+	var env nemesis.CandidateClockHostEnv = nemesisEnv{r.faults}
 	for _, name := range []string{"c1", "c2"} {
 		host := env.CandidateClockHostFile(name)
 		if want := filepath.Join(r.log.dir, clockDirName, name, "offset"); host != want {
@@ -59,7 +60,7 @@ func TestCandidateClockDirectory(t *testing.T) {
 			t.Errorf("%s: %s=%q, want %s", name, contract.EnvClockFile, spec.Env[contract.EnvClockFile], contract.ClockFilePath)
 		}
 	}
-	r.removeClockDir()
+	r.faults.removeClockDir()
 	if _, err := os.Stat(filepath.Join(r.log.dir, clockDirName)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("clock directory still there after removeClockDir: %v", err)
 	}

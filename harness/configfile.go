@@ -72,7 +72,7 @@ func (r *run) checkParams() checkers.Params {
 	if c.FailoverBound > 0 {
 		p.ExpectedFailover = checkers.Duration(c.FailoverBound)
 	}
-	p.Goal = r.goal()
+	p.Goal = goalFor(c.Until, r.faults.planned())
 	return p
 }
 
@@ -138,8 +138,8 @@ func (r *run) writeConfig() error {
 		}
 	}
 	rc.StoreReuse = r.cluster.note()
-	if len(r.plan.Faults) > 0 || r.plan.Schedule != "" {
-		plan, err := json.Marshal(r.plan)
+	if p := r.faults.planned(); len(p.Faults) > 0 || p.Schedule != "" {
+		plan, err := json.Marshal(p)
 		if err != nil {
 			return fmt.Errorf("encode fault plan: %w", err)
 		}

@@ -11,13 +11,13 @@ import (
 )
 
 // nemesisEnv is the run as the nemesis sees it: its Docker nodes behind the nemesis's
-// narrow Node interface.
-type nemesisEnv struct{ r *run }
+// narrow Node interface, read through the fault stage.
+type nemesisEnv struct{ f *faultEnv }
 
-func (n nemesisEnv) Candidates() []nemesis.Node { return n.r.cands.nemesisNodes() }
+func (n nemesisEnv) Candidates() []nemesis.Node { return n.f.cands.nemesisNodes() }
 
 func (n nemesisEnv) StoreNodes() []nemesis.Node {
-	store := n.r.cluster.storeCluster()
+	store := n.f.cluster.storeCluster()
 	if store == nil {
 		return nil // a store-less run
 	}
@@ -28,18 +28,18 @@ func (n nemesisEnv) StoreNodes() []nemesis.Node {
 	return out
 }
 
-func (n nemesisEnv) StoreKind() string { return n.r.cfg.Store }
+func (n nemesisEnv) StoreKind() string { return n.f.store }
 
 func (n nemesisEnv) Leaders() []nemesis.Leader {
 	var out []nemesis.Leader
-	for _, t := range n.r.log.state.Leaders() {
+	for _, t := range n.f.log.state.Leaders() {
 		out = append(out, nemesis.Leader{Node: t.Node, Token: t.Token})
 	}
 	return out
 }
 
 func (n nemesisEnv) StoreLeader(ctx context.Context) (string, error) {
-	store := n.r.cluster.storeCluster()
+	store := n.f.cluster.storeCluster()
 	if store == nil {
 		return "", fmt.Errorf("a --store none run has no store leader")
 	}
@@ -53,40 +53,45 @@ func (n nemesisEnv) StoreLeader(ctx context.Context) (string, error) {
 // StartSidecar starts a tools container in target's network namespace, labelled with the
 // run so its sweep removes it if the nemesis cannot.
 func (n nemesisEnv) StartSidecar(ctx context.Context, target nemesis.Node) (nemesis.Sidecar, error) {
-	image := n.r.imgs[images.RoleTools]
+	image := n.f.imgs[images.RoleTools]
 	if image == "" {
 		return nil, fmt.Errorf("no tools image: the run must provide images.RoleTools for network faults")
 	}
-	return n.r.eng.Start(ctx, n.r.runID, nil, platform.NodeSpec{
+	return n.f.eng.Start(ctx, n.f.runID, nil, platform.NodeSpec{
 		Name:        nemesis.SidecarName(target.Name()),
 		Role:        "tools",
 		Image:       image,
 		Entrypoint:  []string{"sleep", "infinity"},
 		CapAdd:      []string{"NET_ADMIN"},
 		NetworkMode: "container:" + target.ID(),
-		LogDir:      n.r.log.logDir(),
+		LogDir:      n.f.log.logDir(),
 	})
 }
 
 // StoreProxy is the run's fault proxy, nil when the candidates connect to the store directly.
 func (n nemesisEnv) StoreProxy() nemesis.StoreProxy {
-	if n.r.proxy == nil {
+	if n.f.proxy == nil {
 		return nil
 	}
-	return n.r.proxy
+	return n.f.proxy
 }
 
 func (n nemesisEnv) Record(e history.Event) error {
-	_, err := n.r.log.record(e)
+	_, err := n.f.log.record(e)
 	return err
 }
 
 // EvictPod implements nemesis.PodEnv.
 func (n nemesisEnv) EvictPod(ctx context.Context, candidate string) error {
-	if n.r.cands.pods == nil {
-		return fmt.Errorf("store %s has no Pods to evict", n.r.cfg.Store)
+	if n.f.cands.pods == nil {
+		return fmt.Errorf("store %s has no Pods to evict", n.f.store)
 	}
-	return n.r.cands.evictPod(ctx, candidate)
+	return n.f.cands.evictPod(ctx, candidate)
+}
+
+// CandidateClockHostFile is the host path of a candidate's clock file (nemesis.CandidateClockHostEnv).
+func (n nemesisEnv) CandidateClockHostFile(candidate string) string {
+	return n.f.clock.hostFile(candidate)
 }
 
 var _ nemesis.PodEnv = nemesisEnv{}

@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
 
-	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
-	"github.com/splitbrain-chaos/splitbrain/internal/faultproxy"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
@@ -58,37 +55,29 @@ type Outcome struct {
 	StoreContainers []string `json:"store_containers,omitempty"`
 }
 
-// run is one run in progress.
+// run is one run in progress: its configuration and the stages that lifecycle composes.
+// A stage is nil until the lifecycle reaches it; finish tears down those that started.
 type run struct {
-	cfg  Config
-	prep prepared
-	log  *journal // the recorder stage: history, live state, harness log, phases
-	// clockDir holds one directory per candidate with its clock file, bind-mounted read-only
-	// into the candidate's container (clockdir.go); removed after teardown.
-	clockDir string
-	runID    string
-
+	cfg   Config
+	prep  prepared
+	runID string
 	// root is the caller's context: when it ends the run heals and tears down.
 	root context.Context
 
-	eng      *platform.Engine
-	imgs     images.Set
-	cluster  *clusterLease // the cluster stage: network and store cluster, pooled or the run's own
-	resource *platform.Node
-	// storeProxy is the fault proxy container and proxy its links, only in runs whose plan
-	// has a fault acting through it (a kind whose traits say Proxy: `splitbrain nemesis list`).
-	storeProxy *platform.Node
-	proxy      *faultproxy.Proxy
-	cands      *candidateProcs // the candidates stage: processes (and Pods)
-	nem        *nemesis.Nemesis
-	plan       nemesis.Plan
+	log   *journal    // the recorder stage: history, live state, harness log, phases
+	watch *watchState // the engine's container events, from before anything starts
+	eng   *platform.Engine
+	imgs  images.Set
 
-	healErr      error
+	cluster  *clusterLease   // network and store cluster, pooled or the run's own
+	resource *platform.Node  // the resource the candidates write to
+	faults   *faultEnv       // plan, nemesis, clock files, store proxy, heal bookkeeping
+	cands    *candidateProcs // the candidates' processes (and Pods)
+	goals    *phaseGoals     // what each phase waits for in an event-ended run (Config.Until); nil = time-ended
+
 	finishReason string // why the run ended early ("" = it completed)
 	finished     bool   // finish ran (it must run exactly once, also when a panic follows it)
-	leftover     string
-	watch        *watchState // the engine's container events
-	goals        *phaseGoals // what each phase waits for in an event-ended run (Config.Until); nil = time-ended
+	leftover     string // Docker objects teardown could not remove
 }
 
 // Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
@@ -142,7 +131,8 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 	}
 	r.finish(reason)
 	progressDone()
-	out, checkErr := r.conclude(ctx)
+	out = r.outcome()
+	checkErr := conclude(ctx, out)
 	r.log.printSummary(out)
 	if runErr != nil {
 		return out, runErr
@@ -153,6 +143,24 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 		return out, fmt.Errorf("cancelled during teardown: %w", context.Cause(ctx))
 	}
 	return out, checkErr
+}
+
+// outcome is what the run knows of itself once finished; conclude adds the verdict.
+func (r *run) outcome() *Outcome {
+	out := &Outcome{
+		Verdict: VerdictUnknown, RunDir: r.log.dir, RunID: r.runID, Counts: r.log.state.Snapshot().Counts,
+		Elapsed: time.Since(r.log.started), Leftovers: r.leftover, StoreReuse: r.cluster.note(),
+	}
+	if store := r.cluster.storeCluster(); store != nil {
+		out.StoreVersion = store.Version()
+		for _, n := range store.Nodes() {
+			out.StoreContainers = append(out.StoreContainers, n.ID())
+		}
+	}
+	if err := r.faults.healError(); err != nil {
+		out.HealError = err.Error()
+	}
+	return out
 }
 
 // CheckConfig validates cfg (filling in defaults) and resolves the recipe, the nemesis
@@ -264,29 +272,78 @@ func (r *run) summary() string {
 		c.Store, cand, c.Nodes, c.TTL, c.WriteInterval, c.Workload, c.ResourceMode, c.Nemesis, c.Seed, c.FaultTime, c.Warmup, c.Recovery)
 }
 
-// lifecycle runs setup → warmup → faults → heal → recovery. Teardown is finish's.
+// lifecycle composes the run's stages in order. Setup starts them: the engine and its event
+// watch, the images, the cluster (network and store; the resource beside it), the faults
+// (the plan for the real topology, clock files, store proxy), the candidates. Then the timed
+// phases: warmup, faults, heal, recovery. Teardown is finish's, on every exit path.
 func (r *run) lifecycle(ctx context.Context) error {
+	setupFailed := func(err error) error { return fmt.Errorf("setup: %w", err) }
 	r.log.phase(history.PhaseSetup)
-	if err := r.setup(ctx); err != nil {
-		return fmt.Errorf("setup: %w", err)
+	if err := r.connect(ctx); err != nil {
+		return setupFailed(err)
+	}
+	ext, kind, err := r.ensureImages(ctx)
+	if err != nil {
+		return setupFailed(err)
+	}
+	if err := r.startCluster(ctx, kind); err != nil {
+		return setupFailed(err)
+	}
+	if err := r.startFaults(ctx); err != nil {
+		return setupFailed(err)
+	}
+	if err := r.startCandidates(ctx, ext); err != nil {
+		return setupFailed(err)
 	}
 	r.log.phase(history.PhaseWarmup)
 	if err := r.warmup(ctx); err != nil {
 		return err
 	}
 	r.log.phase(history.PhaseFaults)
-	if err := r.faults(ctx); err != nil {
+	if err := r.faultsPhase(ctx); err != nil {
 		return err
 	}
 	r.log.phase(history.PhaseHeal)
-	if err := r.heal(ctx); err != nil {
-		return err
+	if err := r.faults.heal(ctx); err != nil {
+		// Loud, recorded (faultEnv.heal), and the run goes on to teardown.
+		r.log.loud("splitbrain: HEAL FAILED: %v\n", err)
+		return fmt.Errorf("heal failed: %w", err)
 	}
 	if err := r.cands.ensureRunning(ctx); err != nil {
 		return err
 	}
 	r.log.phase(history.PhaseRecovery)
-	return r.waitPhase(ctx, r.cfg.Recovery)
+	return r.goals.wait(ctx, r.cfg.Recovery)
+}
+
+// finish tears down every stage that started, in reverse order, on every exit path: faults
+// healed (again, idempotently, when the lifecycle did not reach its heal), the candidates
+// stopped, every container removed and the cluster released (teardown), the clock files
+// removed, and the journal closed with run-end. It never uses a cancelled context.
+func (r *run) finish(reason string) {
+	if r.finished {
+		return
+	}
+	r.finished = true
+	r.finishReason = reason
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.root), teardownTimeout)
+	defer cancel()
+	if reason != "" {
+		// Not reached the heal phase in order: heal now.
+		r.log.phase(history.PhaseHeal)
+		if err := r.faults.heal(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "splitbrain: HEAL FAILED: %v\n", err)
+		}
+	}
+	r.log.phase(history.PhaseTeardown)
+	r.teardown(ctx)
+	r.faults.removeClockDir()
+	if reason == "" && r.root.Err() != nil {
+		// A signal during teardown: teardown still finished, but the run was interrupted.
+		reason = "cancelled during teardown: " + context.Cause(r.root).Error()
+		r.finishReason = reason
+	}
+	r.log.close(reason)
 }
 
 // panicError is a panic in one of the run's goroutines, caught so the run can still heal.
@@ -341,23 +398,21 @@ func (r *run) warmup(ctx context.Context) error {
 			return fmt.Errorf("every candidate exited right after start: the candidate command is broken or rejects its environment.\n%s", r.cands.logTails(15))
 		}
 	}
-	return r.waitPhase(ctx, time.Until(end))
+	return r.goals.wait(ctx, time.Until(end))
 }
 
-// faults runs the nemesis plan and the workload for the faults phase.
-func (r *run) faults(ctx context.Context) error {
+// faultsPhase runs the nemesis plan and the workload for the faults phase.
+func (r *run) faultsPhase(ctx context.Context) error {
 	fctx, cancel := context.WithTimeout(ctx, r.cfg.FaultTime)
 	defer cancel()
 	var wg sync.WaitGroup
 	var nemErr, wlErr error
-	if r.nem != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer catchPanic("nemesis", &nemErr)
-			nemErr = r.nem.Run(fctx, r.plan)
-		}()
-	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer catchPanic("nemesis", &nemErr)
+		nemErr = r.faults.run(fctx)
+	}()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -374,7 +429,7 @@ func (r *run) faults(ctx context.Context) error {
 			r.log.logf("the faults phase timed out after %v before its goal: %s (the run is unknown)", r.cfg.FaultTime, r.goals.missing())
 		}
 	case <-goalMet:
-		r.log.logf("the faults phase met its goal (%s) after %v", r.goal(), time.Since(r.log.phaseStarted()).Round(time.Millisecond))
+		r.log.logf("the faults phase met its goal (%s) after %v", goalFor(r.cfg.Until, r.faults.planned()), time.Since(r.log.phaseStarted()).Round(time.Millisecond))
 		cancel()
 	}
 	wg.Wait()
@@ -387,60 +442,13 @@ func (r *run) faults(ctx context.Context) error {
 	}
 	if nemErr != nil {
 		// A fault that could not be healed leaves the run in an unknown state.
-		r.healErr = errors.Join(r.healErr, nemErr)
+		r.faults.healFailed(nemErr)
 		r.log.logf("HEAL FAILED during the faults phase: %v", nemErr)
 	}
 	if wlErr != nil {
 		r.log.logf("workload %s: %v", r.cfg.Workload, wlErr)
 	}
 	return nil
-}
-
-// heal undoes every fault (idempotent). A failed heal is reported loudly, recorded, and the
-// run goes on to teardown.
-func (r *run) heal(ctx context.Context) error {
-	if r.nem == nil {
-		return nil
-	}
-	if err := r.nem.HealAll(ctx); err != nil {
-		r.healErr = errors.Join(r.healErr, err)
-		r.log.harnessError(history.PhaseHeal, "heal failed: "+err.Error())
-		r.log.loud("splitbrain: HEAL FAILED: %v\n", err)
-		return fmt.Errorf("heal failed: %w", err)
-	}
-	return nil
-}
-
-// finish heals (again, idempotently), tears everything down, records run-end and closes the
-// history. It runs on every path and never uses a cancelled context.
-func (r *run) finish(reason string) {
-	if r.finished {
-		return
-	}
-	r.finished = true
-	r.finishReason = reason
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.root), teardownTimeout)
-	defer cancel()
-	if reason != "" {
-		// Not reached the heal phase in order: heal now.
-		r.log.phase(history.PhaseHeal)
-		if r.nem != nil {
-			if err := r.nem.HealAll(ctx); err != nil {
-				r.healErr = errors.Join(r.healErr, err)
-				r.log.harnessError(history.PhaseHeal, "heal failed: "+err.Error())
-				fmt.Fprintf(os.Stderr, "splitbrain: HEAL FAILED: %v\n", err)
-			}
-		}
-	}
-	r.log.phase(history.PhaseTeardown)
-	r.teardown(ctx)
-	r.removeClockDir()
-	if reason == "" && r.root.Err() != nil {
-		// A signal during teardown: teardown still finished, but the run was interrupted.
-		reason = "cancelled during teardown: " + context.Cause(r.root).Error()
-		r.finishReason = reason
-	}
-	r.log.close(reason)
 }
 
 // teardown stops the candidates gracefully (recording their exits), then removes every
@@ -474,13 +482,11 @@ func (r *run) teardown(ctx context.Context) {
 	if r.resource != nil {
 		remove(r.resource.Terminate)
 	}
-	if r.storeProxy != nil {
-		remove(r.storeProxy.Terminate)
-	}
+	remove(r.faults.removeProxy)
 	// A leased cluster is checked while the rest goes; it is wiped (or removed) after, when
 	// no candidate can reach it any more.
 	if r.cluster != nil {
-		end := runEnd{reason: r.finishReason, healErr: r.healErr, stopped: r.root.Err()}
+		end := runEnd{reason: r.finishReason, healErr: r.faults.healError(), stopped: r.root.Err()}
 		remove(func(ctx context.Context) error { return r.cluster.checkReuse(ctx, end) })
 	}
 	wg.Wait()
@@ -510,18 +516,4 @@ func (r *run) teardown(ctx context.Context) {
 		tStore.Sub(tRemoved).Round(time.Millisecond), time.Since(tStore).Round(time.Millisecond))
 	r.watch.stop()
 	r.eng.Close()
-}
-
-// electedNodes lists the candidates that were elected at least once.
-func electedNodes(ts []checkers.Tenure) []string {
-	seen := map[string]bool{}
-	for _, tn := range ts {
-		seen[tn.Node] = true
-	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }

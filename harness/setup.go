@@ -16,6 +16,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
@@ -33,30 +34,35 @@ const candidateClockFile = contract.ClockFilePath
 // externalPath is where a --candidate-cmd executable is copied into its container.
 const externalPath = "/splitbrain-candidate"
 
-// setup starts everything: images, network, store cluster, resource, candidates; then plans
-// the faults against the real topology.
-func (r *run) setup(ctx context.Context) error {
+// This file holds setup's steps, in the order lifecycle (run.go) takes them.
+
+// connect connects to the engine and watches its container events before anything of the
+// run starts, so no exit of the run's containers goes unseen.
+func (r *run) connect(ctx context.Context) error {
 	var err error
 	if r.eng, err = platform.Connect(ctx); err != nil {
 		return err
 	}
-	// Watch before anything starts, so no exit of the run's containers goes unseen.
-	if err := r.watch.start(ctx, r.eng); err != nil {
-		return err
-	}
+	return r.watch.start(ctx, r.eng)
+}
+
+// ensureImages makes the images the run needs present (built offline where missing), and
+// reads a --candidate-cmd executable.
+func (r *run) ensureImages(ctx context.Context) (*external, stores.Kind, error) {
 	var kind stores.Kind
+	var err error
 	if !r.cfg.storeless() {
 		if kind, err = stores.ParseKind(r.cfg.Store); err != nil {
-			return err
+			return nil, "", err
 		}
 	}
 	ext, err := r.externalCandidate()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	if r.cfg.CandidateImage != "" {
 		if err := images.RequireCandidateImage(ctx, r.eng, r.cfg.CandidateImage); err != nil {
-			return err
+			return nil, "", err
 		}
 	}
 	roles := []images.Role{images.RoleCandidate, images.RoleTools}
@@ -68,7 +74,7 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	imgLog, err := os.Create(filepath.Join(r.log.logDir(), "images.log"))
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	step := time.Now()
 	pool := r.cfg.StorePool
@@ -88,17 +94,14 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	imgLog.Close()
 	if err != nil {
-		return fmt.Errorf("images (build log %s): %w", imgLog.Name(), err)
+		return nil, "", fmt.Errorf("images (build log %s): %w", imgLog.Name(), err)
 	}
 	if cached {
 		r.log.logf("images (%s profile) ensured earlier in this suite", r.cfg.Profile)
 	} else {
 		r.log.logf("images (%s profile) ready in %v", r.cfg.Profile, time.Since(step).Round(time.Millisecond))
 	}
-	if err := r.startCluster(ctx, kind); err != nil {
-		return err
-	}
-	return r.afterStore(ctx, ext)
+	return ext, kind, nil
 }
 
 // startCluster starts the cluster stage (the network and the store cluster, leased from the
@@ -159,31 +162,39 @@ func (r *run) startCluster(ctx context.Context, kind stores.Kind) error {
 	return nil
 }
 
-// afterStore is setup's common tail once the store (or none) and the resource are up: plan
-// the faults against the real topology, then start the candidates and their monitors.
-func (r *run) afterStore(ctx context.Context, ext *external) error {
+// startFaults makes the fault plan for the real topology (once the store runs) and starts
+// the fault stage: the nemesis, the candidates' clock files, the store fault proxy. The
+// nemesis's event triggers and the phase goals watch the live history from here on.
+func (r *run) startFaults(ctx context.Context) error {
 	if testHookAfterStore != nil {
 		if err := testHookAfterStore(); err != nil {
 			return err
 		}
 	}
-	if err := r.planFaults(); err != nil {
+	plan, err := r.planFaults()
+	if err != nil {
 		return err
 	}
-	if err := r.startStoreProxy(ctx); err != nil {
+	r.faults = newFaultEnv(r.runID, r.cfg.Store, r.eng, r.imgs, r.log, r.cands, r.cluster, plan, !r.prep.schedule.Empty())
+	if g := goalFor(r.cfg.Until, plan); g != nil {
+		r.goals = newPhaseGoals(*g)
+	}
+	r.log.rec.SetObserver(func(e history.Event) {
+		r.faults.observe(e)
+		r.goals.observe(e)
+	})
+	names := r.candidateNames()
+	if r.faults.clock, err = makeClockDir(r.log.dir, names); err != nil {
 		return err
 	}
-	return r.startCandidatesAndMonitor(ctx, ext)
+	return r.faults.startProxy(ctx, names)
 }
 
-func (r *run) startCandidatesAndMonitor(ctx context.Context, ext *external) error {
+// startCandidates starts the candidates stage: every candidate's container, then the poll.
+func (r *run) startCandidates(ctx context.Context, ext *external) error {
 	step := time.Now()
-	names := r.candidateNames()
-	if err := r.makeClockDir(names); err != nil {
-		return err
-	}
 	spec := func(name string) (platform.NodeSpec, error) { return r.candidateSpec(name, ext) }
-	if err := r.cands.start(ctx, r.eng, r.cluster.network(), podHostOf(r.cluster.storeCluster()), names, spec); err != nil {
+	if err := r.cands.start(ctx, r.eng, r.cluster.network(), podHostOf(r.cluster.storeCluster()), r.candidateNames(), spec); err != nil {
 		return err
 	}
 	r.log.logf("%d candidates started in %v", r.cfg.Nodes, time.Since(step).Round(time.Millisecond))
@@ -275,13 +286,13 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 	if store != nil {
 		cc.Endpoints = store.Endpoints()
 	}
-	if r.proxy != nil {
-		cc.Endpoints = r.proxy.Endpoints(name)
+	if eps := r.faults.proxyEndpoints(name); eps != nil {
+		cc.Endpoints = eps
 	}
 	var files []platform.File
 	var mounts []platform.Mount
-	if r.clockDir != "" {
-		mounts = append(mounts, platform.Mount{HostDir: r.candidateClockHostDir(name), Target: path.Dir(candidateClockFile)})
+	if dir := r.faults.clockHostDir(name); dir != "" {
+		mounts = append(mounts, platform.Mount{HostDir: dir, Target: path.Dir(candidateClockFile)})
 	} else {
 		files = append(files, platform.File{Path: candidateClockFile, Content: []byte("0"), Mode: 0o666})
 	}
@@ -340,11 +351,13 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 	return spec, nil
 }
 
-// planFaults turns the schedule into a plan for the real topology and prepares the nemesis.
-func (r *run) planFaults() error {
+// planFaults turns the schedule into a plan for the real topology.
+func (r *run) planFaults() (nemesis.Plan, error) {
 	var storeNodes []string
-	for _, n := range (nemesisEnv{r}).StoreNodes() {
-		storeNodes = append(storeNodes, n.Name())
+	if store := r.cluster.storeCluster(); store != nil {
+		for _, n := range store.Nodes() {
+			storeNodes = append(storeNodes, n.Name())
+		}
 	}
 	topo := nemesis.Topology{Candidates: r.candidateNames(), StoreNodes: storeNodes, StoreKind: r.cfg.Store, TTL: r.cfg.TTL}
 	plan, err := r.prep.schedule.Plan(r.prep.seed, r.cfg.FaultTime, topo)
@@ -352,17 +365,9 @@ func (r *run) planFaults() error {
 		plan, err = givenPlan(*r.cfg.Plan, topo)
 	}
 	if err != nil {
-		return fmt.Errorf("--nemesis %q: %w", r.cfg.Nemesis, err)
+		return nemesis.Plan{}, fmt.Errorf("--nemesis %q: %w", r.cfg.Nemesis, err)
 	}
-	r.plan = plan
-	if g := r.goal(); g != nil {
-		r.goals = newPhaseGoals(*g)
-	}
-	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 || len(plan.Triggers) > 0 {
-		r.nem = nemesis.New(nemesisEnv{r}, plan.Topology)
-	}
-	r.log.rec.SetObserver(r.observeEvent) // event triggers and the phase goals watch the live history
-	return nil
+	return plan, nil
 }
 
 // givenPlan checks that a concrete plan (replay, shrink) names this run's nodes: its
