@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
@@ -20,6 +21,29 @@ const (
 
 // checkTimeout bounds the analysis after the run (Porcupine has its own, shorter budget).
 const checkTimeout = 5 * time.Minute
+
+// Outcome is what a run produced.
+type Outcome struct {
+	Verdict  string   `json:"verdict"` // valid | invalid | unknown
+	Reasons  []string `json:"reasons,omitempty"`
+	Findings []string `json:"findings,omitempty"` // verdict-neutral findings (overlaps, unavailability, ...)
+	// Explanations tell how each reason code came about (first occurrence), "code: story".
+	Explanations []string      `json:"explanations,omitempty"`
+	RunDir       string        `json:"run_dir"`
+	RunID        string        `json:"run_id"`
+	Counts       Counts        `json:"counts"`
+	Leaders      []string      `json:"leaders"` // candidates elected at least once
+	StoreVersion string        `json:"store_version,omitempty"`
+	Elapsed      time.Duration `json:"elapsed"`
+	// HealError is set when undoing a fault failed; the run still tore everything down.
+	HealError string `json:"heal_error,omitempty"`
+	// Leftovers lists Docker objects of the run that teardown could not remove.
+	Leftovers string `json:"leftovers,omitempty"`
+	// StoreReuse says whether a pooled store cluster was fresh or reused (Config.StorePool).
+	StoreReuse string `json:"store_reuse,omitempty"`
+	// StoreContainers are the Docker ids of the store nodes, in node order.
+	StoreContainers []string `json:"store_containers,omitempty"`
+}
 
 // conclude computes out's verdict from the run directory alone, exactly as `splitbrain check`
 // does: everything that can change it (interrupted, heal failure, harness error) was
@@ -64,4 +88,24 @@ func electedNodes(ts []checkers.Tenure) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// runCheckers checks the run directory with the parameters stored in its config.json (the
+// same call `splitbrain check` makes) and returns the verdict, its reasons as text and the
+// results document for results.json. Porcupine visualizations go into the run directory.
+func runCheckers(ctx context.Context, dir string) (string, []string, *checkers.Results, history.Info, error) {
+	p, err := checkers.LoadParams(dir)
+	if err != nil {
+		return VerdictUnknown, nil, nil, history.Info{}, err
+	}
+	p.OutputDir = dir
+	res, info, err := checkers.CheckDir(ctx, dir, p)
+	if err != nil {
+		return VerdictUnknown, nil, nil, info, err
+	}
+	reasons := make([]string, 0, len(res.Reasons))
+	for _, r := range res.Reasons {
+		reasons = append(reasons, string(r.Severity)+": "+r.Message)
+	}
+	return string(res.Verdict), reasons, res, info, nil
 }

@@ -5,7 +5,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 )
+
+// candidateClockFile is where the clock-offset control goes in candidate containers; the
+// path is also passed in SPLITBRAIN_CLOCK_OFFSET_FILE. It must not lie under /splitbrain/,
+// which is the candidate image's binary (a unit test checks).
+const candidateClockFile = contract.ClockFilePath
 
 // clockDirName is the run directory's subdirectory with the candidates' clock files, while
 // the run's containers exist.

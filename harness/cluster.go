@@ -52,8 +52,8 @@ func (c *clusterLease) network() *platform.Network {
 	return c.net
 }
 
-// note says where the store came from ("" = the run's own cluster).
-func (c *clusterLease) note() string {
+// reuseNote says where the store came from ("" = the run's own cluster).
+func (c *clusterLease) reuseNote() string {
 	if c == nil || c.lease == nil {
 		return ""
 	}

@@ -56,7 +56,7 @@ func (r *run) flags() RunFlags {
 func (r *run) checkParams() checkers.Params {
 	c := r.cfg
 	p := checkers.Params{
-		Store: c.Store, Recipe: c.Recipe, Nodes: r.candidateNames(),
+		Store: c.Store, Recipe: c.Recipe, Nodes: c.candidateNames(),
 		LeaseTTL: checkers.Duration(c.TTL), WriteInterval: checkers.Duration(c.WriteInterval),
 		ResourceMode: c.ResourceMode, Require: c.Require, OutputDir: r.log.dir,
 	}
@@ -137,7 +137,7 @@ func (r *run) writeConfig() error {
 			rc.StoreNodes = append(rc.StoreNodes, n.Name())
 		}
 	}
-	rc.StoreReuse = r.cluster.note()
+	rc.StoreReuse = r.cluster.reuseNote()
 	if p := r.faults.planned(); len(p.Faults) > 0 || p.Schedule != "" {
 		plan, err := json.Marshal(p)
 		if err != nil {

@@ -34,14 +34,11 @@ type faultEnv struct {
 	healErr   error // every heal that failed, during the faults phase or after
 }
 
-// newFaultEnv arms the plan: a nemesis when the run has faults (or a schedule at all).
+// newFaultEnv holds the plan; setup gives it a nemesis when the run has faults (or a
+// schedule at all).
 func newFaultEnv(runID, store string, eng *platform.Engine, imgs images.Set, log *journal, cands *candidateProcs,
-	cluster *clusterLease, plan nemesis.Plan, scheduled bool) *faultEnv {
-	f := &faultEnv{runID: runID, store: store, eng: eng, imgs: imgs, log: log, cands: cands, cluster: cluster, plan: plan}
-	if scheduled || len(plan.Faults) > 0 || len(plan.Triggers) > 0 {
-		f.nem = nemesis.New(nemesisEnv{f}, plan.Topology)
-	}
-	return f
+	cluster *clusterLease, plan nemesis.Plan) *faultEnv {
+	return &faultEnv{runID: runID, store: store, eng: eng, imgs: imgs, log: log, cands: cands, cluster: cluster, plan: plan}
 }
 
 // planned is the fault plan (empty before the stage exists).

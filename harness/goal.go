@@ -114,3 +114,19 @@ func (p *phaseGoals) wait(ctx context.Context, d time.Duration) error {
 	}
 	return sleepUntil(ctx, d, p.leaderWorking())
 }
+
+func sleepCtx(ctx context.Context, d time.Duration) error { return sleepUntil(ctx, d, nil) }
+
+// sleepUntil waits d, or less when done closes (a nil done never does); it returns ctx's
+// cause when ctx ends first.
+func sleepUntil(ctx context.Context, d time.Duration, done <-chan struct{}) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+	case <-done:
+	}
+	return nil
+}

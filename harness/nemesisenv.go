@@ -14,7 +14,20 @@ import (
 // narrow Node interface, read through the fault stage.
 type nemesisEnv struct{ f *faultEnv }
 
-func (n nemesisEnv) Candidates() []nemesis.Node { return n.f.cands.nemesisNodes() }
+// Candidates are the candidates' containers; on a store with Pods each is a podNode.
+func (n nemesisEnv) Candidates() []nemesis.Node {
+	var out []nemesis.Node
+	for _, p := range n.f.cands.all() {
+		switch {
+		case p.node == nil:
+		case n.f.cands.hasPods():
+			out = append(out, podNode{dockerNode{p.node}, n.f.cands, p})
+		default:
+			out = append(out, dockerNode{p.node})
+		}
+	}
+	return out
+}
 
 func (n nemesisEnv) StoreNodes() []nemesis.Node {
 	store := n.f.cluster.storeCluster()
@@ -83,7 +96,7 @@ func (n nemesisEnv) Record(e history.Event) error {
 
 // EvictPod implements nemesis.PodEnv.
 func (n nemesisEnv) EvictPod(ctx context.Context, candidate string) error {
-	if n.f.cands.pods == nil {
+	if !n.f.cands.hasPods() {
 		return fmt.Errorf("store %s has no Pods to evict", n.f.store)
 	}
 	return n.f.cands.evictPod(ctx, candidate)
@@ -102,4 +115,19 @@ type dockerNode struct{ *platform.Node }
 func (d dockerNode) State(ctx context.Context) (nemesis.NodeState, error) {
 	st, err := d.Node.State(ctx)
 	return nemesis.NodeState{Status: st.Status, Running: st.Running, Paused: st.Paused}, err
+}
+
+// podNode is a candidate's node as the nemesis sees it on a store with Pods: a start
+// (the heal of kill or evict) first creates the new process's Pod, and is recorded as
+// a harness start.
+type podNode struct {
+	dockerNode
+	c *candidateProcs
+	p *proc
+}
+
+func (n podNode) Start(ctx context.Context) error {
+	n.p.mu.Lock()
+	defer n.p.mu.Unlock()
+	return n.c.startAgainLocked(ctx, n.p)
 }

@@ -3,10 +3,10 @@ package harness
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
-	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
 // Pods without a kubelet (docs/stores.md): on a store whose candidates live in Pods
@@ -31,49 +31,63 @@ func podHostOf(store stores.Cluster) stores.PodHost {
 	return ph
 }
 
-// createPod gives p's next process a new Pod. p.mu must be held.
-func (c *candidateProcs) createPod(ctx context.Context, p *proc) {
-	ph := c.pods
-	if ph == nil {
-		return
+// kubelet creates and deletes the candidates' Pods on a PodHost, as a node's kubelet would.
+// The candidates stage calls it around every start and exit of a process (procs.go).
+type kubelet struct {
+	host    stores.PodHost
+	root    context.Context // the run's: deletions outlive a cancelled run, bounded
+	log     *journal
+	deletes sync.WaitGroup // Pods of exited processes being deleted
+}
+
+// newKubelet is nil when the store has no Pods: every method is then a no-op.
+func newKubelet(host stores.PodHost, root context.Context, log *journal) *kubelet {
+	if host == nil {
+		return nil
+	}
+	return &kubelet{host: host, root: root, log: log}
+}
+
+// create gives candidate's next process a new Pod and returns its uid ("" = none: the
+// start goes ahead, and the candidate says it cannot find its Pod).
+func (k *kubelet) create(ctx context.Context, candidate string) string {
+	if k == nil {
+		return ""
 	}
 	cctx, cancel := context.WithTimeout(ctx, podCreateTimeout)
 	defer cancel()
 	t0 := time.Now()
-	uid, err := ph.CreatePod(cctx, p.name)
+	uid, err := k.host.CreatePod(cctx, candidate)
 	if err != nil {
-		c.log.harnessError("", fmt.Sprintf("pod of %s not created before its start: %v", p.name, err))
-		c.log.logf("WARNING: pod of %s not created: %v", p.name, err)
-		return
+		k.log.harnessError("", fmt.Sprintf("pod of %s not created before its start: %v", candidate, err))
+		k.log.logf("WARNING: pod of %s not created: %v", candidate, err)
+		return ""
 	}
-	p.podUID = uid
-	c.log.logf("pod %s of %s created (uid %s) in %v", ph.PodName(p.name), p.name, uid, time.Since(t0).Round(time.Millisecond))
+	k.log.logf("pod %s of %s created (uid %s) in %v", k.host.PodName(candidate), candidate, uid, time.Since(t0).Round(time.Millisecond))
+	return uid
 }
 
-// podGone deletes the Pod of p's process that just exited, in the background (retrying
-// while the API server does not answer). p.mu must be held.
-func (c *candidateProcs) podGone(p *proc, why string) {
-	ph := c.pods
-	if ph == nil || p.podUID == "" {
+// gone deletes the Pod uid of candidate's process that just exited, in the background
+// (retrying while the API server does not answer).
+func (k *kubelet) gone(candidate, uid, why string) {
+	if k == nil || uid == "" {
 		return
 	}
-	uid := p.podUID
-	p.podUID = ""
-	c.podDeletes.Add(1)
+	k.deletes.Add(1)
 	go func() {
-		defer c.podDeletes.Done()
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.root), podDeleteTimeout)
+		defer k.deletes.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(k.root), podDeleteTimeout)
 		defer cancel()
 		t0 := time.Now()
 		for {
-			err := ph.DeletePod(ctx, p.name, uid)
+			err := k.host.DeletePod(ctx, candidate, uid)
 			if err == nil {
-				c.log.logf("pod %s of %s deleted (%s) in %v", ph.PodName(p.name), p.name, why, time.Since(t0).Round(time.Millisecond))
+				k.log.logf("pod %s of %s deleted (%s) in %v", k.host.PodName(candidate), candidate, why, time.Since(t0).Round(time.Millisecond))
 				return
 			}
 			select {
 			case <-ctx.Done():
-				c.log.logf("WARNING: pod %s of %s (uid %s) not deleted after %s: %v", ph.PodName(p.name), p.name, uid, why, err)
+				k.log.logf("WARNING: pod %s of %s (uid %s) not deleted after %s: %v", k.host.PodName(candidate), candidate, uid, why, err)
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
@@ -81,73 +95,30 @@ func (c *candidateProcs) podGone(p *proc, why string) {
 	}()
 }
 
-// evictPod deletes the Pod of candidate node while its process keeps running, as the node
+// evict deletes the Pod uid of candidate while its process keeps running, as the node
 // lifecycle controller does for a node it cannot reach (the evict fault).
-func (c *candidateProcs) evictPod(ctx context.Context, node string) error {
-	ph := c.pods
-	if ph == nil {
-		return fmt.Errorf("the store has no Pods to evict")
-	}
-	p := c.get(node)
-	if p == nil {
-		return fmt.Errorf("no candidate %q", node)
-	}
-	p.mu.Lock()
-	uid := p.podUID
-	p.podUID = "" // its exit deletes nothing more
-	p.mu.Unlock()
-	if uid == "" {
-		return fmt.Errorf("candidate %s has no Pod (its process is not running, or was started without one)", node)
-	}
-	if err := ph.DeletePod(ctx, node, uid); err != nil {
+func (k *kubelet) evict(ctx context.Context, candidate, uid string) error {
+	if err := k.host.DeletePod(ctx, candidate, uid); err != nil {
 		return err
 	}
-	c.log.logf("pod %s of %s evicted (uid %s); its process keeps running", ph.PodName(node), node, uid)
+	k.log.logf("pod %s of %s evicted (uid %s); its process keeps running", k.host.PodName(candidate), candidate, uid)
 	return nil
 }
 
-// waitPodDeletes lets the Pod deletions of the candidates' last exits finish (teardown).
-func (c *candidateProcs) waitPodDeletes(ctx context.Context) {
+// wait lets the Pod deletions of the candidates' last exits finish (teardown).
+func (k *kubelet) wait(ctx context.Context) {
+	if k == nil {
+		return
+	}
 	done := make(chan struct{})
 	go func() {
-		c.podDeletes.Wait()
+		k.deletes.Wait()
 		close(done)
 	}()
 	select {
 	case <-done:
 	case <-ctx.Done():
 	case <-time.After(10 * time.Second):
-		c.log.logf("WARNING: pod deletions still running at teardown")
+		k.log.logf("WARNING: pod deletions still running at teardown")
 	}
-}
-
-// nemesisNodes are the candidates' containers as the nemesis's nodes; on a store with Pods
-// each is a podNode.
-func (c *candidateProcs) nemesisNodes() []nemesis.Node {
-	var out []nemesis.Node
-	for _, p := range c.all() {
-		switch {
-		case p.node == nil:
-		case c.pods != nil:
-			out = append(out, podNode{dockerNode{p.node}, c, p})
-		default:
-			out = append(out, dockerNode{p.node})
-		}
-	}
-	return out
-}
-
-// podNode is a candidate's node as the nemesis sees it on a store with Pods: a start
-// (the heal of kill or evict) first creates the new process's Pod, and is recorded as
-// a harness start.
-type podNode struct {
-	dockerNode
-	c *candidateProcs
-	p *proc
-}
-
-func (n podNode) Start(ctx context.Context) error {
-	n.p.mu.Lock()
-	defer n.p.mu.Unlock()
-	return n.c.startAgainLocked(ctx, n.p)
 }

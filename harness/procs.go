@@ -15,6 +15,9 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
+// candidateStopGrace is how long a candidate gets to resign on SIGTERM at teardown.
+const candidateStopGrace = 5 * time.Second
+
 // proc tracks one candidate's process as the harness last saw it, so process-start and
 // process-exit are recorded exactly once per transition, whoever caused it (the workload,
 // the nemesis, the candidate itself).
@@ -46,15 +49,13 @@ type candidateProcs struct {
 
 	eng  *platform.Engine  // set by start
 	net  *platform.Network // set by start
-	pods stores.PodHost    // set by start; nil when candidates have no Pods
+	pods *kubelet          // set by start; nil when candidates have no Pods
 
 	mu       sync.Mutex
 	list     []*proc
 	byName   map[string]*proc
 	stopPoll context.CancelFunc
 	pollDone chan struct{}
-	// podDeletes are the Pods of exited candidates being deleted (pods.go).
-	podDeletes sync.WaitGroup
 }
 
 func newCandidateProcs(runID string, root context.Context, log *journal, watch *watchState) *candidateProcs {
@@ -66,7 +67,7 @@ func newCandidateProcs(runID string, root context.Context, log *journal, watch *
 // candidate's first event both in time and in the file.
 func (c *candidateProcs) start(ctx context.Context, eng *platform.Engine, net *platform.Network, pods stores.PodHost,
 	names []string, spec func(name string) (platform.NodeSpec, error)) error {
-	c.eng, c.net, c.pods = eng, net, pods
+	c.eng, c.net, c.pods = eng, net, newKubelet(pods, c.root, c.log)
 	procs := make([]*proc, len(names))
 	c.mu.Lock()
 	for i, name := range names {
@@ -101,6 +102,41 @@ func (c *candidateProcs) start(ctx context.Context, eng *platform.Engine, net *p
 	c.startPoll()
 	return nil
 }
+
+// createPod gives p's next process a new Pod (on a store with Pods). p.mu must be held.
+func (c *candidateProcs) createPod(ctx context.Context, p *proc) {
+	p.podUID = c.pods.create(ctx, p.name)
+}
+
+// podGone deletes the Pod of p's process that just exited. p.mu must be held.
+func (c *candidateProcs) podGone(p *proc, why string) {
+	uid := p.podUID
+	p.podUID = ""
+	c.pods.gone(p.name, uid, why)
+}
+
+// evictPod deletes the Pod of candidate node while its process keeps running (the evict
+// fault); its exit then deletes nothing more.
+func (c *candidateProcs) evictPod(ctx context.Context, node string) error {
+	if c.pods == nil {
+		return fmt.Errorf("the store has no Pods to evict")
+	}
+	p := c.get(node)
+	if p == nil {
+		return fmt.Errorf("no candidate %q", node)
+	}
+	p.mu.Lock()
+	uid := p.podUID
+	p.podUID = ""
+	p.mu.Unlock()
+	if uid == "" {
+		return fmt.Errorf("candidate %s has no Pod (its process is not running, or was started without one)", node)
+	}
+	return c.pods.evict(ctx, node, uid)
+}
+
+// hasPods tells whether the candidates live in Pods (a store with Pods).
+func (c *candidateProcs) hasPods() bool { return c.pods != nil }
 
 // markStarting records process-start for a process the harness is about to start (before
 // the start call, so the event precedes the process's output in time and in the file).
@@ -418,7 +454,7 @@ func (c *candidateProcs) stop(ctx context.Context, leaders []Tenure) {
 		c.stopPoll()
 		<-c.pollDone
 	}
-	c.waitPodDeletes(ctx)
+	c.pods.wait(ctx)
 }
 
 // containers are the candidates' containers, for removal at teardown.

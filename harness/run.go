@@ -12,10 +12,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
-	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
-	"github.com/splitbrain-chaos/splitbrain/nemesis"
-	"github.com/splitbrain-chaos/splitbrain/workloads"
 )
 
 // Bounds of the lifecycle's own work.
@@ -26,59 +23,7 @@ const (
 	// startupWindow: candidates that all exit within this time after start are broken
 	// (missing command, bad environment); the run stops with their log tails.
 	startupWindow = 5 * time.Second
-	// candidateStopGrace is how long a candidate gets to resign on SIGTERM at teardown.
-	candidateStopGrace = 5 * time.Second
-	procPollInterval   = 200 * time.Millisecond
-	resourcePort       = "8080"
 )
-
-// Outcome is what a run produced.
-type Outcome struct {
-	Verdict  string   `json:"verdict"` // valid | invalid | unknown
-	Reasons  []string `json:"reasons,omitempty"`
-	Findings []string `json:"findings,omitempty"` // verdict-neutral findings (overlaps, unavailability, ...)
-	// Explanations tell how each reason code came about (first occurrence), "code: story".
-	Explanations []string      `json:"explanations,omitempty"`
-	RunDir       string        `json:"run_dir"`
-	RunID        string        `json:"run_id"`
-	Counts       Counts        `json:"counts"`
-	Leaders      []string      `json:"leaders"` // candidates elected at least once
-	StoreVersion string        `json:"store_version,omitempty"`
-	Elapsed      time.Duration `json:"elapsed"`
-	// HealError is set when undoing a fault failed; the run still tore everything down.
-	HealError string `json:"heal_error,omitempty"`
-	// Leftovers lists Docker objects of the run that teardown could not remove.
-	Leftovers string `json:"leftovers,omitempty"`
-	// StoreReuse says whether a pooled store cluster was fresh or reused (Config.StorePool).
-	StoreReuse string `json:"store_reuse,omitempty"`
-	// StoreContainers are the Docker ids of the store nodes, in node order.
-	StoreContainers []string `json:"store_containers,omitempty"`
-}
-
-// run is one run in progress: its configuration and the stages that lifecycle composes.
-// A stage is nil until the lifecycle reaches it; finish tears down those that started.
-type run struct {
-	cfg   Config
-	prep  prepared
-	runID string
-	// root is the caller's context: when it ends the run heals and tears down.
-	root context.Context
-
-	log   *journal    // the recorder stage: history, live state, harness log, phases
-	watch *watchState // the engine's container events, from before anything starts
-	eng   *platform.Engine
-	imgs  images.Set
-
-	cluster  *clusterLease   // network and store cluster, pooled or the run's own
-	resource *platform.Node  // the resource the candidates write to
-	faults   *faultEnv       // plan, nemesis, clock files, store proxy, heal bookkeeping
-	cands    *candidateProcs // the candidates' processes (and Pods)
-	goals    *phaseGoals     // what each phase waits for in an event-ended run (Config.Until); nil = time-ended
-
-	finishReason string // why the run ended early ("" = it completed)
-	finished     bool   // finish ran (it must run exactly once, also when a panic follows it)
-	leftover     string // Docker objects teardown could not remove
-}
 
 // Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
 // panic, ctx cancelled by SIGINT or a test deadline) every fault is healed and every
@@ -149,7 +94,7 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 func (r *run) outcome() *Outcome {
 	out := &Outcome{
 		Verdict: VerdictUnknown, RunDir: r.log.dir, RunID: r.runID, Counts: r.log.state.Snapshot().Counts,
-		Elapsed: time.Since(r.log.started), Leftovers: r.leftover, StoreReuse: r.cluster.note(),
+		Elapsed: time.Since(r.log.started), Leftovers: r.leftover, StoreReuse: r.cluster.reuseNote(),
 	}
 	if store := r.cluster.storeCluster(); store != nil {
 		out.StoreVersion = store.Version()
@@ -183,68 +128,6 @@ func CheckConfig(cfg *Config) error {
 	}
 	_, perr := prepare(cfg)
 	return errors.Join(verr, perr)
-}
-
-// prepared holds what setup needs from other registries, resolved before anything starts.
-type prepared struct {
-	recipe   recipeInfo
-	schedule nemesis.Schedule
-	seed     int64
-	workload workloads.Workload
-}
-
-// prepare resolves the recipe, the nemesis schedule and the workload, so bad names fail
-// before a single container starts.
-func prepare(cfg *Config) (prepared, error) {
-	var p prepared
-	var errs []error
-	var err error
-	if cfg.Recipe != "" && cfg.CandidateCmd == "" && cfg.CandidateImage == "" {
-		if p.recipe, err = lookupRecipe(cfg.Recipe, cfg.Store, cfg); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	p.seed = cfg.Seed
-	if p.seed == 0 {
-		p.seed = time.Now().UnixNano()
-		cfg.Seed = p.seed
-	}
-	spec := cfg.Nemesis
-	if cfg.Cycles > 0 {
-		if spec, err = nemesis.PacedSpec(cfg.Nemesis, cfg.Cycles); err != nil {
-			errs = append(errs, fmt.Errorf("--nemesis %q: %w", cfg.Nemesis, err))
-		}
-	}
-	if p.schedule, err = nemesis.Parse(spec); err != nil {
-		errs = append(errs, fmt.Errorf("--nemesis: %w", err))
-	} else {
-		if cfg.storeless() {
-			if err := checkStoreless(p.schedule); err != nil {
-				errs = append(errs, fmt.Errorf("--nemesis %q: %w", cfg.Nemesis, err))
-			}
-		}
-		// A Go recipe declares its steps; an external candidate's are unknown, so its step
-		// triggers are taken on trust.
-		if p.recipe.Name != "" {
-			if err := p.schedule.CheckSteps(p.recipe.Name, p.recipe.Steps); err != nil {
-				errs = append(errs, fmt.Errorf("--nemesis: %w", err))
-			}
-		}
-		if cfg.Until != "" {
-			if err := checkUntil(cfg.Until, p.schedule); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	if err := precheckTopology(cfg, p); err != nil {
-		errs = append(errs, err)
-	}
-	if p.workload, err = workloads.New(cfg.Workload, workloads.Options{
-		TTL: cfg.TTL, HandoffEvery: cfg.HandoffEvery, HandoffPause: cfg.HandoffPause,
-	}); err != nil {
-		errs = append(errs, fmt.Errorf("--workload: %w", err))
-	}
-	return p, errors.Join(errs...)
 }
 
 // interruptHint is what the first Ctrl-C prints: what happens now, what a second one does,
@@ -282,7 +165,7 @@ func (r *run) lifecycle(ctx context.Context) error {
 	if err := r.connect(ctx); err != nil {
 		return setupFailed(err)
 	}
-	ext, kind, err := r.ensureImages(ctx)
+	ext, kind, err := r.provideImages(ctx)
 	if err != nil {
 		return setupFailed(err)
 	}
@@ -293,6 +176,9 @@ func (r *run) lifecycle(ctx context.Context) error {
 		return setupFailed(err)
 	}
 	if err := r.startCandidates(ctx, ext); err != nil {
+		return setupFailed(err)
+	}
+	if err := r.writeConfig(); err != nil { // again, with images, versions and the plan
 		return setupFailed(err)
 	}
 	r.log.phase(history.PhaseWarmup)
@@ -358,22 +244,6 @@ func catchPanic(where string, err *error) {
 	if v := recover(); v != nil {
 		*err = &panicError{where, v}
 	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error { return sleepUntil(ctx, d, nil) }
-
-// sleepUntil waits d, or less when done closes (a nil done never does); it returns ctx's
-// cause when ctx ends first.
-func sleepUntil(ctx context.Context, d time.Duration, done <-chan struct{}) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-	case <-done:
-	}
-	return nil
 }
 
 // warmup lets the candidates elect a leader without faults. During its first seconds it

@@ -26,10 +26,8 @@ import (
 // testHookAfterStore lets tests fail (or panic) setup once the store and the resource run.
 var testHookAfterStore func() error
 
-// candidateClockFile is where the clock-offset control goes in candidate containers; the
-// path is also passed in SPLITBRAIN_CLOCK_OFFSET_FILE. It must not lie under /splitbrain/,
-// which is the candidate image's binary (a unit test checks).
-const candidateClockFile = contract.ClockFilePath
+// resourcePort is the resource's HTTP port on the run network.
+const resourcePort = "8080"
 
 // externalPath is where a --candidate-cmd executable is copied into its container.
 const externalPath = "/splitbrain-candidate"
@@ -46,9 +44,9 @@ func (r *run) connect(ctx context.Context) error {
 	return r.watch.start(ctx, r.eng)
 }
 
-// ensureImages makes the images the run needs present (built offline where missing), and
+// provideImages makes the images the run needs present (built offline where missing), and
 // reads a --candidate-cmd executable.
-func (r *run) ensureImages(ctx context.Context) (*external, stores.Kind, error) {
+func (r *run) provideImages(ctx context.Context) (*external, stores.Kind, error) {
 	var kind stores.Kind
 	var err error
 	if !r.cfg.storeless() {
@@ -156,7 +154,7 @@ func (r *run) startCluster(ctx context.Context, kind stores.Kind) error {
 	}
 	r.log.logf("%s %s ready in %v (%s); resource (%s) ready in %v", kind, c.store.Version(), storeDur.Round(time.Millisecond),
 		strings.Join(c.store.Endpoints(), ","), r.cfg.ResourceMode, resDur.Round(time.Millisecond))
-	if note := c.note(); note != "" {
+	if note := c.reuseNote(); note != "" {
 		r.log.logf("store: %s", note)
 	}
 	return nil
@@ -175,7 +173,10 @@ func (r *run) startFaults(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.faults = newFaultEnv(r.runID, r.cfg.Store, r.eng, r.imgs, r.log, r.cands, r.cluster, plan, !r.prep.schedule.Empty())
+	r.faults = newFaultEnv(r.runID, r.cfg.Store, r.eng, r.imgs, r.log, r.cands, r.cluster, plan)
+	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 || len(plan.Triggers) > 0 {
+		r.faults.nem = nemesis.New(nemesisEnv{r.faults}, plan.Topology)
+	}
 	if g := goalFor(r.cfg.Until, plan); g != nil {
 		r.goals = newPhaseGoals(*g)
 	}
@@ -183,7 +184,7 @@ func (r *run) startFaults(ctx context.Context) error {
 		r.faults.observe(e)
 		r.goals.observe(e)
 	})
-	names := r.candidateNames()
+	names := r.cfg.candidateNames()
 	if r.faults.clock, err = makeClockDir(r.log.dir, names); err != nil {
 		return err
 	}
@@ -194,12 +195,12 @@ func (r *run) startFaults(ctx context.Context) error {
 func (r *run) startCandidates(ctx context.Context, ext *external) error {
 	step := time.Now()
 	spec := func(name string) (platform.NodeSpec, error) { return r.candidateSpec(name, ext) }
-	if err := r.cands.start(ctx, r.eng, r.cluster.network(), podHostOf(r.cluster.storeCluster()), r.candidateNames(), spec); err != nil {
+	if err := r.cands.start(ctx, r.eng, r.cluster.network(), podHostOf(r.cluster.storeCluster()), r.cfg.candidateNames(), spec); err != nil {
 		return err
 	}
 	r.log.logf("%d candidates started in %v", r.cfg.Nodes, time.Since(step).Round(time.Millisecond))
 	r.watch.setLive(true) // from here on, a container that exits or vanishes is news
-	return r.writeConfig()
+	return nil
 }
 
 // external describes a --candidate-cmd executable.
@@ -255,23 +256,13 @@ func (r *run) startResource(ctx context.Context) error {
 	return nil
 }
 
-func candidateName(i int) string { return fmt.Sprintf("c%d", i) }
-
-func (r *run) candidateNames() []string {
-	out := make([]string, r.cfg.Nodes)
-	for i := range out {
-		out[i] = candidateName(i + 1)
-	}
-	return out
-}
-
 // candidateSpec is the container of candidate name: the contract's environment, the clock
 // offset file at "0", and the recipe, the user's executable or the user's image.
 func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, error) {
 	cc := contract.Config{
 		NodeID:        name,
 		Store:         r.cfg.Store,
-		Peers:         peerAddrs(r.candidateNames()),
+		Peers:         peerAddrs(r.cfg.candidateNames()),
 		ListenPort:    contract.DefaultPeerPort,
 		ResourceURL:   "http://resource:" + resourcePort,
 		LeaseTTL:      r.cfg.TTL,
@@ -359,7 +350,7 @@ func (r *run) planFaults() (nemesis.Plan, error) {
 			storeNodes = append(storeNodes, n.Name())
 		}
 	}
-	topo := nemesis.Topology{Candidates: r.candidateNames(), StoreNodes: storeNodes, StoreKind: r.cfg.Store, TTL: r.cfg.TTL}
+	topo := nemesis.Topology{Candidates: r.cfg.candidateNames(), StoreNodes: storeNodes, StoreKind: r.cfg.Store, TTL: r.cfg.TTL}
 	plan, err := r.prep.schedule.Plan(r.prep.seed, r.cfg.FaultTime, topo)
 	if r.cfg.Plan != nil {
 		plan, err = givenPlan(*r.cfg.Plan, topo)
@@ -379,22 +370,4 @@ func givenPlan(p nemesis.Plan, topo nemesis.Topology) (nemesis.Plan, error) {
 	}
 	p.Faults = slices.Clone(p.Faults)
 	return p, nil
-}
-
-type faketimeSetup struct {
-	env   map[string]string
-	files []platform.File
-}
-
-// faketimeFor puts libfaketime in front of the store servers when the schedule skews a
-// store node's clock and the store supports it; otherwise the servers run untouched (a
-// preloaded library is not free, and the JVM is sensitive to it).
-func faketimeFor(storeKind string, sched nemesis.Schedule) faketimeSetup {
-	if ok, _ := nemesis.ClockSupported(storeKind); !ok || !sched.Needs().StoreClock {
-		return faketimeSetup{}
-	}
-	return faketimeSetup{
-		env:   nemesis.FaketimeEnv(storeKind),
-		files: []platform.File{{Path: nemesis.FaketimeFile, Content: []byte(nemesis.FaketimeInitial), Mode: 0o644}},
-	}
 }

@@ -11,9 +11,13 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
-// procSafetyPoll is the candidate state poll while the engine's event stream works: only a
-// safety net, since every exit arrives as a die event.
-const procSafetyPoll = 2 * time.Second
+// The candidates' state poll: procSafetyPoll while the engine's event stream works (only a
+// safety net, since every exit arrives as a die event), procPollInterval while it is or was
+// broken.
+const (
+	procSafetyPoll   = 2 * time.Second
+	procPollInterval = 200 * time.Millisecond
+)
 
 // watchState is the run's subscription to the engine's container events, from before
 // anything of the run starts until teardown: exits of the run's containers (a store node's
