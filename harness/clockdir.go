@@ -5,61 +5,75 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 )
+
+// candidateClockFile is where the clock-offset control goes in candidate containers; the
+// path is also passed in SPLITBRAIN_CLOCK_OFFSET_FILE. It must not lie under /splitbrain/,
+// which is the candidate image's binary (a unit test checks).
+const candidateClockFile = contract.ClockFilePath
 
 // clockDirName is the run directory's subdirectory with the candidates' clock files, while
 // the run's containers exist.
 const clockDirName = "clock"
 
+// clockDir is the host directory with one directory per candidate holding its clock file,
+// bind-mounted read-only at the clock file's directory in the candidate's container, so the
+// nemesis changes a clock with a rename on the host instead of a Docker copy and exec per
+// candidate (docs/performance.md). "" = none made.
+type clockDir string
+
 // makeClockDir creates <run dir>/clock/<candidate>/ with the clock file at offset 0 for every
-// candidate. Each directory is bind-mounted read-only at the clock file's directory in its
-// candidate's container, so the nemesis changes a clock with a rename on the host instead of
-// a Docker copy and exec per candidate (docs/performance.md).
-func (r *run) makeClockDir(names []string) error {
-	dir, err := filepath.Abs(filepath.Join(r.dir, clockDirName))
+// candidate. It returns the directory also when it fails half-way, so remove cleans up.
+func makeClockDir(runDir string, names []string) (clockDir, error) {
+	abs, err := filepath.Abs(filepath.Join(runDir, clockDirName))
 	if err != nil {
-		return fmt.Errorf("candidate clock directory: %w", err)
+		return "", fmt.Errorf("candidate clock directory: %w", err)
 	}
-	r.clockDir = dir // set first: removeClockDir cleans up a half-made one
+	dir := clockDir(abs)
 	for _, name := range names {
-		d := filepath.Join(dir, name)
+		d := filepath.Join(abs, name)
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("candidate clock directory: %w", err)
+			return dir, fmt.Errorf("candidate clock directory: %w", err)
 		}
 		// MkdirAll's mode is cut by the umask; a candidate running as any user must read it.
-		for _, p := range []string{dir, d} {
+		for _, p := range []string{abs, d} {
 			if err := os.Chmod(p, 0o755); err != nil {
-				return fmt.Errorf("candidate clock directory: %w", err)
+				return dir, fmt.Errorf("candidate clock directory: %w", err)
 			}
 		}
 		f := filepath.Join(d, path.Base(candidateClockFile))
 		if err := os.WriteFile(f, []byte("0\n"), 0o644); err != nil {
-			return fmt.Errorf("candidate clock file: %w", err)
+			return dir, fmt.Errorf("candidate clock file: %w", err)
 		}
 		if err := os.Chmod(f, 0o644); err != nil {
-			return fmt.Errorf("candidate clock file: %w", err)
+			return dir, fmt.Errorf("candidate clock file: %w", err)
 		}
 	}
-	return nil
+	return dir, nil
 }
 
-func (r *run) candidateClockHostDir(name string) string { return filepath.Join(r.clockDir, name) }
-
-// removeClockDir removes the clock directories once no container mounts them (finish runs it
-// after teardown on every exit path).
-func (r *run) removeClockDir() {
-	if r.clockDir == "" {
-		return
-	}
-	if err := os.RemoveAll(r.clockDir); err != nil {
-		r.logf("remove candidate clock directory: %v", err)
-	}
-}
-
-// CandidateClockHostFile is the host path of a candidate's clock file (nemesis.CandidateClockHostEnv).
-func (n nemesisEnv) CandidateClockHostFile(candidate string) string {
-	if n.r.clockDir == "" {
+// hostDir is candidate's directory, "" when there is no clock directory.
+func (d clockDir) hostDir(candidate string) string {
+	if d == "" {
 		return ""
 	}
-	return filepath.Join(n.r.candidateClockHostDir(candidate), path.Base(candidateClockFile))
+	return filepath.Join(string(d), candidate)
+}
+
+// hostFile is the host path of candidate's clock file (nemesis.CandidateClockHostEnv).
+func (d clockDir) hostFile(candidate string) string {
+	if d == "" {
+		return ""
+	}
+	return filepath.Join(d.hostDir(candidate), path.Base(candidateClockFile))
+}
+
+// remove removes the directory (finish runs it after teardown on every exit path).
+func (d clockDir) remove() error {
+	if d == "" {
+		return nil
+	}
+	return os.RemoveAll(string(d))
 }

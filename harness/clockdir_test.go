@@ -24,14 +24,15 @@ func TestCandidateClockDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{cfg: cfg, prep: prep, dir: t.TempDir(), runID: "r1", started: time.Now(), cluster: fakeEndpoints{eps: []string{"redis:6379"}}}
-	if err := r.makeClockDir([]string{"c1", "c2"}); err != nil {
+	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1", cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}}}
+	r.faults = &faultEnv{log: r.log}
+	if r.faults.clock, err = makeClockDir(r.log.dir, []string{"c1", "c2"}); err != nil {
 		t.Fatal(err)
 	}
-	var env nemesis.CandidateClockHostEnv = nemesisEnv{r}
+	var env nemesis.CandidateClockHostEnv = nemesisEnv{r.faults}
 	for _, name := range []string{"c1", "c2"} {
 		host := env.CandidateClockHostFile(name)
-		if want := filepath.Join(r.dir, clockDirName, name, "offset"); host != want {
+		if want := filepath.Join(r.log.dir, clockDirName, name, "offset"); host != want {
 			t.Errorf("%s: host clock file %s, want %s", name, host, want)
 		}
 		b, err := os.ReadFile(host)
@@ -59,8 +60,8 @@ func TestCandidateClockDirectory(t *testing.T) {
 			t.Errorf("%s: %s=%q, want %s", name, contract.EnvClockFile, spec.Env[contract.EnvClockFile], contract.ClockFilePath)
 		}
 	}
-	r.removeClockDir()
-	if _, err := os.Stat(filepath.Join(r.dir, clockDirName)); !errors.Is(err, fs.ErrNotExist) {
+	r.faults.removeClockDir()
+	if _, err := os.Stat(filepath.Join(r.log.dir, clockDirName)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("clock directory still there after removeClockDir: %v", err)
 	}
 }

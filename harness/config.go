@@ -328,3 +328,18 @@ func checkExecutable(path string) error {
 	}
 	return nil
 }
+
+// storeless reports whether the run has no coordination store.
+func (c *Config) storeless() bool { return c.Store == contract.StoreNone }
+
+// candidateName is the i-th candidate's name (from 1).
+func candidateName(i int) string { return fmt.Sprintf("c%d", i) }
+
+// candidateNames are the run's candidates, c1..cN.
+func (c *Config) candidateNames() []string {
+	out := make([]string, c.Nodes)
+	for i := range out {
+		out[i] = candidateName(i + 1)
+	}
+	return out
+}

@@ -56,9 +56,9 @@ func (r *run) flags() RunFlags {
 func (r *run) checkParams() checkers.Params {
 	c := r.cfg
 	p := checkers.Params{
-		Store: c.Store, Recipe: c.Recipe, Nodes: r.candidateNames(),
+		Store: c.Store, Recipe: c.Recipe, Nodes: c.candidateNames(),
 		LeaseTTL: checkers.Duration(c.TTL), WriteInterval: checkers.Duration(c.WriteInterval),
-		ResourceMode: c.ResourceMode, Require: c.Require, OutputDir: r.dir,
+		ResourceMode: c.ResourceMode, Require: c.Require, OutputDir: r.log.dir,
 	}
 	if t := r.prep.recipe.Timing; t.TTL > 0 {
 		p.LeaseTTL = checkers.Duration(t.TTL)
@@ -72,7 +72,7 @@ func (r *run) checkParams() checkers.Params {
 	if c.FailoverBound > 0 {
 		p.ExpectedFailover = checkers.Duration(c.FailoverBound)
 	}
-	p.Goal = r.goal()
+	p.Goal = goalFor(c.Until, r.faults.planned())
 	return p
 }
 
@@ -80,7 +80,7 @@ func (r *run) checkParams() checkers.Params {
 func (r *run) replayCommand() string {
 	if r.cfg.Plan != nil {
 		// A given plan is not what --nemesis and --seed would plan: replay the directory.
-		return "splitbrain replay " + shellQuote(r.dir)
+		return "splitbrain replay " + shellQuote(r.log.dir)
 	}
 	f := r.flags()
 	cmd := "splitbrain run --store " + f.Store
@@ -121,27 +121,25 @@ func (r *run) replayCommand() string {
 // fails in setup says what it was; again once images, versions and the plan are known.
 func (r *run) writeConfig() error {
 	rc := RunConfig{
-		Splitbrain: Version(), RunID: r.runID, Started: r.started.UTC(), Args: r.cfg.Args,
+		Splitbrain: Version(), RunID: r.runID, Started: r.log.started.UTC(), Args: r.cfg.Args,
 		Replay: r.replayCommand(), ReplayOf: r.cfg.ReplayOf, Flags: r.flags(), Images: imageRefs(r.imgs), Seed: r.prep.seed,
 		Schedule: r.prep.schedule.String(), Workload: r.prep.workload.Describe(), Check: r.checkParams(),
 	}
 	if r.eng != nil {
 		rc.EngineVersion = r.eng.ServerVersion()
 	}
-	if r.net != nil {
-		rc.Network = r.net.Subnet.String()
+	if net := r.cluster.network(); net != nil {
+		rc.Network = net.Subnet.String()
 	}
-	if r.cluster != nil {
-		rc.StoreVersion = r.cluster.Version()
-		for _, n := range r.cluster.Nodes() {
+	if store := r.cluster.storeCluster(); store != nil {
+		rc.StoreVersion = store.Version()
+		for _, n := range store.Nodes() {
 			rc.StoreNodes = append(rc.StoreNodes, n.Name())
 		}
 	}
-	if r.lease != nil {
-		rc.StoreReuse = r.lease.note
-	}
-	if len(r.plan.Faults) > 0 || r.plan.Schedule != "" {
-		plan, err := json.Marshal(r.plan)
+	rc.StoreReuse = r.cluster.reuseNote()
+	if p := r.faults.planned(); len(p.Faults) > 0 || p.Schedule != "" {
+		plan, err := json.Marshal(p)
 		if err != nil {
 			return fmt.Errorf("encode fault plan: %w", err)
 		}
@@ -152,7 +150,7 @@ func (r *run) writeConfig() error {
 			HandoffBound: durOrEmpty(t.HandoffBound), FailoverBound: durOrEmpty(t.FailoverBound),
 			Negative: r.prep.recipe.Negative}
 	}
-	return writeJSON(filepath.Join(r.dir, ConfigFile), rc)
+	return writeJSON(filepath.Join(r.log.dir, ConfigFile), rc)
 }
 
 // imageRefs is the images map as config.json stores it (role -> reference).

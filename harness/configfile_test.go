@@ -21,11 +21,11 @@ func TestWriteConfigForReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{cfg: cfg, prep: prep, dir: t.TempDir(), runID: "r1", started: time.Now()}
+	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1"}
 	if err := r.writeConfig(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(r.dir, ConfigFile))
+	b, err := os.ReadFile(filepath.Join(r.log.dir, ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestWriteConfigForReplay(t *testing.T) {
 			t.Errorf("config.json lacks %q", key)
 		}
 	}
-	rc, err := ReadRunConfig(r.dir)
+	rc, err := ReadRunConfig(r.log.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestCandidateTimingFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{cfg: cfg, prep: prep, dir: t.TempDir(), runID: "r1", started: time.Now(), cluster: fakeEndpoints{eps: []string{"redis:6379"}}}
+	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1", cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}}}
 	spec, _ := r.candidateSpec("c1", &external{static: true})
 	env := spec.Env
 	for k, want := range map[string]string{"SPLITBRAIN_RENEW_INTERVAL": "1s", "SPLITBRAIN_RETRY_INTERVAL": "100ms",
@@ -124,7 +124,7 @@ func TestCandidateTimingFlags(t *testing.T) {
 	if err := CheckConfig(&cfg2); err != nil {
 		t.Fatal(err)
 	}
-	r2 := &run{cfg: cfg2, cluster: fakeEndpoints{eps: []string{"redis:6379"}}}
+	r2 := &run{cfg: cfg2, log: &journal{}, cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}}}
 	spec, _ = r2.candidateSpec("c1", &external{static: true})
 	env = spec.Env
 	for _, k := range []string{"SPLITBRAIN_RENEW_INTERVAL", "SPLITBRAIN_RETRY_INTERVAL", "SPLITBRAIN_LEADER_WORK"} {

@@ -11,13 +11,13 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
-// goal is the faults phase's goal of an event-ended run (Config.Until), with Faults taken
+// goalFor is the faults phase's goal of an event-ended run (Config.Until), with Faults taken
 // from the plan: every time-tabled occurrence and every triggered fault's count=.
-func (r *run) goal() *checkers.Goal {
-	if r.cfg.Until == "" {
+func goalFor(until string, plan nemesis.Plan) *checkers.Goal {
+	if until == "" {
 		return nil
 	}
-	g, err := checkers.ParseGoal(r.cfg.Until)
+	g, err := checkers.ParseGoal(until)
 	if err != nil {
 		return nil // Validate refused it already
 	}
@@ -26,8 +26,8 @@ func (r *run) goal() *checkers.Goal {
 		// that makes them, stopped (and healed) once the count is reached.
 		return &g
 	}
-	g.Faults = len(r.plan.Faults)
-	for _, t := range r.plan.Triggers {
+	g.Faults = len(plan.Faults)
+	for _, t := range plan.Triggers {
 		g.Faults += t.Count
 	}
 	return &g
@@ -66,8 +66,12 @@ func newPhaseGoals(g checkers.Goal) *phaseGoals {
 		faultsOK: make(chan struct{}), leader: make(chan struct{})}
 }
 
-// observe takes every recorded event, in record order (the Recorder's observer).
+// observe takes every recorded event, in record order (the Recorder's observer). A nil
+// phaseGoals (a time-ended run) takes nothing.
 func (p *phaseGoals) observe(e history.Event) {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tracker.Observe(e) {
@@ -102,21 +106,27 @@ func (p *phaseGoals) missing() string {
 	return p.tracker.Missing()
 }
 
-// observeEvent is the Recorder's observer: the nemesis's triggers and the phase goals.
-func (r *run) observeEvent(e history.Event) {
-	if r.nem != nil {
-		r.nem.Observe(e)
-	}
-	if r.goals != nil {
-		r.goals.observe(e)
-	}
-}
-
-// waitPhase waits up to d, or less in an event-ended run: until a leader's writes are
-// accepted (warmup, recovery). It returns ctx's cause when ctx ends first.
-func (r *run) waitPhase(ctx context.Context, d time.Duration) error {
-	if r.goals == nil {
+// wait waits up to d, or less in an event-ended run: until a leader's writes are accepted
+// (warmup, recovery). It returns ctx's cause when ctx ends first.
+func (p *phaseGoals) wait(ctx context.Context, d time.Duration) error {
+	if p == nil {
 		return sleepCtx(ctx, d)
 	}
-	return sleepUntil(ctx, d, r.goals.leaderWorking())
+	return sleepUntil(ctx, d, p.leaderWorking())
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error { return sleepUntil(ctx, d, nil) }
+
+// sleepUntil waits d, or less when done closes (a nil done never does); it returns ctx's
+// cause when ctx ends first.
+func sleepUntil(ctx context.Context, d time.Duration, done <-chan struct{}) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+	case <-done:
+	}
+	return nil
 }

@@ -20,7 +20,7 @@ func TestSignalDuringTeardownEndsRunInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{root: ctx, w: w, rec: NewRecorder(w, NewLiveState())}
+	r := &run{root: ctx, log: newJournalOn(w)}
 	cancel(errors.New("interrupt signal received"))
 	r.finish("") // the lifecycle finished in order; the signal came during teardown
 
@@ -56,7 +56,7 @@ func TestCompletedRunEndsWithoutReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{root: context.Background(), w: w, rec: NewRecorder(w, NewLiveState())}
+	r := &run{root: context.Background(), log: newJournalOn(w)}
 	r.finish("")
 	events, _, err := history.ReadFile(path)
 	if err != nil {

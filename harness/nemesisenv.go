@@ -11,16 +11,17 @@ import (
 )
 
 // nemesisEnv is the run as the nemesis sees it: its Docker nodes behind the nemesis's
-// narrow Node interface.
-type nemesisEnv struct{ r *run }
+// narrow Node interface, read through the fault stage.
+type nemesisEnv struct{ f *faultEnv }
 
+// Candidates are the candidates' containers; on a store with Pods each is a podNode.
 func (n nemesisEnv) Candidates() []nemesis.Node {
 	var out []nemesis.Node
-	for _, p := range n.r.candidates() {
+	for _, p := range n.f.cands.all() {
 		switch {
 		case p.node == nil:
-		case n.r.podHost() != nil:
-			out = append(out, podNode{dockerNode{p.node}, n.r, p})
+		case n.f.cands.hasPods():
+			out = append(out, podNode{dockerNode{p.node}, n.f.cands, p})
 		default:
 			out = append(out, dockerNode{p.node})
 		}
@@ -29,31 +30,33 @@ func (n nemesisEnv) Candidates() []nemesis.Node {
 }
 
 func (n nemesisEnv) StoreNodes() []nemesis.Node {
-	if n.r.cluster == nil {
+	store := n.f.cluster.storeCluster()
+	if store == nil {
 		return nil // a store-less run
 	}
 	var out []nemesis.Node
-	for _, nd := range n.r.cluster.Nodes() {
+	for _, nd := range store.Nodes() {
 		out = append(out, dockerNode{nd})
 	}
 	return out
 }
 
-func (n nemesisEnv) StoreKind() string { return n.r.cfg.Store }
+func (n nemesisEnv) StoreKind() string { return n.f.store }
 
 func (n nemesisEnv) Leaders() []nemesis.Leader {
 	var out []nemesis.Leader
-	for _, t := range n.r.state.Leaders() {
+	for _, t := range n.f.log.state.Leaders() {
 		out = append(out, nemesis.Leader{Node: t.Node, Token: t.Token})
 	}
 	return out
 }
 
 func (n nemesisEnv) StoreLeader(ctx context.Context) (string, error) {
-	if n.r.cluster == nil {
+	store := n.f.cluster.storeCluster()
+	if store == nil {
 		return "", fmt.Errorf("a --store none run has no store leader")
 	}
-	node, err := n.r.cluster.Leader(ctx)
+	node, err := store.Leader(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -63,33 +66,48 @@ func (n nemesisEnv) StoreLeader(ctx context.Context) (string, error) {
 // StartSidecar starts a tools container in target's network namespace, labelled with the
 // run so its sweep removes it if the nemesis cannot.
 func (n nemesisEnv) StartSidecar(ctx context.Context, target nemesis.Node) (nemesis.Sidecar, error) {
-	image := n.r.imgs[images.RoleTools]
+	image := n.f.imgs[images.RoleTools]
 	if image == "" {
 		return nil, fmt.Errorf("no tools image: the run must provide images.RoleTools for network faults")
 	}
-	return n.r.eng.Start(ctx, n.r.runID, nil, platform.NodeSpec{
+	return n.f.eng.Start(ctx, n.f.runID, nil, platform.NodeSpec{
 		Name:        nemesis.SidecarName(target.Name()),
 		Role:        "tools",
 		Image:       image,
 		Entrypoint:  []string{"sleep", "infinity"},
 		CapAdd:      []string{"NET_ADMIN"},
 		NetworkMode: "container:" + target.ID(),
-		LogDir:      n.r.logDir(),
+		LogDir:      n.f.log.logDir(),
 	})
 }
 
 // StoreProxy is the run's fault proxy, nil when the candidates connect to the store directly.
 func (n nemesisEnv) StoreProxy() nemesis.StoreProxy {
-	if n.r.proxy == nil {
+	if n.f.proxy == nil {
 		return nil
 	}
-	return n.r.proxy
+	return n.f.proxy
 }
 
 func (n nemesisEnv) Record(e history.Event) error {
-	_, err := n.r.record(e)
+	_, err := n.f.log.record(e)
 	return err
 }
+
+// EvictPod implements nemesis.PodEnv.
+func (n nemesisEnv) EvictPod(ctx context.Context, candidate string) error {
+	if !n.f.cands.hasPods() {
+		return fmt.Errorf("store %s has no Pods to evict", n.f.store)
+	}
+	return n.f.cands.evictPod(ctx, candidate)
+}
+
+// CandidateClockHostFile is the host path of a candidate's clock file (nemesis.CandidateClockHostEnv).
+func (n nemesisEnv) CandidateClockHostFile(candidate string) string {
+	return n.f.clock.hostFile(candidate)
+}
+
+var _ nemesis.PodEnv = nemesisEnv{}
 
 // dockerNode is a platform node as the nemesis's Node.
 type dockerNode struct{ *platform.Node }
@@ -97,4 +115,19 @@ type dockerNode struct{ *platform.Node }
 func (d dockerNode) State(ctx context.Context) (nemesis.NodeState, error) {
 	st, err := d.Node.State(ctx)
 	return nemesis.NodeState{Status: st.Status, Running: st.Running, Paused: st.Paused}, err
+}
+
+// podNode is a candidate's node as the nemesis sees it on a store with Pods: a start
+// (the heal of kill or evict) first creates the new process's Pod, and is recorded as
+// a harness start.
+type podNode struct {
+	dockerNode
+	c *candidateProcs
+	p *proc
+}
+
+func (n podNode) Start(ctx context.Context) error {
+	n.p.mu.Lock()
+	defer n.p.mu.Unlock()
+	return n.c.startAgainLocked(ctx, n.p)
 }

@@ -14,9 +14,6 @@ import (
 // candidates work as in any run; anything aimed at the store is refused before anything
 // starts, since there is nothing it could hit.
 
-// storeless reports whether the run has no coordination store.
-func (c *Config) storeless() bool { return c.Store == contract.StoreNone }
-
 // peerAddrs are the candidates' peer addresses on the run network: each candidate's
 // network alias is its node id.
 func peerAddrs(names []string) []string {

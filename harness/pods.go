@@ -3,10 +3,10 @@ package harness
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
-	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
 // Pods without a kubelet (docs/stores.md): on a store whose candidates live in Pods
@@ -25,55 +25,69 @@ const (
 	podDeleteTimeout = 60 * time.Second
 )
 
-// podHost is the run's cluster as a PodHost; nil when candidates have no Pods.
-func (r *run) podHost() stores.PodHost {
-	ph, _ := r.cluster.(stores.PodHost)
+// podHostOf is the store cluster as a PodHost; nil when candidates have no Pods.
+func podHostOf(store stores.Cluster) stores.PodHost {
+	ph, _ := store.(stores.PodHost)
 	return ph
 }
 
-// createPod gives p's next process a new Pod. p.mu must be held.
-func (r *run) createPod(ctx context.Context, p *proc) {
-	ph := r.podHost()
-	if ph == nil {
-		return
+// kubelet creates and deletes the candidates' Pods on a PodHost, as a node's kubelet would.
+// The candidates stage calls it around every start and exit of a process (procs.go).
+type kubelet struct {
+	host    stores.PodHost
+	root    context.Context // the run's: deletions outlive a cancelled run, bounded
+	log     *journal
+	deletes sync.WaitGroup // Pods of exited processes being deleted
+}
+
+// newKubelet is nil when the store has no Pods: every method is then a no-op.
+func newKubelet(host stores.PodHost, root context.Context, log *journal) *kubelet {
+	if host == nil {
+		return nil
+	}
+	return &kubelet{host: host, root: root, log: log}
+}
+
+// create gives candidate's next process a new Pod and returns its uid ("" = none: the
+// start goes ahead, and the candidate says it cannot find its Pod).
+func (k *kubelet) create(ctx context.Context, candidate string) string {
+	if k == nil {
+		return ""
 	}
 	cctx, cancel := context.WithTimeout(ctx, podCreateTimeout)
 	defer cancel()
 	t0 := time.Now()
-	uid, err := ph.CreatePod(cctx, p.name)
+	uid, err := k.host.CreatePod(cctx, candidate)
 	if err != nil {
-		r.harnessError("", fmt.Sprintf("pod of %s not created before its start: %v", p.name, err))
-		r.logf("WARNING: pod of %s not created: %v", p.name, err)
-		return
+		k.log.harnessError("", fmt.Sprintf("pod of %s not created before its start: %v", candidate, err))
+		k.log.logf("WARNING: pod of %s not created: %v", candidate, err)
+		return ""
 	}
-	p.podUID = uid
-	r.logf("pod %s of %s created (uid %s) in %v", ph.PodName(p.name), p.name, uid, time.Since(t0).Round(time.Millisecond))
+	k.log.logf("pod %s of %s created (uid %s) in %v", k.host.PodName(candidate), candidate, uid, time.Since(t0).Round(time.Millisecond))
+	return uid
 }
 
-// podGone deletes the Pod of p's process that just exited, in the background (retrying
-// while the API server does not answer). p.mu must be held.
-func (r *run) podGone(p *proc, why string) {
-	ph := r.podHost()
-	if ph == nil || p.podUID == "" {
+// gone deletes the Pod uid of candidate's process that just exited, in the background
+// (retrying while the API server does not answer).
+func (k *kubelet) gone(candidate, uid, why string) {
+	if k == nil || uid == "" {
 		return
 	}
-	uid := p.podUID
-	p.podUID = ""
-	r.podDeletes.Add(1)
+	k.deletes.Add(1)
 	go func() {
-		defer r.podDeletes.Done()
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.root), podDeleteTimeout)
+		defer k.deletes.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(k.root), podDeleteTimeout)
 		defer cancel()
 		t0 := time.Now()
 		for {
-			err := ph.DeletePod(ctx, p.name, uid)
+			err := k.host.DeletePod(ctx, candidate, uid)
 			if err == nil {
-				r.logf("pod %s of %s deleted (%s) in %v", ph.PodName(p.name), p.name, why, time.Since(t0).Round(time.Millisecond))
+				k.log.logf("pod %s of %s deleted (%s) in %v", k.host.PodName(candidate), candidate, why, time.Since(t0).Round(time.Millisecond))
 				return
 			}
 			select {
 			case <-ctx.Done():
-				r.logf("WARNING: pod %s of %s (uid %s) not deleted after %s: %v", ph.PodName(p.name), p.name, uid, why, err)
+				k.log.logf("WARNING: pod %s of %s (uid %s) not deleted after %s: %v", k.host.PodName(candidate), candidate, uid, why, err)
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
@@ -81,64 +95,30 @@ func (r *run) podGone(p *proc, why string) {
 	}()
 }
 
-// evictPod deletes the Pod of candidate node while its process keeps running, as the node
+// evict deletes the Pod uid of candidate while its process keeps running, as the node
 // lifecycle controller does for a node it cannot reach (the evict fault).
-func (r *run) evictPod(ctx context.Context, node string) error {
-	ph := r.podHost()
-	if ph == nil {
-		return fmt.Errorf("store %s has no Pods to evict", r.cfg.Store)
-	}
-	p := r.proc(node)
-	if p == nil {
-		return fmt.Errorf("no candidate %q", node)
-	}
-	p.mu.Lock()
-	uid := p.podUID
-	p.podUID = "" // its exit deletes nothing more
-	p.mu.Unlock()
-	if uid == "" {
-		return fmt.Errorf("candidate %s has no Pod (its process is not running, or was started without one)", node)
-	}
-	if err := ph.DeletePod(ctx, node, uid); err != nil {
+func (k *kubelet) evict(ctx context.Context, candidate, uid string) error {
+	if err := k.host.DeletePod(ctx, candidate, uid); err != nil {
 		return err
 	}
-	r.logf("pod %s of %s evicted (uid %s); its process keeps running", ph.PodName(node), node, uid)
+	k.log.logf("pod %s of %s evicted (uid %s); its process keeps running", k.host.PodName(candidate), candidate, uid)
 	return nil
 }
 
-// waitPodDeletes lets the Pod deletions of the candidates' last exits finish (teardown).
-func (r *run) waitPodDeletes(ctx context.Context) {
+// wait lets the Pod deletions of the candidates' last exits finish (teardown).
+func (k *kubelet) wait(ctx context.Context) {
+	if k == nil {
+		return
+	}
 	done := make(chan struct{})
 	go func() {
-		r.podDeletes.Wait()
+		k.deletes.Wait()
 		close(done)
 	}()
 	select {
 	case <-done:
 	case <-ctx.Done():
 	case <-time.After(10 * time.Second):
-		r.logf("WARNING: pod deletions still running at teardown")
+		k.log.logf("WARNING: pod deletions still running at teardown")
 	}
 }
-
-// podNode is a candidate's node as the nemesis sees it on a store with Pods: a start
-// (the heal of kill or evict) first creates the new process's Pod, and is recorded as
-// a harness start.
-type podNode struct {
-	dockerNode
-	r *run
-	p *proc
-}
-
-func (n podNode) Start(ctx context.Context) error {
-	n.p.mu.Lock()
-	defer n.p.mu.Unlock()
-	return n.r.startAgainLocked(ctx, n.p)
-}
-
-// EvictPod implements nemesis.PodEnv.
-func (n nemesisEnv) EvictPod(ctx context.Context, candidate string) error {
-	return n.r.evictPod(ctx, candidate)
-}
-
-var _ nemesis.PodEnv = nemesisEnv{}

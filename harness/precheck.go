@@ -1,11 +1,76 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
+	"github.com/splitbrain-chaos/splitbrain/workloads"
 )
+
+// prepared holds what setup needs from other registries, resolved before anything starts.
+type prepared struct {
+	recipe   recipeInfo
+	schedule nemesis.Schedule
+	seed     int64
+	workload workloads.Workload
+}
+
+// prepare resolves the recipe, the nemesis schedule and the workload, so bad names fail
+// before a single container starts.
+func prepare(cfg *Config) (prepared, error) {
+	var p prepared
+	var errs []error
+	var err error
+	if cfg.Recipe != "" && cfg.CandidateCmd == "" && cfg.CandidateImage == "" {
+		if p.recipe, err = lookupRecipe(cfg.Recipe, cfg.Store, cfg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	p.seed = cfg.Seed
+	if p.seed == 0 {
+		p.seed = time.Now().UnixNano()
+		cfg.Seed = p.seed
+	}
+	spec := cfg.Nemesis
+	if cfg.Cycles > 0 {
+		if spec, err = nemesis.PacedSpec(cfg.Nemesis, cfg.Cycles); err != nil {
+			errs = append(errs, fmt.Errorf("--nemesis %q: %w", cfg.Nemesis, err))
+		}
+	}
+	if p.schedule, err = nemesis.Parse(spec); err != nil {
+		errs = append(errs, fmt.Errorf("--nemesis: %w", err))
+	} else {
+		if cfg.storeless() {
+			if err := checkStoreless(p.schedule); err != nil {
+				errs = append(errs, fmt.Errorf("--nemesis %q: %w", cfg.Nemesis, err))
+			}
+		}
+		// A Go recipe declares its steps; an external candidate's are unknown, so its step
+		// triggers are taken on trust.
+		if p.recipe.Name != "" {
+			if err := p.schedule.CheckSteps(p.recipe.Name, p.recipe.Steps); err != nil {
+				errs = append(errs, fmt.Errorf("--nemesis: %w", err))
+			}
+		}
+		if cfg.Until != "" {
+			if err := checkUntil(cfg.Until, p.schedule); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := precheckTopology(cfg, p); err != nil {
+		errs = append(errs, err)
+	}
+	if p.workload, err = workloads.New(cfg.Workload, workloads.Options{
+		TTL: cfg.TTL, HandoffEvery: cfg.HandoffEvery, HandoffPause: cfg.HandoffPause,
+	}); err != nil {
+		errs = append(errs, fmt.Errorf("--workload: %w", err))
+	}
+	return p, errors.Join(errs...)
+}
 
 // precheckTopology refuses, before anything starts, what setup would refuse only after the
 // network and store are up: a store node count out of range, a schedule that cannot be

@@ -9,9 +9,10 @@ import (
 )
 
 // startProgress feeds the progress display (a redrawn line on a terminal, plain periodic
-// lines in CI logs, or JSON) until the returned stop function is called.
-func (r *run) startProgress() (stop func()) {
-	if r.cfg.Progress == nil {
+// lines in CI logs, or JSON) until the returned stop function is called; total is the
+// timed phases' length.
+func (j *journal) startProgress(total time.Duration) (stop func()) {
+	if j.quiet {
 		return func() {}
 	}
 	done := make(chan struct{})
@@ -25,7 +26,7 @@ func (r *run) startProgress() (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				r.prog.Update(r.status())
+				j.prog.Update(j.status(total))
 			}
 		}
 	}()
@@ -36,16 +37,16 @@ func (r *run) startProgress() (stop func()) {
 }
 
 // status maps the live state onto the progress display's status.
-func (r *run) status() progress.Status {
-	s := r.state.Snapshot()
-	r.mu.Lock()
-	from, phaseAt := r.lifeStart, r.phaseAt
-	r.mu.Unlock()
-	elapsed, total := time.Since(from), r.cfg.TotalTime()
+func (j *journal) status(total time.Duration) progress.Status {
+	s := j.state.Snapshot()
+	j.mu.Lock()
+	from, phaseAt := j.lifeStart, j.phaseAt
+	j.mu.Unlock()
+	elapsed := time.Since(from)
 	switch s.Phase {
 	case "", "setup", "teardown": // untimed: how long this phase has taken so far
 		if phaseAt.IsZero() {
-			phaseAt = r.started
+			phaseAt = j.started
 		}
 		elapsed, total = time.Since(phaseAt), 0
 	}
@@ -62,12 +63,12 @@ func (r *run) status() progress.Status {
 }
 
 // printSummary prints the end-of-run summary.
-func (r *run) printSummary(o *Outcome) {
+func (j *journal) printSummary(o *Outcome) {
 	if o == nil {
 		return
 	}
 	// Reasons and findings can quote candidate output: no raw control characters.
-	r.prog.Summary(progress.Printable(FormatSummary(o)), map[string]any{"verdict": o.Verdict, "run_dir": o.RunDir, "reasons": o.Reasons, "findings": o.Findings})
+	j.prog.Summary(progress.Printable(FormatSummary(o)), map[string]any{"verdict": o.Verdict, "run_dir": o.RunDir, "reasons": o.Reasons, "findings": o.Findings})
 }
 
 // maxSummaryFindings caps the findings listed in the terminal summary.

@@ -16,6 +16,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
@@ -25,38 +26,41 @@ import (
 // testHookAfterStore lets tests fail (or panic) setup once the store and the resource run.
 var testHookAfterStore func() error
 
-// candidateClockFile is where the clock-offset control goes in candidate containers; the
-// path is also passed in SPLITBRAIN_CLOCK_OFFSET_FILE. It must not lie under /splitbrain/,
-// which is the candidate image's binary (a unit test checks).
-const candidateClockFile = contract.ClockFilePath
+// resourcePort is the resource's HTTP port on the run network.
+const resourcePort = "8080"
 
 // externalPath is where a --candidate-cmd executable is copied into its container.
 const externalPath = "/splitbrain-candidate"
 
-// setup starts everything: images, network, store cluster, resource, candidates; then plans
-// the faults against the real topology.
-func (r *run) setup(ctx context.Context) error {
+// This file holds setup's steps, in the order lifecycle (run.go) takes them.
+
+// connect connects to the engine and watches its container events before anything of the
+// run starts, so no exit of the run's containers goes unseen.
+func (r *run) connect(ctx context.Context) error {
 	var err error
 	if r.eng, err = platform.Connect(ctx); err != nil {
 		return err
 	}
-	// Watch before anything starts, so no exit of the run's containers goes unseen.
-	if err := r.startWatch(ctx); err != nil {
-		return err
-	}
+	return r.watch.start(ctx, r.eng)
+}
+
+// provideImages makes the images the run needs present (built offline where missing), and
+// reads a --candidate-cmd executable.
+func (r *run) provideImages(ctx context.Context) (*external, stores.Kind, error) {
 	var kind stores.Kind
+	var err error
 	if !r.cfg.storeless() {
 		if kind, err = stores.ParseKind(r.cfg.Store); err != nil {
-			return err
+			return nil, "", err
 		}
 	}
 	ext, err := r.externalCandidate()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	if r.cfg.CandidateImage != "" {
 		if err := images.RequireCandidateImage(ctx, r.eng, r.cfg.CandidateImage); err != nil {
-			return err
+			return nil, "", err
 		}
 	}
 	roles := []images.Role{images.RoleCandidate, images.RoleTools}
@@ -66,9 +70,9 @@ func (r *run) setup(ctx context.Context) error {
 	if ext != nil && !ext.static && len(r.cfg.CandidatePackages) == 0 {
 		roles = append(roles, images.RoleBase)
 	}
-	imgLog, err := os.Create(filepath.Join(r.logDir(), "images.log"))
+	imgLog, err := os.Create(filepath.Join(r.log.logDir(), "images.log"))
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	step := time.Now()
 	pool := r.cfg.StorePool
@@ -83,38 +87,53 @@ func (r *run) setup(ctx context.Context) error {
 		res, err = images.EnsurePackages(ctx, images.EnsureOptions{Log: imgLog}, r.cfg.CandidatePackages)
 		ext.image = res.Ref
 		if res.Action == "built" {
-			r.logf("candidate image with %s built in %v: %s", strings.Join(r.cfg.CandidatePackages, ","), res.Duration.Round(time.Second), res.Ref)
+			r.log.logf("candidate image with %s built in %v: %s", strings.Join(r.cfg.CandidatePackages, ","), res.Duration.Round(time.Second), res.Ref)
 		}
 	}
 	imgLog.Close()
 	if err != nil {
-		return fmt.Errorf("images (build log %s): %w", imgLog.Name(), err)
+		return nil, "", fmt.Errorf("images (build log %s): %w", imgLog.Name(), err)
 	}
 	if cached {
-		r.logf("images (%s profile) ensured earlier in this suite", r.cfg.Profile)
+		r.log.logf("images (%s profile) ensured earlier in this suite", r.cfg.Profile)
 	} else {
-		r.logf("images (%s profile) ready in %v", r.cfg.Profile, time.Since(step).Round(time.Millisecond))
+		r.log.logf("images (%s profile) ready in %v", r.cfg.Profile, time.Since(step).Round(time.Millisecond))
 	}
+	return ext, kind, nil
+}
+
+// startCluster starts the cluster stage (the network and the store cluster, leased from the
+// pool or the run's own) and, beside the store, the resource the candidates write to.
+func (r *run) startCluster(ctx context.Context, kind stores.Kind) error {
+	r.cluster = newClusterLease(r.eng, r.runID, r.log, r.imgs[images.RoleTools], r.prep.schedule.Needs().Network)
+	c := r.cluster
 	if r.cfg.storeless() {
-		return r.setupStoreless(ctx, ext)
+		if err := c.acquire(ctx, nil, ""); err != nil {
+			return err
+		}
+		r.log.logf("run %s: network %s (%s); no store: candidates elect among themselves on port %d",
+			r.runID, c.net.Name, c.net.Subnet, contract.DefaultPeerPort)
+		step := time.Now()
+		if err := r.startResource(ctx); err != nil {
+			return err
+		}
+		r.log.logf("resource (%s) ready in %v", r.cfg.ResourceMode, time.Since(step).Round(time.Millisecond))
+		return nil
 	}
 	storeFaketime := faketimeFor(string(kind), r.prep.schedule)
-	if pool != nil {
-		err = r.leaseStore(ctx, pool, kind, storeFaketime)
-	} else {
-		r.net, err = r.eng.NewNetwork(ctx, r.runID)
+	key := ""
+	if r.cfg.StorePool != nil {
+		key = poolKey(kind, r.cfg.StoreNodes, r.cfg.Profile, r.imgs[stores.ImageRole(kind)], storeFaketime)
 	}
-	if err != nil {
+	if err := c.acquire(ctx, r.cfg.StorePool, key); err != nil {
 		return err
 	}
-	if r.lease != nil {
-		r.watch.mu.Lock()
-		r.watch.poolRuns[r.lease.entry.id] = true
-		r.watch.mu.Unlock()
+	if id := c.poolRunID(); id != "" {
+		r.watch.addPoolRun(id)
 	}
-	r.logf("run %s: network %s (%s); starting %s", r.runID, r.net.Name, r.net.Subnet, kind)
+	r.log.logf("run %s: network %s (%s); starting %s", r.runID, c.net.Name, c.net.Subnet, kind)
 	// The resource does not depend on the store: start both at once.
-	step = time.Now()
+	step := time.Now()
 	var resErr error
 	var resDur time.Duration
 	var wg sync.WaitGroup
@@ -124,75 +143,65 @@ func (r *run) setup(ctx context.Context) error {
 		resErr = r.startResource(ctx)
 		resDur = time.Since(step)
 	}()
-	storeOpts := stores.Options{
-		Kind: kind, Nodes: r.cfg.StoreNodes, Profile: r.cfg.Profile, Images: r.imgs, LogDir: r.logDir(),
+	err := c.launch(ctx, stores.Options{
+		Kind: kind, Nodes: r.cfg.StoreNodes, Profile: r.cfg.Profile, Images: r.imgs, LogDir: r.log.logDir(),
 		ExtraEnv: storeFaketime.env, ExtraFiles: storeFaketime.files,
-	}
-	var cluster stores.Cluster
-	if pool != nil {
-		cluster, err = r.launchLeased(ctx, storeOpts)
-	} else {
-		cluster, err = stores.Launch(ctx, r.eng, r.net, r.runID, storeOpts)
-	}
+	})
 	storeDur := time.Since(step)
 	wg.Wait()
-	r.cluster = cluster
 	if err := errors.Join(err, resErr); err != nil {
 		return err
 	}
-	r.logf("%s %s ready in %v (%s); resource (%s) ready in %v", kind, r.cluster.Version(), storeDur.Round(time.Millisecond),
-		strings.Join(r.cluster.Endpoints(), ","), r.cfg.ResourceMode, resDur.Round(time.Millisecond))
-	if r.lease != nil {
-		r.logf("store: %s", r.lease.note)
+	r.log.logf("%s %s ready in %v (%s); resource (%s) ready in %v", kind, c.store.Version(), storeDur.Round(time.Millisecond),
+		strings.Join(c.store.Endpoints(), ","), r.cfg.ResourceMode, resDur.Round(time.Millisecond))
+	if note := c.reuseNote(); note != "" {
+		r.log.logf("store: %s", note)
 	}
-	return r.afterStore(ctx, ext)
+	return nil
 }
 
-// setupStoreless is setup's tail for --store none: a network, the resource, the candidates.
-func (r *run) setupStoreless(ctx context.Context, ext *external) error {
-	var err error
-	if r.net, err = r.eng.NewNetwork(ctx, r.runID); err != nil {
-		return err
-	}
-	r.logf("run %s: network %s (%s); no store: candidates elect among themselves on port %d",
-		r.runID, r.net.Name, r.net.Subnet, contract.DefaultPeerPort)
-	step := time.Now()
-	if err := r.startResource(ctx); err != nil {
-		return err
-	}
-	r.logf("resource (%s) ready in %v", r.cfg.ResourceMode, time.Since(step).Round(time.Millisecond))
-	return r.afterStore(ctx, ext)
-}
-
-// afterStore is setup's common tail once the store (or none) and the resource are up: plan
-// the faults against the real topology, then start the candidates and their monitors.
-func (r *run) afterStore(ctx context.Context, ext *external) error {
+// startFaults makes the fault plan for the real topology (once the store runs) and starts
+// the fault stage: the nemesis, the candidates' clock files, the store fault proxy. The
+// nemesis's event triggers and the phase goals watch the live history from here on.
+func (r *run) startFaults(ctx context.Context) error {
 	if testHookAfterStore != nil {
 		if err := testHookAfterStore(); err != nil {
 			return err
 		}
 	}
-	if err := r.planFaults(); err != nil {
+	plan, err := r.planFaults()
+	if err != nil {
 		return err
 	}
-	if err := r.startStoreProxy(ctx); err != nil {
+	r.faults = newFaultEnv(r.runID, r.cfg.Store, r.eng, r.imgs, r.log, r.cands, r.cluster, plan)
+	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 || len(plan.Triggers) > 0 {
+		r.faults.nem = nemesis.New(nemesisEnv{r.faults}, plan.Topology)
+	}
+	if g := goalFor(r.cfg.Until, plan); g != nil {
+		r.goals = newPhaseGoals(*g)
+	}
+	r.log.rec.SetObserver(func(e history.Event) {
+		r.faults.observe(e)
+		r.goals.observe(e)
+	})
+	names := r.cfg.candidateNames()
+	if r.faults.clock, err = makeClockDir(r.log.dir, names); err != nil {
 		return err
 	}
-	return r.startCandidatesAndMonitor(ctx, ext)
+	return r.faults.startProxy(ctx, names)
 }
 
-func (r *run) startCandidatesAndMonitor(ctx context.Context, ext *external) error {
+// startCandidates starts the candidates stage: every candidate's container, then the poll.
+func (r *run) startCandidates(ctx context.Context, ext *external) error {
 	step := time.Now()
-	if err := r.startCandidates(ctx, ext); err != nil {
+	spec := func(name string) (platform.NodeSpec, error) { return r.candidateSpec(name, ext) }
+	if err := r.cands.start(ctx, r.eng, r.cluster.network(), podHostOf(r.cluster.storeCluster()), r.cfg.candidateNames(), spec); err != nil {
 		return err
 	}
-	r.logf("%d candidates started in %v", r.cfg.Nodes, time.Since(step).Round(time.Millisecond))
-	r.startProcMonitor()
-	r.watch.live.Store(true) // from here on, a container that exits or vanishes is news
-	return r.writeConfig()
+	r.log.logf("%d candidates started in %v", r.cfg.Nodes, time.Since(step).Round(time.Millisecond))
+	r.watch.setLive(true) // from here on, a container that exits or vanishes is news
+	return nil
 }
-
-func (r *run) logDir() string { return filepath.Join(r.dir, LogsDir) }
 
 // external describes a --candidate-cmd executable.
 type external struct {
@@ -235,26 +244,16 @@ func (r *run) startResource(ctx context.Context) error {
 		Cmd:          []string{"resource", "--addr", ":" + resourcePort, "--mode", r.cfg.ResourceMode},
 		ExposedPorts: []string{resourcePort + "/tcp"},
 		Wait:         wait.ForHTTP("/healthz").WithPort(resourcePort + "/tcp").WithStartupTimeout(30 * time.Second),
-		LogDir:       r.logDir(),
-		OnStdout:     func(line []byte) { r.rec.ResourceLine("resource", line) },
-		OnLogGap:     func(why string) { r.logGap("resource", why) },
+		LogDir:       r.log.logDir(),
+		OnStdout:     func(line []byte) { r.log.rec.ResourceLine("resource", line) },
+		OnLogGap:     func(why string) { r.log.logGap("resource", why) },
 	}
-	n, err := r.eng.Start(ctx, r.runID, r.net, spec)
+	n, err := r.eng.Start(ctx, r.runID, r.cluster.network(), spec)
 	if err != nil {
 		return fmt.Errorf("resource: %w", err)
 	}
 	r.resource = n
 	return nil
-}
-
-func candidateName(i int) string { return fmt.Sprintf("c%d", i) }
-
-func (r *run) candidateNames() []string {
-	out := make([]string, r.cfg.Nodes)
-	for i := range out {
-		out[i] = candidateName(i + 1)
-	}
-	return out
 }
 
 // candidateSpec is the container of candidate name: the contract's environment, the clock
@@ -263,7 +262,7 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 	cc := contract.Config{
 		NodeID:        name,
 		Store:         r.cfg.Store,
-		Peers:         peerAddrs(r.candidateNames()),
+		Peers:         peerAddrs(r.cfg.candidateNames()),
 		ListenPort:    contract.DefaultPeerPort,
 		ResourceURL:   "http://resource:" + resourcePort,
 		LeaseTTL:      r.cfg.TTL,
@@ -274,20 +273,21 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 		RenewInterval: r.cfg.RenewInterval,
 		RetryInterval: r.cfg.RetryInterval,
 	}
-	if r.cluster != nil {
-		cc.Endpoints = r.cluster.Endpoints()
+	store := r.cluster.storeCluster()
+	if store != nil {
+		cc.Endpoints = store.Endpoints()
 	}
-	if r.proxy != nil {
-		cc.Endpoints = r.proxy.Endpoints(name)
+	if eps := r.faults.proxyEndpoints(name); eps != nil {
+		cc.Endpoints = eps
 	}
 	var files []platform.File
 	var mounts []platform.Mount
-	if r.clockDir != "" {
-		mounts = append(mounts, platform.Mount{HostDir: r.candidateClockHostDir(name), Target: path.Dir(candidateClockFile)})
+	if dir := r.faults.clockHostDir(name); dir != "" {
+		mounts = append(mounts, platform.Mount{HostDir: dir, Target: path.Dir(candidateClockFile)})
 	} else {
 		files = append(files, platform.File{Path: candidateClockFile, Content: []byte("0"), Mode: 0o666})
 	}
-	if cr, ok := r.cluster.(stores.Credentialed); ok {
+	if cr, ok := store.(stores.Credentialed); ok {
 		cred, err := cr.Credentials(name, cc.Endpoints)
 		if err != nil {
 			return platform.NodeSpec{}, fmt.Errorf("candidate %s: store credentials: %w", name, err)
@@ -298,7 +298,7 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 			files = append(files, platform.File{Path: contract.KubeconfigPath, Content: cred.Kubeconfig, Mode: 0o644})
 		}
 	}
-	if ph := r.podHost(); ph != nil {
+	if ph := podHostOf(store); ph != nil {
 		cc.PodName = ph.PodName(name) // the harness creates it before every start (pods.go)
 	}
 	env := map[string]string{}
@@ -318,9 +318,9 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 		Env:      env,
 		Files:    files,
 		Mounts:   mounts,
-		LogDir:   r.logDir(),
-		OnStdout: func(line []byte) { r.rec.CandidateLine(name, line) },
-		OnLogGap: func(why string) { r.logGap(name, why) },
+		LogDir:   r.log.logDir(),
+		OnStdout: func(line []byte) { r.log.rec.CandidateLine(name, line) },
+		OnLogGap: func(why string) { r.log.logGap(name, why) },
 	}
 	switch {
 	case ext != nil:
@@ -342,67 +342,23 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 	return spec, nil
 }
 
-// startCandidates starts c1..cN at about the same time, so none gets a head start. Each
-// process-start is recorded before its container starts, so it precedes the candidate's
-// first event both in time and in the file.
-func (r *run) startCandidates(ctx context.Context, ext *external) error {
-	names := r.candidateNames()
-	if err := r.makeClockDir(names); err != nil {
-		return err
-	}
-	procs := make([]*proc, len(names))
-	r.mu.Lock()
-	for i, name := range names {
-		procs[i] = &proc{name: name}
-		r.cands = append(r.cands, procs[i])
-		r.byName[name] = procs[i]
-	}
-	r.mu.Unlock()
-	return platform.Each(len(procs), 0, func(i int) error {
-		p := procs[i]
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		r.createPod(ctx, p)
-		r.markStarting(p)
-		spec, err := r.candidateSpec(p.name, ext)
-		if err != nil {
-			r.markStartFailed(p)
-			return err
-		}
-		n, err := r.eng.Start(ctx, r.runID, r.net, spec)
-		if err != nil {
-			r.markStartFailed(p)
-			return fmt.Errorf("candidate %s: %w", p.name, err)
-		}
-		p.node = n
-		r.markStarted(ctx, p)
-		return nil
-	})
-}
-
-// planFaults turns the schedule into a plan for the real topology and prepares the nemesis.
-func (r *run) planFaults() error {
+// planFaults turns the schedule into a plan for the real topology.
+func (r *run) planFaults() (nemesis.Plan, error) {
 	var storeNodes []string
-	for _, n := range (nemesisEnv{r}).StoreNodes() {
-		storeNodes = append(storeNodes, n.Name())
+	if store := r.cluster.storeCluster(); store != nil {
+		for _, n := range store.Nodes() {
+			storeNodes = append(storeNodes, n.Name())
+		}
 	}
-	topo := nemesis.Topology{Candidates: r.candidateNames(), StoreNodes: storeNodes, StoreKind: r.cfg.Store, TTL: r.cfg.TTL}
+	topo := nemesis.Topology{Candidates: r.cfg.candidateNames(), StoreNodes: storeNodes, StoreKind: r.cfg.Store, TTL: r.cfg.TTL}
 	plan, err := r.prep.schedule.Plan(r.prep.seed, r.cfg.FaultTime, topo)
 	if r.cfg.Plan != nil {
 		plan, err = givenPlan(*r.cfg.Plan, topo)
 	}
 	if err != nil {
-		return fmt.Errorf("--nemesis %q: %w", r.cfg.Nemesis, err)
+		return nemesis.Plan{}, fmt.Errorf("--nemesis %q: %w", r.cfg.Nemesis, err)
 	}
-	r.plan = plan
-	if g := r.goal(); g != nil {
-		r.goals = newPhaseGoals(*g)
-	}
-	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 || len(plan.Triggers) > 0 {
-		r.nem = nemesis.New(nemesisEnv{r}, plan.Topology)
-	}
-	r.rec.SetObserver(r.observeEvent) // event triggers and the phase goals watch the live history
-	return nil
+	return plan, nil
 }
 
 // givenPlan checks that a concrete plan (replay, shrink) names this run's nodes: its
@@ -414,22 +370,4 @@ func givenPlan(p nemesis.Plan, topo nemesis.Topology) (nemesis.Plan, error) {
 	}
 	p.Faults = slices.Clone(p.Faults)
 	return p, nil
-}
-
-type faketimeSetup struct {
-	env   map[string]string
-	files []platform.File
-}
-
-// faketimeFor puts libfaketime in front of the store servers when the schedule skews a
-// store node's clock and the store supports it; otherwise the servers run untouched (a
-// preloaded library is not free, and the JVM is sensitive to it).
-func faketimeFor(storeKind string, sched nemesis.Schedule) faketimeSetup {
-	if ok, _ := nemesis.ClockSupported(storeKind); !ok || !sched.Needs().StoreClock {
-		return faketimeSetup{}
-	}
-	return faketimeSetup{
-		env:   nemesis.FaketimeEnv(storeKind),
-		files: []platform.File{{Path: nemesis.FaketimeFile, Content: []byte(nemesis.FaketimeInitial), Mode: 0o644}},
-	}
 }
