@@ -73,6 +73,12 @@ type Expect struct {
 	// FailoverMax bounds the slowest failover (fault start → next election) of the run: the
 	// resolved FailoverMaxSpec (0 = no bound).
 	FailoverMax time.Duration `yaml:"-"`
+	// HandoffMaxSpec is handoff_max as written: "derived" (the recipe's handoff bound plus
+	// FailoverSlack) or a figure; it bounds the slowest graceful handoff (SIGTERM of the
+	// leader → next election) of a row with the handoff workload.
+	HandoffMaxSpec string `yaml:"handoff_max"`
+	// HandoffMax is the resolved HandoffMaxSpec (0 = no bound).
+	HandoffMax time.Duration `yaml:"-"`
 	// Overlap: true = belief overlap must occur, false = must not; unset = not asserted.
 	Overlap *bool `yaml:"overlap"`
 	// Reasons are checker codes that must be among the verdict's reasons.
@@ -345,6 +351,18 @@ func (r *Row) check(d Defaults) []error {
 	if e.FailoverMax < 0 {
 		bad("expect.failover_max %v: must be positive", e.FailoverMax)
 	}
+	if spec := strings.TrimSpace(e.HandoffMaxSpec); spec != "" {
+		if r.workload(d) != "handoff" {
+			bad("expect.handoff_max needs workload: handoff: without handoffs there is nothing to bound")
+		}
+		if spec != BoundDerived {
+			if h, err := time.ParseDuration(spec); err != nil || h <= 0 {
+				bad("expect.handoff_max %q: want %s (the recipe's handoff bound plus %v) or a positive duration", spec, BoundDerived, FailoverSlack)
+			} else {
+				r.Expect.HandoffMax = h
+			}
+		}
+	}
 	if e.FailoverMax > 0 && r.Fault == "none" {
 		bad("expect.failover_max needs a fault: with fault none there is no failover to bound")
 	}
@@ -511,6 +529,13 @@ func (m *Matrix) Select(tier, filter string) ([]Case, error) {
 					return nil, fmt.Errorf("%s: failover_max derived: %w", cn, err)
 				}
 				c.Row.Expect.FailoverMax = b
+			}
+			if r.Expect.HandoffMaxSpec == BoundDerived {
+				b, err := harness.HandoffBoundFor(c.Config)
+				if err != nil {
+					return nil, fmt.Errorf("%s: handoff_max derived: %w", cn, err)
+				}
+				c.Row.Expect.HandoffMax = (b + FailoverSlack + 99*time.Millisecond).Truncate(100 * time.Millisecond)
 			}
 			out = append(out, c)
 		}

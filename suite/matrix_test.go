@@ -52,6 +52,10 @@ rows:
 defaults: {duration: 10s}
 rows:
   - {store: etcd, recipe: etcd-election, fault: "pause:for=banana", tags: [smoke], expect: {verdict: valid}}`, `fault "pause:for=banana"`},
+		{"handoff bound without handoffs", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, fault: none, until: writes=10, tags: [smoke], expect: {verdict: valid, handoff_max: derived}}`, "expect.handoff_max needs workload: handoff"},
 		{"unknown verdict", `
 defaults: {duration: 10s}
 rows:
@@ -233,6 +237,29 @@ func TestCompare(t *testing.T) {
 	kept.Latency.Samples[0].TouchedLeader = false
 	if d := Compare(Expect{Verdict: "valid", FailoverMax: 7 * time.Second}, true, Observe("valid", kept)); len(d) != 0 {
 		t.Errorf("fault that missed the leader flagged: %v", d)
+	}
+
+	// Handoffs are bounded apart from failovers: SIGTERM of the leader → next election.
+	ho := results(checkers.Valid)
+	ho.Latency.Samples = []checkers.LatencySample{
+		{Kind: "handoff", Outcome: checkers.OutcomeFailover, ElectionNs: int64(300 * time.Millisecond)},
+		{Kind: "handoff", Outcome: checkers.OutcomeFailover, ElectionNs: int64(2 * time.Second)},
+	}
+	oh := Observe("valid", ho)
+	if len(oh.Failovers) != 0 || len(oh.Handoffs) != 2 {
+		t.Fatalf("handoffs counted as failovers: %+v", oh)
+	}
+	if d := Compare(Expect{Verdict: "valid", HandoffMax: 2 * time.Second}, false, oh); len(d) != 0 {
+		t.Errorf("handoffs within the bound flagged: %v", d)
+	}
+	if d := Compare(Expect{Verdict: "valid", HandoffMax: time.Second}, false, oh); !containsSub(d, "slowest handoff 2s exceeds the bound 1s") {
+		t.Errorf("slow handoff not flagged: %v", d)
+	}
+	if d, notes := CompareTolerant(Expect{Verdict: "valid", HandoffMax: time.Second}, false, oh, SmokeBoundTolerance); len(d) != 0 || len(notes) != 1 {
+		t.Errorf("an overrun within 3x in smoke: diffs %v notes %v", d, notes)
+	}
+	if d := Compare(Expect{Verdict: "valid", HandoffMax: time.Second}, false, Observe("valid", results(checkers.Valid))); !containsSub(d, "no handoff was measured") {
+		t.Errorf("untested handoff bound not flagged: %v", d)
 	}
 }
 
