@@ -20,6 +20,12 @@ import (
 // same scenario against real servers and checks the same verdict, so running it twice only
 // costs time. withBound also asks for the row's failover_max (a kill-leader test's bound).
 func smokeRowsFor(t *testing.T, fault string, withBound bool) map[string]string {
+	return smokeRowsWith(t, fault, "", withBound)
+}
+
+// smokeRowsWith is smokeRowsFor for rows with workload (""= the default); withBound asks for
+// the bound the workload's test holds (failover_max; handoff_max for handoff rows).
+func smokeRowsWith(t *testing.T, fault, workload string, withBound bool) map[string]string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	path := filepath.Join(filepath.Dir(file), "..", "suite", "matrix.yaml")
@@ -35,6 +41,7 @@ func smokeRowsFor(t *testing.T, fault string, withBound bool) map[string]string 
 			Expect                                   struct {
 				Verdict     string
 				FailoverMax string `yaml:"failover_max"`
+				HandoffMax  string `yaml:"handoff_max"`
 			}
 		}
 	}
@@ -44,11 +51,18 @@ func smokeRowsFor(t *testing.T, fault string, withBound bool) map[string]string 
 	out := map[string]string{}
 	for _, r := range m.Rows {
 		r.Workload, r.Resource = cmp.Or(r.Workload, m.Defaults.Workload), cmp.Or(r.Resource, m.Defaults.Resource)
-		if r.Recipe == "" || r.Fault != fault || r.Workload != "" || (r.Resource != "" && r.Resource != "fenced") ||
-			!slices.Contains(r.Tags, "smoke") || r.Expect.Verdict != "valid" || (withBound && r.Expect.FailoverMax == "") {
+		bound := r.Expect.FailoverMax
+		if workload == "handoff" {
+			bound = r.Expect.HandoffMax
+		}
+		if r.Recipe == "" || r.Fault != fault || r.Workload != workload || (r.Resource != "" && r.Resource != "fenced") ||
+			!slices.Contains(r.Tags, "smoke") || r.Expect.Verdict != "valid" || (withBound && bound == "") {
 			continue
 		}
 		out[r.Recipe] = r.Store + "/" + r.Recipe + "/" + r.Fault
+		if workload != "" {
+			out[r.Recipe] += "/" + workload
+		}
 	}
 	return out
 }

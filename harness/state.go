@@ -22,6 +22,7 @@ type LiveState struct {
 	faults     map[int]string   // fault id → "kind@targets"
 	clockAware map[string]bool  // candidates that declared they honour the clock-offset file
 	counts     Counts
+	writes     leaderWrites // accepted writes per tenure (leaderwrites.go)
 }
 
 // Counts are the run's running totals.
@@ -49,6 +50,7 @@ func (s *LiveState) Observe(e history.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts.Events++
+	s.writes.observe(e)
 	switch e.Kind {
 	case history.KindPhase:
 		s.phase = e.Phase

@@ -17,6 +17,7 @@ type Observed struct {
 	Findings      []string // codes of verdict-neutral findings
 	Overlaps      int
 	Failovers     []time.Duration // fault start → next election, one per failover
+	Handoffs      []time.Duration // a leader's handoff SIGTERM → next election, one per handoff
 	Unavailable   time.Duration   // longest stretch without an accepted write
 	LivenessOK    bool
 	FaultsApplied int // faults that started without error
@@ -40,7 +41,11 @@ func Observe(verdict string, res *checkers.Results) Observed {
 	}
 	o.Overlaps = res.Tenures.OverlapCount
 	for _, s := range res.Latency.Samples {
-		if s.Outcome == checkers.OutcomeFailover && s.ElectionNs >= 0 {
+		switch {
+		case s.Outcome != checkers.OutcomeFailover || s.ElectionNs < 0:
+		case s.Kind == "handoff" && s.FaultID == 0:
+			o.Handoffs = append(o.Handoffs, time.Duration(s.ElectionNs))
+		default:
 			o.Failovers = append(o.Failovers, time.Duration(s.ElectionNs))
 		}
 		if s.FaultID > 0 && s.TouchedLeader {
@@ -48,6 +53,7 @@ func Observe(verdict string, res *checkers.Results) Observed {
 		}
 	}
 	slices.Sort(o.Failovers)
+	slices.Sort(o.Handoffs)
 	o.Unavailable = time.Duration(res.Latency.UnavailableMaxNs)
 	o.LivenessOK = res.Latency.LivenessOK
 	for _, f := range res.Faults {
@@ -101,7 +107,7 @@ func CompareTolerant(e Expect, faulty bool, o Observed, tolerance float64) (diff
 		diffs = append(diffs, fmt.Sprintf("verdict %s, expected %s", o.Verdict, e.Verdict))
 	}
 	if !o.HaveResults {
-		if e.FailoverMax > 0 || e.Overlap != nil || len(e.Reasons) > 0 || len(e.Findings) > 0 {
+		if e.FailoverMax > 0 || e.HandoffMax > 0 || e.Overlap != nil || len(e.Reasons) > 0 || len(e.Findings) > 0 {
 			diffs = append(diffs, "no results.json: the expected bounds and reasons cannot be checked")
 		}
 		return diffs, nil
@@ -123,6 +129,18 @@ func CompareTolerant(e Expect, faulty bool, o Observed, tolerance float64) (diff
 	// bound (e.g. the fault was stamped after the next leader was already elected).
 	if e.FailoverMax > 0 && o.LeaderHits > 0 && len(o.Failovers) == 0 {
 		diffs = append(diffs, fmt.Sprintf("%d faults hit the leader but no failover was measured: the bound %v was not tested", o.LeaderHits, e.FailoverMax))
+	}
+	if e.HandoffMax > 0 {
+		if len(o.Handoffs) == 0 {
+			diffs = append(diffs, fmt.Sprintf("no handoff was measured: the bound %v was not tested", e.HandoffMax))
+		} else if max := o.Handoffs[len(o.Handoffs)-1]; max > e.HandoffMax {
+			msg := fmt.Sprintf("slowest handoff %v exceeds the bound %v", max.Round(time.Millisecond), e.HandoffMax)
+			if float64(max) <= tolerance*float64(e.HandoffMax) {
+				notes = append(notes, fmt.Sprintf("%s (within %gx the bound: reported, not failed, in this tier)", msg, tolerance))
+			} else {
+				diffs = append(diffs, msg)
+			}
+		}
 	}
 	if e.Overlap != nil {
 		switch {

@@ -51,7 +51,7 @@ type Timing struct {
 	Seeds    []int64       `yaml:"seeds"`
 	// Cycles is how many fault cycles a row whose fault is a profile with an event-paced
 	// form runs (nemesis.PacedSpec); the faults phase then ends on events and Duration is
-	// its timeout. Rows opt out with paced: false.
+	// its timeout. A tier's cycles apply to the rows that say paced: true (Row.Cycles).
 	Cycles int `yaml:"cycles"`
 }
 
@@ -73,6 +73,12 @@ type Expect struct {
 	// FailoverMax bounds the slowest failover (fault start → next election) of the run: the
 	// resolved FailoverMaxSpec (0 = no bound).
 	FailoverMax time.Duration `yaml:"-"`
+	// HandoffMaxSpec is handoff_max as written: "derived" (the recipe's handoff bound plus
+	// FailoverSlack) or a figure; it bounds the slowest graceful handoff (SIGTERM of the
+	// leader → next election) of a row with the handoff workload.
+	HandoffMaxSpec string `yaml:"handoff_max"`
+	// HandoffMax is the resolved HandoffMaxSpec (0 = no bound).
+	HandoffMax time.Duration `yaml:"-"`
 	// Overlap: true = belief overlap must occur, false = must not; unset = not asserted.
 	Overlap *bool `yaml:"overlap"`
 	// Reasons are checker codes that must be among the verdict's reasons.
@@ -97,10 +103,11 @@ type Row struct {
 	// LeaderWork, when set, is passed as SPLITBRAIN_LEADER_WORK (0s: no gap between a
 	// leader's lease check and its write, so a paused leader never releases a stale write).
 	LeaderWork *time.Duration `yaml:"leader_work"`
-	// HandoffEvery is the handoff workload's period (0 = 3xTTL, at least 2s).
+	// HandoffEvery puts the handoff workload on a time table (0 = event-paced: each leader
+	// gets SIGTERM on its workloads.HandoffWrites-th accepted write).
 	HandoffEvery time.Duration `yaml:"handoff_every"`
-	// Paced: false keeps a profile's time table although the tier runs event-paced cycles
-	// (the note says why).
+	// Paced: true runs the profile's event-paced form, the tier's cycles times; false (or
+	// unset) keeps its time table (in smoke and default only with a stated miss).
 	Paced *bool `yaml:"paced"`
 	// Until ends the faults phase on events (harness Config.Until, checkers.ParseGoal), e.g.
 	// elections=20 for a negative control whose race needs enough leader changes.
@@ -320,8 +327,11 @@ func (r *Row) check(d Defaults) []error {
 			bad("miss.model is empty: say how miss.p follows (e.g. \"1/2 per leader change, until elections=24: 2^-24\")")
 		}
 	}
-	if r.Paced != nil && *r.Paced && !nemesis.HasPaced(r.Fault) {
-		bad("paced: true, but fault %q has no event-paced form (profiles with one: splitbrain nemesis list)", r.Fault)
+	if (r.Paced != nil && *r.Paced || r.Timing.Cycles > 0) && !nemesis.HasPaced(r.Fault) {
+		bad("paced: true or cycles:, but fault %q has no event-paced form (profiles with one: splitbrain nemesis list; or write triggers: on=EVENT,count=N)", r.Fault)
+	}
+	if r.Paced != nil && !*r.Paced && r.Timing.Cycles > 0 {
+		bad("paced: false and cycles: %d contradict each other: drop one", r.Timing.Cycles)
 	}
 	switch spec := strings.TrimSpace(e.FailoverMaxSpec); spec {
 	case "":
@@ -340,6 +350,18 @@ func (r *Row) check(d Defaults) []error {
 	}
 	if e.FailoverMax < 0 {
 		bad("expect.failover_max %v: must be positive", e.FailoverMax)
+	}
+	if spec := strings.TrimSpace(e.HandoffMaxSpec); spec != "" {
+		if r.workload(d) != "handoff" {
+			bad("expect.handoff_max needs workload: handoff: without handoffs there is nothing to bound")
+		}
+		if spec != BoundDerived {
+			if h, err := time.ParseDuration(spec); err != nil || h <= 0 {
+				bad("expect.handoff_max %q: want %s (the recipe's handoff bound plus %v) or a positive duration", spec, BoundDerived, FailoverSlack)
+			} else {
+				r.Expect.HandoffMax = h
+			}
+		}
 	}
 	if e.FailoverMax > 0 && r.Fault == "none" {
 		bad("expect.failover_max needs a fault: with fault none there is no failover to bound")
@@ -508,6 +530,13 @@ func (m *Matrix) Select(tier, filter string) ([]Case, error) {
 				}
 				c.Row.Expect.FailoverMax = b
 			}
+			if r.Expect.HandoffMaxSpec == BoundDerived {
+				b, err := harness.HandoffBoundFor(c.Config)
+				if err != nil {
+					return nil, fmt.Errorf("%s: handoff_max derived: %w", cn, err)
+				}
+				c.Row.Expect.HandoffMax = (b + FailoverSlack + 99*time.Millisecond).Truncate(100 * time.Millisecond)
+			}
 			out = append(out, c)
 		}
 	}
@@ -546,12 +575,19 @@ func (m *Matrix) resolve(tier string, row Timing) Timing {
 }
 
 // Cycles is how many event-paced cycles the row runs at timing t (0: its schedule as
-// written, time-tabled or triggered).
+// written, time-tabled or triggered). A row runs its profile's event-paced form only when
+// it says so, so matrix.yaml shows each row's pacing: its own cycles:, or paced: true for
+// the tier's cycles.
 func (r *Row) Cycles(t Timing) int {
-	if r.Paced != nil && !*r.Paced || !nemesis.HasPaced(r.Fault) {
+	switch {
+	case !nemesis.HasPaced(r.Fault) || r.Paced != nil && !*r.Paced:
 		return 0
+	case r.Timing.Cycles > 0:
+		return r.Timing.Cycles
+	case r.Paced != nil && *r.Paced:
+		return t.Cycles
 	}
-	return t.Cycles
+	return 0
 }
 
 func (m *Matrix) config(r Row, t Timing, seed int64) harness.Config {

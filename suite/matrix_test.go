@@ -52,6 +52,10 @@ rows:
 defaults: {duration: 10s}
 rows:
   - {store: etcd, recipe: etcd-election, fault: "pause:for=banana", tags: [smoke], expect: {verdict: valid}}`, `fault "pause:for=banana"`},
+		{"handoff bound without handoffs", `
+defaults: {duration: 10s}
+rows:
+  - {store: etcd, recipe: etcd-election, fault: none, until: writes=10, tags: [smoke], expect: {verdict: valid, handoff_max: derived}}`, "expect.handoff_max needs workload: handoff"},
 		{"unknown verdict", `
 defaults: {duration: 10s}
 rows:
@@ -233,6 +237,29 @@ func TestCompare(t *testing.T) {
 	kept.Latency.Samples[0].TouchedLeader = false
 	if d := Compare(Expect{Verdict: "valid", FailoverMax: 7 * time.Second}, true, Observe("valid", kept)); len(d) != 0 {
 		t.Errorf("fault that missed the leader flagged: %v", d)
+	}
+
+	// Handoffs are bounded apart from failovers: SIGTERM of the leader → next election.
+	ho := results(checkers.Valid)
+	ho.Latency.Samples = []checkers.LatencySample{
+		{Kind: "handoff", Outcome: checkers.OutcomeFailover, ElectionNs: int64(300 * time.Millisecond)},
+		{Kind: "handoff", Outcome: checkers.OutcomeFailover, ElectionNs: int64(2 * time.Second)},
+	}
+	oh := Observe("valid", ho)
+	if len(oh.Failovers) != 0 || len(oh.Handoffs) != 2 {
+		t.Fatalf("handoffs counted as failovers: %+v", oh)
+	}
+	if d := Compare(Expect{Verdict: "valid", HandoffMax: 2 * time.Second}, false, oh); len(d) != 0 {
+		t.Errorf("handoffs within the bound flagged: %v", d)
+	}
+	if d := Compare(Expect{Verdict: "valid", HandoffMax: time.Second}, false, oh); !containsSub(d, "slowest handoff 2s exceeds the bound 1s") {
+		t.Errorf("slow handoff not flagged: %v", d)
+	}
+	if d, notes := CompareTolerant(Expect{Verdict: "valid", HandoffMax: time.Second}, false, oh, SmokeBoundTolerance); len(d) != 0 || len(notes) != 1 {
+		t.Errorf("an overrun within 3x in smoke: diffs %v notes %v", d, notes)
+	}
+	if d := Compare(Expect{Verdict: "valid", HandoffMax: time.Second}, false, Observe("valid", results(checkers.Valid))); !containsSub(d, "no handoff was measured") {
+		t.Errorf("untested handoff bound not flagged: %v", d)
 	}
 }
 
@@ -460,8 +487,17 @@ func TestMatrixFile(t *testing.T) {
 // chanceDependent says why a case's outcome could depend on the wall clock: a fault placed
 // on a time table, or a handoff workload whose count no until: fixes. "" = by construction.
 func chanceDependent(c Case) string {
+	if why := chanceDependentHandoffs(c); why != "" {
+		return why
+	}
 	if c.Config.Cycles > 0 {
 		return ""
+	}
+	if nemesis.HasPaced(c.Row.Fault) {
+		return fmt.Sprintf("profile %s runs its time table: say paced: true (the tier's cycles) or cycles: N", c.Row.Fault)
+	}
+	if c.Row.Fault == "none" && c.Row.Until == "" {
+		return "it has no faults and no until:, so its phase ends on the clock (until: writes=100 ends it on events)"
 	}
 	sched, err := nemesis.Parse(c.Row.Fault)
 	if err != nil {
@@ -475,13 +511,55 @@ func chanceDependent(c Case) string {
 			return fmt.Sprintf("triggered fault %q has no count=, so how many times it fires depends on the clock", f.String())
 		}
 	}
-	if c.Config.Workload == "handoff" {
-		g, _ := checkers.ParseGoal(c.Row.Until)
-		if c.Row.Until == "" || (g.Handoffs == 0 && g.Elections == 0) {
-			return "its handoffs come on a time table and no until: handoffs=N or elections=E counts them"
-		}
+	return ""
+}
+
+// chanceDependentHandoffs: handoffs on a time table (handoff_every) land wherever the clock
+// puts them; event-paced ones (each leader's HandoffWrites-th accepted write) need a phase
+// that ends on events, or how many come depends on the machine's speed.
+func chanceDependentHandoffs(c Case) string {
+	if c.Config.Workload != "handoff" {
+		return ""
+	}
+	if c.Config.HandoffEvery > 0 {
+		return fmt.Sprintf("its handoffs come on a time table (handoff_every: %v)", c.Config.HandoffEvery)
+	}
+	if c.Row.Until == "" {
+		return "its handoffs are event-paced but no until: ends the phase on their count (handoffs=N) or on the faults' events"
 	}
 	return ""
+}
+
+// Each way a row can leave its outcome to the clock is named; the matrix file's own rows
+// are held to it in TestMatrixFile.
+func TestChanceDependent(t *testing.T) {
+	cases := []struct{ row, want string }{
+		{`{store: etcd, recipe: etcd-election, fault: pause-leader, tags: [smoke], expect: {verdict: valid}}`, "say paced: true"},
+		{`{store: etcd, recipe: etcd-election, fault: pause-leader, paced: true, tags: [smoke], expect: {verdict: valid}}`, ""},
+		{`{store: etcd, recipe: etcd-election, fault: pause-leader, cycles: 2, tags: [smoke], expect: {verdict: valid}}`, ""},
+		{`{store: etcd, recipe: etcd-election, fault: none, tags: [smoke], expect: {verdict: valid}}`, "ends on the clock"},
+		{`{store: etcd, recipe: etcd-election, fault: none, until: writes=100, tags: [smoke], expect: {verdict: valid}}`, ""},
+		{`{store: etcd, recipe: etcd-election, fault: "pause:target=leader,for=4s,every=8s", until: writes=3, tags: [smoke], expect: {verdict: valid}}`, "time table"},
+		{`{store: etcd, recipe: etcd-election, fault: "pause:target=leader,on=write:3,for=4s", until: elections=3, tags: [smoke], expect: {verdict: valid}}`, "has no count="},
+		{`{store: etcd, recipe: etcd-election, fault: "pause:target=leader,on=write:3,for=4s,count=1", until: writes=3, tags: [smoke], expect: {verdict: valid}}`, ""},
+		{`{store: etcd, recipe: etcd-election, fault: none, workload: handoff, handoff_every: 3s, until: handoffs=2, tags: [smoke], expect: {verdict: valid}}`, "handoff_every: 3s"},
+		{`{store: etcd, recipe: etcd-election, fault: none, workload: handoff, tags: [smoke], expect: {verdict: valid}}`, "no until:"},
+		{`{store: etcd, recipe: etcd-election, fault: none, workload: handoff, until: handoffs=2, tags: [smoke], expect: {verdict: valid}}`, ""},
+	}
+	for _, tc := range cases {
+		m, err := Parse([]byte("defaults: {duration: 20s}\ntiers: {smoke: {cycles: 1, duration: 60s}}\nrows:\n  - "+tc.row+"\n"), "test.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.row, err)
+		}
+		cs, err := m.Select(TierSmoke, "")
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("%s: %d cases, %v", tc.row, len(cs), err)
+		}
+		got := chanceDependent(cs[0])
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.row, got, tc.want)
+		}
+	}
 }
 
 func TestDerivedBoundsAndSmokeTolerance(t *testing.T) {

@@ -7,36 +7,41 @@ import (
 	"time"
 )
 
-// Handoff defaults: a handoff every few TTLs leaves the new leader time to settle and write.
+// Handoff defaults. By default a handoff is paced by events: the leader is asked to hand
+// off once it has proven its tenure with a few accepted writes, so the number of handoffs in
+// a phase follows the recipe's own speed, not the machine's load. A period (HandoffEvery)
+// puts them on a time table instead, for rows whose race needs that rhythm.
 const (
-	handoffMinEvery = 2 * time.Second
-	handoffEveryTTL = 3 // default period = 3 × TTL (at least handoffMinEvery)
-	handoffPause    = 1 * time.Second
+	// HandoffWrites is the accepted write of a tenure (counted from its election) on which
+	// its leader gets SIGTERM. More than checkers.DefaultGoalWrites, so a phase that ends
+	// on "writes accepted after the last disruption" can end between two handoffs.
+	HandoffWrites = 5
+	handoffPause  = 1 * time.Second
 	// exitGrace bounds a graceful exit after SIGTERM (the contract asks for a prompt one);
 	// after it the workload sends SIGKILL so the schedule does not stall.
 	exitGrace = 10 * time.Second
 )
 
-// handoff: every period, SIGTERM the current leader (it resigns and exits), leave it down
-// for the pause, then restart it. Each signal is a history event, so the checkers can
-// measure SIGTERM → next election → first accepted write.
+// handoff: SIGTERM the current leader (it resigns and exits) on its HandoffWrites-th
+// accepted write, or every period, leave it down for the pause, then restart it. Each
+// signal is a history event, so the checkers can measure SIGTERM → next election → first
+// accepted write.
 type handoff struct {
-	every, pause time.Duration
-	grace        time.Duration // SIGTERM → exit bound before SIGKILL
+	every  time.Duration // 0: event-paced (on the leader's writes-th accepted write)
+	writes int
+	pause  time.Duration
+	grace  time.Duration // SIGTERM → exit bound before SIGKILL
 }
 
 func newHandoff(o Options) (Workload, error) {
-	h := &handoff{every: o.HandoffEvery, pause: o.HandoffPause, grace: exitGrace}
-	if h.every == 0 {
-		h.every = max(handoffMinEvery, handoffEveryTTL*o.TTL)
-	}
+	h := &handoff{every: o.HandoffEvery, writes: HandoffWrites, pause: o.HandoffPause, grace: exitGrace}
 	if h.pause == 0 {
 		h.pause = handoffPause
 	}
 	if h.every < 0 || h.pause < 0 {
 		return nil, fmt.Errorf("handoff: period %v and pause %v must not be negative", h.every, h.pause)
 	}
-	if h.every <= h.pause {
+	if h.every > 0 && h.every <= h.pause {
 		return nil, fmt.Errorf("handoff: the period (%v) must be longer than the pause (%v), or the resigned leader never comes back before the next handoff", h.every, h.pause)
 	}
 	return h, nil
@@ -45,23 +50,25 @@ func newHandoff(o Options) (Workload, error) {
 func (h *handoff) Name() string { return "handoff" }
 
 func (h *handoff) Describe() string {
-	return fmt.Sprintf("handoff: every %v SIGTERM the leader, restart it after %v", h.every, h.pause)
+	if h.every > 0 {
+		return fmt.Sprintf("handoff: every %v SIGTERM the leader, restart it after %v", h.every, h.pause)
+	}
+	return fmt.Sprintf("handoff: SIGTERM each leader on its %s accepted write (counted from its election), restart it after %v", ordinal(h.writes), h.pause)
 }
 
 func (h *handoff) Run(ctx context.Context, env Env) error {
-	t := time.NewTicker(h.every)
-	defer t.Stop()
+	var tick <-chan time.Time
+	if h.every > 0 {
+		t := time.NewTicker(h.every)
+		defer t.Stop()
+		tick = t.C
+	}
 	var errs []error
 	for {
-		select {
-		case <-ctx.Done():
-			return errors.Join(errs...)
-		case <-t.C:
-		}
+		node, token, ok := h.next(ctx, env, tick)
 		if ctx.Err() != nil { // the tick and the end of the phase can arrive together
 			return errors.Join(errs...)
 		}
-		node, token, ok := env.Leader()
 		if !ok {
 			env.Logf("handoff: no leader to hand off from; skipping this round")
 			continue
@@ -72,6 +79,35 @@ func (h *handoff) Run(ctx context.Context, env Env) error {
 			env.Logf("handoff: %v", err)
 		}
 	}
+}
+
+// next waits for the next leader to hand off from: the next tick's leader on a time table,
+// otherwise the first leader with h.writes accepted writes in its tenure.
+func (h *handoff) next(ctx context.Context, env Env, tick <-chan time.Time) (string, int64, bool) {
+	if tick == nil {
+		node, token, err := env.WaitLeaderWrites(ctx, h.writes)
+		return node, token, err == nil
+	}
+	select {
+	case <-ctx.Done():
+		return "", 0, false
+	case <-tick:
+	}
+	return env.Leader()
+}
+
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return fmt.Sprintf("%dth", n)
+	case n%10 == 1:
+		return fmt.Sprintf("%dst", n)
+	case n%10 == 2:
+		return fmt.Sprintf("%dnd", n)
+	case n%10 == 3:
+		return fmt.Sprintf("%drd", n)
+	}
+	return fmt.Sprintf("%dth", n)
 }
 
 // handOff stops node gracefully and restarts it. The restart happens even when ctx ends

@@ -1,6 +1,6 @@
 // Package workloads drives what the harness itself does to the candidates during the faults
-// phase, besides the nemesis: nothing (steady: leaders write on their own) or periodic
-// graceful handoffs. One file per workload; one registry line adds one.
+// phase, besides the nemesis: nothing (steady: leaders write on their own) or graceful
+// handoffs. One file per workload; one registry line adds one.
 package workloads
 
 import (
@@ -15,6 +15,9 @@ import (
 type Env interface {
 	// Leader is the candidate that most recently became leader and still believes it leads.
 	Leader() (node string, token int64, ok bool)
+	// WaitLeaderWrites waits until that leader has had n writes accepted (as it reported
+	// them) since its election, and returns it; or returns ctx's error.
+	WaitLeaderWrites(ctx context.Context, n int) (node string, token int64, err error)
 	// Signal sends sig (SIGTERM, SIGKILL) to a candidate and records a signal event with reason.
 	Signal(ctx context.Context, node, sig, reason string) error
 	// WaitExit waits until the candidate's process has exited, or ctx ends.
@@ -28,7 +31,7 @@ type Env interface {
 // Options tune the workloads; zero values take each workload's defaults.
 type Options struct {
 	TTL          time.Duration // the run's lease TTL, for TTL-relative defaults
-	HandoffEvery time.Duration // handoff: time between SIGTERMs of the leader
+	HandoffEvery time.Duration // handoff: time between SIGTERMs of the leader (0: on its HandoffWrites-th accepted write)
 	HandoffPause time.Duration // handoff: how long a resigned leader stays down
 }
 

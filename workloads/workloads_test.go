@@ -28,15 +28,21 @@ func TestRegistry(t *testing.T) {
 
 func TestHandoffOptions(t *testing.T) {
 	w, _ := New("handoff", Options{TTL: 2 * time.Second})
-	if h := w.(*handoff); h.every != 6*time.Second || h.pause != time.Second {
-		t.Fatalf("defaults %+v", h)
+	if h := w.(*handoff); h.every != 0 || h.writes != HandoffWrites || h.pause != time.Second {
+		t.Fatalf("defaults %+v, want event-paced on the %d-th write with a 1s pause", h, HandoffWrites)
 	}
-	w, _ = New("handoff", Options{TTL: 100 * time.Millisecond})
-	if h := w.(*handoff); h.every != handoffMinEvery {
-		t.Fatalf("minimum period not applied: %+v", h)
+	if d := w.Describe(); !strings.Contains(d, "5th accepted write") {
+		t.Errorf("Describe %q does not say the handoffs are paced by writes", d)
+	}
+	w, _ = New("handoff", Options{HandoffEvery: 4 * time.Second})
+	if d := w.Describe(); !strings.Contains(d, "every 4s") {
+		t.Errorf("Describe %q does not give the time table", d)
 	}
 	if _, err := New("handoff", Options{HandoffEvery: time.Second, HandoffPause: 2 * time.Second}); err == nil {
 		t.Fatal("pause longer than period accepted")
+	}
+	if _, err := New("handoff", Options{HandoffPause: 2 * time.Second}); err != nil {
+		t.Fatalf("an event-paced handoff has no period for the pause to exceed: %v", err)
 	}
 }
 
@@ -47,12 +53,59 @@ type fakeEnv struct {
 	running  map[string]bool
 	stubborn bool
 	log      []string
+	asked    []int // WaitLeaderWrites's n, per call
+}
+
+// runUntil runs w until env's log has n entries, then ends its phase; it returns Run's error.
+func runUntil(t *testing.T, w Workload, env *fakeEnv, n int) error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, env) }()
+	deadline := time.After(time.Minute) // only ends a hung test
+	for {
+		env.mu.Lock()
+		got := len(env.log)
+		env.mu.Unlock()
+		if got >= n {
+			break
+		}
+		select {
+		case err := <-done:
+			cancel()
+			t.Fatalf("Run returned early (%v) with log %v", err, env.log)
+		case <-deadline:
+			cancel()
+			t.Fatalf("no %d actions within a minute: %v", n, env.log)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	cancel()
+	return <-done
 }
 
 func (f *fakeEnv) Leader() (string, int64, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.leader, 1, f.leader != "" && f.running[f.leader]
+}
+
+// WaitLeaderWrites: the fake leader has written enough once it runs; asked records n.
+func (f *fakeEnv) WaitLeaderWrites(ctx context.Context, n int) (string, int64, error) {
+	for {
+		f.mu.Lock()
+		f.asked = append(f.asked, n)
+		if f.leader != "" && f.running[f.leader] {
+			defer f.mu.Unlock()
+			return f.leader, 1, nil
+		}
+		f.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return "", 0, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 func (f *fakeEnv) Signal(_ context.Context, node, sig, reason string) error {
@@ -101,22 +154,28 @@ func (f *fakeEnv) Restart(_ context.Context, node string) error {
 func (f *fakeEnv) Logf(string, ...any) {}
 
 func TestHandoffCycles(t *testing.T) {
-	env := &fakeEnv{leader: "c1", running: map[string]bool{"c1": true, "c2": true}}
-	w := &handoff{every: 20 * time.Millisecond, pause: 5 * time.Millisecond, grace: time.Second}
-	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
-	defer cancel()
-	if err := w.Run(ctx, env); err != nil {
-		t.Fatal(err)
-	}
-	env.mu.Lock()
-	defer env.mu.Unlock()
-	if len(env.log) < 4 || env.log[0] != "SIGTERM c1 handoff" || env.log[1] != "restart c1" || env.log[2] != "SIGTERM c2 handoff" {
-		t.Fatalf("log %v", env.log)
-	}
-	for n, r := range env.running {
-		if !r {
-			t.Errorf("%s left down after the workload ended", n)
+	for _, every := range []time.Duration{0, 5 * time.Millisecond} {
+		env := &fakeEnv{leader: "c1", running: map[string]bool{"c1": true, "c2": true}}
+		w := &handoff{every: every, writes: 4, pause: time.Millisecond, grace: time.Second}
+		if err := runUntil(t, w, env, 4); err != nil {
+			t.Fatal(err)
 		}
+		env.mu.Lock()
+		if env.log[0] != "SIGTERM c1 handoff" || env.log[1] != "restart c1" || env.log[2] != "SIGTERM c2 handoff" {
+			t.Fatalf("every %v: log %v", every, env.log)
+		}
+		for n, r := range env.running {
+			if !r {
+				t.Errorf("every %v: %s left down after the workload ended", every, n)
+			}
+		}
+		switch {
+		case every == 0 && (len(env.asked) == 0 || env.asked[0] != 4):
+			t.Errorf("event-paced: asked for writes %v, want 4", env.asked)
+		case every > 0 && len(env.asked) > 0:
+			t.Errorf("time-tabled: waited for writes %v", env.asked)
+		}
+		env.mu.Unlock()
 	}
 }
 
@@ -144,13 +203,11 @@ func TestSteadyWaits(t *testing.T) {
 
 func TestHandoffKillsStubbornLeader(t *testing.T) {
 	env := &fakeEnv{leader: "c1", running: map[string]bool{"c1": true, "c2": true}, stubborn: true}
-	w := &handoff{every: 10 * time.Millisecond, pause: time.Millisecond, grace: 20 * time.Millisecond}
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	w.Run(ctx, env)
+	w := &handoff{writes: 1, pause: time.Millisecond, grace: 20 * time.Millisecond}
+	runUntil(t, w, env, 3)
 	env.mu.Lock()
 	defer env.mu.Unlock()
-	if len(env.log) < 3 || env.log[0] != "SIGTERM c1 handoff" || env.log[1] != "SIGKILL c1 handoff" || env.log[2] != "restart c1" {
+	if env.log[0] != "SIGTERM c1 handoff" || env.log[1] != "SIGKILL c1 handoff" || env.log[2] != "restart c1" {
 		t.Fatalf("log %v", env.log)
 	}
 }

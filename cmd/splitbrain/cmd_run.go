@@ -80,7 +80,7 @@ func addRunFlags(fs *flag.FlagSet, withNemesis bool) *runFlags {
 	fs.DurationVar(&r.c.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
 	fs.DurationVar(&r.c.WriteInterval, "write-interval", harness.DefaultWriteInterval, "leader write interval")
 	fs.StringVar(&r.c.Workload, "workload", harness.DefaultWorkload, "workload: "+strings.Join(workloads.Names(), ", "))
-	fs.DurationVar(&r.c.HandoffEvery, "handoff-every", 0, "handoff workload: period between SIGTERMs of the leader (0 = 3×TTL, at least 2s)")
+	fs.DurationVar(&r.c.HandoffEvery, "handoff-every", 0, fmt.Sprintf("handoff workload: period between SIGTERMs of the leader (0 = no time table: each leader gets SIGTERM on accepted write %d of its tenure)", workloads.HandoffWrites))
 	fs.DurationVar(&r.c.HandoffPause, "handoff-pause", 0, "handoff workload: how long the resigned leader stays down (0 = 1s)")
 	fs.StringVar(&r.c.ResourceMode, "resource", harness.DefaultResourceMode, "resource mode: fenced (rejects stale tokens) or unfenced (accepts all, records staleness)")
 	fs.StringVar(&r.c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract (docs/candidates.md), instead of --recipe")

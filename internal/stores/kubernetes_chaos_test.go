@@ -4,6 +4,7 @@ package stores_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -166,6 +167,70 @@ func TestKubernetes(t *testing.T) {
 		if _, err := admin.CoordinationV1().Leases("default").Get(ctx, "test-lease", metav1.GetOptions{}); err != nil {
 			t.Errorf("after restarting %s: %v", name, err)
 		}
+	}
+
+	// Reset wipes what a run leaves (a Pod, a Lease, a ConfigMap, Events) and keeps what the
+	// launch made: RBAC and the default ServiceAccount, so a candidate works right after.
+	kubeResetWipesARun(t, ctx, cl)
+}
+
+func kubeResetWipesARun(t *testing.T, ctx context.Context, cl stores.Cluster) {
+	admin, err := cl.(kubeAdmin).AdminClient(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.(stores.PodHost).CreatePod(ctx, "c2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "lock"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CoreV1().Events("default").Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "elected"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Lease", Namespace: "default", Name: "test-lease"}, Reason: "LeaderElection"}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := stores.Reset(rctx, cl); err != nil {
+		t.Fatalf("reset: %v", err)
+	}
+	pods, err1 := admin.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	leases, err2 := admin.CoordinationV1().Leases("default").List(ctx, metav1.ListOptions{})
+	cms, err3 := admin.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+	evs, err4 := admin.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(pods.Items) + len(leases.Items) + len(cms.Items) + len(evs.Items); n != 0 {
+		t.Errorf("after reset: %d Pods, %d Leases, %d ConfigMaps, %d Events, want none",
+			len(pods.Items), len(leases.Items), len(cms.Items), len(evs.Items))
+	}
+	if _, err := admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		t.Errorf("the default ServiceAccount went with the reset: %v", err)
+	}
+	hostEPs, err := cl.HostEndpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := cl.(stores.Credentialed).Credentials("c3", hostEPs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := clientcmd.RESTConfigFromKubeConfig(cred.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := "c3"
+	if _, err := cand.CoordinationV1().Leases("default").Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "test-lease"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}, metav1.CreateOptions{}); err != nil {
+		t.Errorf("a candidate creates the Lease again after the reset: %v", err)
+	}
+	if err := cl.Ready(ctx); err != nil {
+		t.Errorf("cluster does not serve after reset: %v", err)
 	}
 }
 
