@@ -64,5 +64,5 @@ func (s *LiveState) WaitLeaderWrites(ctx context.Context, n int) (string, int64,
 }
 
 func (w workloadEnv) WaitLeaderWrites(ctx context.Context, n int) (string, int64, error) {
-	return w.r.state.WaitLeaderWrites(ctx, n)
+	return w.state.WaitLeaderWrites(ctx, n)
 }
