@@ -115,6 +115,7 @@ type run struct {
 	phaseNow     string      // the lifecycle phase in progress
 	phaseAt      time.Time   // when it began
 	goals        *phaseGoals // what each phase waits for in an event-ended run (Config.Until); nil = time-ended
+	fence        fenceState  // the run's fence device (fence.go)
 }
 
 // Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
@@ -542,6 +543,7 @@ func (r *run) teardown(ctx context.Context) {
 		return
 	}
 	r.watch.live.Store(false) // teardown stops and removes everything on purpose
+	r.closeFence()
 	t0 := time.Now()
 	var wg sync.WaitGroup
 	// Followers first, then whoever leads: a leader that resigns while followers still run

@@ -273,6 +273,7 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 		Recipe:        r.cfg.Recipe,
 		RenewInterval: r.cfg.RenewInterval,
 		RetryInterval: r.cfg.RetryInterval,
+		FenceURL:      r.fenceURL(),
 	}
 	if r.cluster != nil {
 		cc.Endpoints = r.cluster.Endpoints()

@@ -1,0 +1,181 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+// fenceState is the run's fence device (fencedevice.go), opened on first use by
+// candidateSpec and closed at teardown.
+type fenceState struct {
+	once sync.Once
+	dev  *fenceDevice
+	url  string
+
+	mu  sync.Mutex
+	ips map[netip.Addr]string // candidate addresses seen on the run network, kept after restarts
+}
+
+// fenceConfirmWithin bounds the wait for a killed candidate's container to be reported
+// stopped; a power-off not confirmed by then fails.
+const fenceConfirmWithin = 10 * time.Second
+
+// fenceURL opens the device on first call and returns the URL candidates use, "" when
+// the run has none. The device listens on the run network's gateway address (the host's
+// side of the run's bridge): candidates reach it over the run's own network, nothing else
+// is exposed, and it answers only addresses of the run's candidates.
+func (r *run) fenceURL() string {
+	r.fence.once.Do(func() {
+		if r.net == nil || !r.net.Subnet.IsValid() {
+			return
+		}
+		gw := r.net.Subnet.Addr().Next()
+		ln, err := net.Listen("tcp", netip.AddrPortFrom(gw, 0).String())
+		if err != nil {
+			// A remote or desktop engine: the run network's gateway is not on this host.
+			r.logf("no fence device: cannot listen on the run network's gateway %s: %v", gw, err)
+			return
+		}
+		r.fence.dev = newFenceDevice(r.candidateNames(), runPower{r}, r.record, r.logf)
+		r.fence.dev.serve(ln)
+		r.fence.url = "http://" + ln.Addr().String()
+		r.logf("fence device on %s (the run's candidates only)", r.fence.url)
+	})
+	return r.fence.url
+}
+
+// closeFence stops the device (teardown); pending late power-offs are dropped.
+func (r *run) closeFence() {
+	if r.fence.dev != nil {
+		r.fence.dev.close()
+	}
+}
+
+// FenceDevice gives the fence fault kinds the device (nemesis.FenceEnv).
+func (n nemesisEnv) FenceDevice() nemesis.FenceDevice {
+	if n.r.fence.dev == nil {
+		return nil
+	}
+	return n.r.fence.dev
+}
+
+// runPower switches the run's candidate containers for the fence device.
+type runPower struct{ r *run }
+
+func (rp runPower) proc(node string) (*proc, error) {
+	p := rp.r.proc(node)
+	if p == nil || p.node == nil {
+		return nil, fmt.Errorf("%s: %w", node, errFenceNoNode)
+	}
+	return p, nil
+}
+
+// Off SIGKILLs the candidate's process and returns once the engine reports its container
+// stopped, recording the kill (a signal event: it ends the node's tenure) and the exit.
+func (rp runPower) Off(ctx context.Context, node, by string, id int) error {
+	p, err := rp.proc(node)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, err := p.node.State(ctx)
+	if err != nil {
+		return fmt.Errorf("power state of %s: %w", node, err)
+	}
+	if st.Running {
+		// kill(2) of the host PID works on a stopped or frozen process too and is in effect
+		// when it returns; the engine's kill (no /proc view of it) only once the daemon saw it.
+		killed := false
+		if st.Pid > 1 && pidOfContainer(st.Pid, p.node.ID()) {
+			killed = syscall.Kill(st.Pid, syscall.SIGKILL) == nil
+		}
+		if !killed {
+			if err := p.node.Kill(ctx, "SIGKILL"); err != nil {
+				return fmt.Errorf("power off %s: %w", node, err)
+			}
+		}
+		reason := fmt.Sprintf("fence %d: power off", id)
+		if by != "" {
+			reason += " requested by " + by
+		}
+		rp.r.record(history.Event{Source: history.SourceHarness, Kind: history.KindSignal, Node: node, Signal: "SIGKILL", Reason: reason})
+		deadline := time.Now().Add(fenceConfirmWithin)
+		for {
+			st, err = p.node.State(ctx)
+			if err == nil && !st.Running {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("power off %s: still running %s after SIGKILL (%v)", node, fenceConfirmWithin, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	rp.r.observeLocked(ctx, p) // the exit, once
+	return nil
+}
+
+// On starts the candidate again (a new process, as after a power cycle).
+func (rp runPower) On(ctx context.Context, node string) error {
+	p, err := rp.proc(node)
+	if err != nil {
+		return err
+	}
+	return rp.r.restartCandidate(ctx, p)
+}
+
+func (rp runPower) PoweredOn(ctx context.Context, node string) (bool, error) {
+	p, err := rp.proc(node)
+	if err != nil {
+		return false, err
+	}
+	st, err := p.node.State(ctx)
+	return st.Running, err
+}
+
+// Requester names the candidate whose address on the run network addr is (or was).
+func (rp runPower) Requester(ctx context.Context, addr netip.Addr) (string, bool) {
+	r := rp.r
+	if r.net == nil || !r.net.Subnet.Contains(addr) {
+		return "", false
+	}
+	r.fence.mu.Lock()
+	defer r.fence.mu.Unlock()
+	if name, ok := r.fence.ips[addr]; ok {
+		return name, true
+	}
+	if r.fence.ips == nil {
+		r.fence.ips = map[netip.Addr]string{}
+	}
+	for _, p := range r.candidates() {
+		if p.node == nil {
+			continue
+		}
+		ip, err := p.node.IP(ctx)
+		if err != nil {
+			continue
+		}
+		if a, err := netip.ParseAddr(ip); err == nil {
+			r.fence.ips[a] = p.name
+		}
+	}
+	name, ok := r.fence.ips[addr]
+	return name, ok
+}
+
+// pidOfContainer reports whether host pid belongs to the container with the given id.
+func pidOfContainer(pid int, id string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	return err == nil && len(id) >= 12 && strings.Contains(string(b), id)
+}
