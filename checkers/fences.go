@@ -114,7 +114,7 @@ func (s *FenceResult) check(_ context.Context, a *analysis, rl *reasonList) {
 			}
 			rl.add(Reason{Checker: "fences", Code: "fence-not-confirmed", Severity: SevFinding,
 				Message: fmt.Sprintf("fence %d: %s asked to power %s off at %s: %s %s", op.ID, who(op.By), op.Target, fmtT(op.T, a.startT), res, op.Reason),
-				T: op.T, EndT: op.ReplyT, Nodes: nodesOf(op.By, op.Target)})
+				T:       op.T, EndT: op.ReplyT, Nodes: nodesOf(op.By, op.Target)})
 		}
 	}
 	s.mutual(a, rl)
