@@ -16,6 +16,7 @@ func (fenceLyingKind) def() kindDef {
 			DefaultFor:    "4xTTL",
 			Targets:       fenceKindTargets,
 			Classes:       []NodeClass{ClassCandidate},
+			Fence:         true,
 			Colour:        "#cf222e",
 			Started:       "had a lying fence device (off acknowledged before the kill)",
 			Healed:        "had an honest fence device again",

@@ -15,6 +15,7 @@ func (fenceSlowKind) def() kindDef {
 			DefaultFor:    "4xTTL",
 			Targets:       fenceKindTargets,
 			Classes:       []NodeClass{ClassCandidate},
+			Fence:         true,
 			Colour:        "#8c959f",
 			Started:       "fenced slowly",
 			Healed:        "fenced at full speed again",

@@ -15,6 +15,7 @@ func (fenceUnreachableKind) def() kindDef {
 		DefaultFor:    "4xTTL",
 		Targets:       fenceKindTargets,
 		Classes:       []NodeClass{ClassCandidate},
+		Fence:         true,
 		Colour:        "#57606a",
 		Started:       "could not be fenced (fence device unreachable)",
 		Healed:        "could be fenced again",
