@@ -12,14 +12,15 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/fence"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
-// fenceState is the run's fence device (fencedevice.go), opened on first use by
+// fenceState is the run's fence device (internal/fence), opened on first use by
 // candidateSpec and closed at teardown.
 type fenceState struct {
 	once sync.Once
-	dev  *fenceDevice
+	dev  *fence.Device
 	url  string
 
 	mu  sync.Mutex
@@ -46,8 +47,8 @@ func (r *run) fenceURL() string {
 			r.logf("no fence device: cannot listen on the run network's gateway %s: %v", gw, err)
 			return
 		}
-		r.fence.dev = newFenceDevice(r.candidateNames(), runPower{r}, r.record, r.logf)
-		r.fence.dev.serve(ln)
+		r.fence.dev = fence.New(r.candidateNames(), runPower{r}, r.record, r.logf)
+		r.fence.dev.Serve(ln)
 		r.fence.url = "http://" + ln.Addr().String()
 		r.logf("fence device on %s (the run's candidates only)", r.fence.url)
 	})
@@ -57,7 +58,7 @@ func (r *run) fenceURL() string {
 // closeFence stops the device (teardown); pending late power-offs are dropped.
 func (r *run) closeFence() {
 	if r.fence.dev != nil {
-		r.fence.dev.close()
+		r.fence.dev.Close()
 	}
 }
 
@@ -75,7 +76,7 @@ type runPower struct{ r *run }
 func (rp runPower) proc(node string) (*proc, error) {
 	p := rp.r.proc(node)
 	if p == nil || p.node == nil {
-		return nil, fmt.Errorf("%s: %w", node, errFenceNoNode)
+		return nil, fmt.Errorf("%s: %w", node, fence.ErrNoNode)
 	}
 	return p, nil
 }

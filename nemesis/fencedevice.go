@@ -4,19 +4,17 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/fence"
 )
 
-// FenceMode is how a fence fault changes the run's fence device (docs/faults.md "Fence
-// device faults").
-type FenceMode string
+// FenceMode is how a fence fault changes the run's fence device (internal/fence).
+type FenceMode = fence.Mode
 
 const (
-	// FenceUnreachable: requests get no answer and nothing is done (a black-holed BMC).
-	FenceUnreachable FenceMode = "unreachable"
-	// FenceSlow: requests are carried out and answered a delay late.
-	FenceSlow FenceMode = "slow"
-	// FenceLying: a power-off is answered "off" at once and carried out a delay later.
-	FenceLying FenceMode = "lying"
+	FenceUnreachable = fence.Unreachable
+	FenceSlow        = fence.Slow
+	FenceLying       = fence.Lying
 )
 
 // FenceDevice is the run's fence device as the fence fault kinds change it. An Env that

@@ -48,7 +48,8 @@ func (x *story) fenceSteps() {
 		}
 		switch {
 		case op.AliveAtAnswer && op.DeathT > 0:
-			x.at(op.ReplyT, "the device answered %s off (fence %d, %s) while %s still ran; it died %s later", op.Target, op.ID, op.Result, op.Target, fmtDur(op.DeathT-op.ReplyT))
+			x.at(op.ReplyT, "the device answered %s off (fence %d, %s) while %s still ran", op.Target, op.ID, op.Result, op.Target)
+			x.at(op.DeathT, "%s's process ended, %s after that answer", op.Target, fmtDur(op.DeathT-op.ReplyT))
 		case op.AliveAtAnswer:
 			x.at(op.ReplyT, "the device answered %s off (fence %d, %s) while %s still ran; it never died", op.Target, op.ID, op.Result, op.Target)
 		case op.Power != "":

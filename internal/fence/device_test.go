@@ -1,4 +1,4 @@
-package harness
+package fence
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
-	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
 // fakePower records what the device asked of it.
@@ -84,24 +83,24 @@ func (r *recorded) list() []history.Event {
 
 // startTestFence serves a device for c1..c3 on loopback; requests from loopback count as
 // candidate asker unless asker is "" (then no source is a candidate of the run).
-func startTestFence(t *testing.T, asker string) (*fenceDevice, *fakePower, *recorded, string) {
+func startTestFence(t *testing.T, asker string) (*Device, *fakePower, *recorded, string) {
 	t.Helper()
 	fp := &fakePower{on: map[string]bool{"c1": true, "c2": true, "c3": true}, requester: map[netip.Addr]string{}}
 	if asker != "" {
 		fp.requester[netip.MustParseAddr("127.0.0.1")] = asker
 	}
 	rec := &recorded{}
-	d := newFenceDevice([]string{"c1", "c2", "c3"}, fp, rec.record, t.Logf)
+	d := New([]string{"c1", "c2", "c3"}, fp, rec.record, t.Logf)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.serve(ln)
-	t.Cleanup(d.close)
+	d.Serve(ln)
+	t.Cleanup(d.Close)
 	return d, fp, rec, "http://" + ln.Addr().String()
 }
 
-func fenceCall(t *testing.T, method, url string, timeout time.Duration) (int, fenceReply, error) {
+func fenceCall(t *testing.T, method, url string, timeout time.Duration) (int, Reply, error) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
@@ -110,10 +109,10 @@ func fenceCall(t *testing.T, method, url string, timeout time.Duration) (int, fe
 	cl := &http.Client{Timeout: timeout}
 	resp, err := cl.Do(req)
 	if err != nil {
-		return 0, fenceReply{}, err
+		return 0, Reply{}, err
 	}
 	defer resp.Body.Close()
-	var body fenceReply
+	var body Reply
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		t.Fatalf("%s %s: body is not JSON: %v", method, url, err)
 	}
@@ -228,7 +227,7 @@ func TestFenceDeviceOffStatusOnAreRecorded(t *testing.T) {
 func TestFenceDeviceFaults(t *testing.T) {
 	d, fp, rec, url := startTestFence(t, "c3")
 
-	heal, err := d.SetFault(1, nemesis.FenceUnreachable, 0)
+	heal, err := d.SetFault(1, Unreachable, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +250,7 @@ func TestFenceDeviceFaults(t *testing.T) {
 
 	// lying: "off" at once, the power-off after the lag.
 	fp.offDone = make(chan string, 1)
-	heal, _ = d.SetFault(2, nemesis.FenceLying, time.Millisecond)
+	heal, _ = d.SetFault(2, Lying, time.Millisecond)
 	code, body, err := fenceCall(t, http.MethodPost, url+"/off/c1", 5*time.Second)
 	if err != nil || code != http.StatusOK || body.Power != "off" {
 		t.Fatalf("off under a lying device: %d %+v %v, want 200 off", code, body, err)
@@ -265,7 +264,7 @@ func TestFenceDeviceFaults(t *testing.T) {
 	heal()
 
 	// slow: carried out and answered, the reply says why it was late.
-	heal, _ = d.SetFault(3, nemesis.FenceSlow, time.Millisecond)
+	heal, _ = d.SetFault(3, Slow, time.Millisecond)
 	code, body, err = fenceCall(t, http.MethodPost, url+"/off/c2", 5*time.Second)
 	if err != nil || code != http.StatusOK || body.Power != "off" {
 		t.Fatalf("off under a slow device: %d %+v %v", code, body, err)

@@ -1,4 +1,7 @@
-package harness
+// Package fence is the fence device a run gives its candidates (docs/candidates.md "The
+// fence device"): an HTTP power switch for the run's candidates, whoever runs them (the
+// harness's containers, a test's host processes), with the faults the nemesis puts on it.
+package fence
 
 import (
 	"context"
@@ -15,12 +18,23 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
-	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
-// fencePower is what the fence device switches: the run's candidates and nothing else
-// (fence.go implements it on the run's containers; the unit tests on a fake).
-type fencePower interface {
+// Mode is how a fence fault changes the device (docs/faults.md "Fence device faults").
+type Mode string
+
+const (
+	// Unreachable: requests get no answer and nothing is done (a black-holed BMC).
+	Unreachable Mode = "unreachable"
+	// Slow: requests are carried out and answered a delay late.
+	Slow Mode = "slow"
+	// Lying: a power-off is answered "off" at once and carried out a delay later.
+	Lying Mode = "lying"
+)
+
+// Power is what the device switches: the run's candidates and nothing else (the harness
+// implements it on the run's containers, the recipe chaos test on host processes).
+type Power interface {
 	// Off kills the node's process and returns once it is confirmed dead. by and id name
 	// the request, for the history.
 	Off(ctx context.Context, node, by string, id int) error
@@ -32,7 +46,7 @@ type fencePower interface {
 	Requester(ctx context.Context, addr netip.Addr) (string, bool)
 }
 
-// fenceDevice is the run's fence device (docs/candidates.md "The fence device"): an HTTP
+// Device is the run's fence device (docs/candidates.md "The fence device"): an HTTP
 // power switch, like a BMC or a hypervisor's API, that powers a candidate off (SIGKILL,
 // answered only once the process is confirmed dead), reports its power state and powers it
 // on (the harness starts it again). It knows only the run's candidate ids: any other name
@@ -40,9 +54,9 @@ type fencePower interface {
 // only sources on the run's network that are (or were) the run's candidates. Every request
 // and its outcome is recorded (fence-request, fence-reply). Actions are serialised, one at
 // a time, as on one power switch.
-type fenceDevice struct {
+type Device struct {
 	nodes  []string
-	power  fencePower
+	power  Power
 	record func(history.Event) (history.Event, error)
 	logf   func(format string, args ...any)
 
@@ -50,7 +64,7 @@ type fenceDevice struct {
 	nextID atomic.Int64
 
 	faultMu sync.Mutex
-	faults  map[int]fenceFaultState
+	faults  map[int]faultState
 	changed chan struct{} // closed and replaced whenever faults change
 
 	srv  *http.Server
@@ -60,36 +74,37 @@ type fenceDevice struct {
 	ctx  context.Context
 }
 
-// fenceFaultState is one fence fault in effect.
-type fenceFaultState struct {
-	mode  nemesis.FenceMode
+// faultState is one fence fault in effect.
+type faultState struct {
+	mode  Mode
 	delay time.Duration
 }
 
-// fenceReply is the JSON body of every answer.
-type fenceReply struct {
+// Reply is the JSON body of every answer.
+type Reply struct {
 	Node  string `json:"node,omitempty"`
 	Power string `json:"power,omitempty"` // on | off
 	Error string `json:"error,omitempty"`
 	ID    int    `json:"fence_id"`
 }
 
-func newFenceDevice(nodes []string, power fencePower, record func(history.Event) (history.Event, error), logf func(string, ...any)) *fenceDevice {
+// New makes a device for nodes (the run's candidate ids); record stores its events.
+func New(nodes []string, power Power, record func(history.Event) (history.Event, error), logf func(string, ...any)) *Device {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &fenceDevice{nodes: slices.Clone(nodes), power: power, record: record, logf: logf,
-		faults: map[int]fenceFaultState{}, changed: make(chan struct{}), ctx: ctx, stop: cancel}
+	return &Device{nodes: slices.Clone(nodes), power: power, record: record, logf: logf,
+		faults: map[int]faultState{}, changed: make(chan struct{}), ctx: ctx, stop: cancel}
 }
 
-// serve starts answering on ln until close.
-func (d *fenceDevice) serve(ln net.Listener) {
+// Serve starts answering on ln until close.
+func (d *Device) Serve(ln net.Listener) {
 	d.ln = ln
 	d.srv = &http.Server{Handler: d, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = d.srv.Serve(ln) }()
 }
 
-// close stops the device: no new requests, requests held by faults are dropped, late
+// Close stops the device: no new requests, requests held by faults are dropped, late
 // power-offs still pending are cancelled (the run is ending).
-func (d *fenceDevice) close() {
+func (d *Device) Close() {
 	d.stop()
 	if d.srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -100,15 +115,15 @@ func (d *fenceDevice) close() {
 	d.wg.Wait()
 }
 
-// SetFault puts a fault on the device (nemesis.FenceDevice); the returned heal removes it.
-func (d *fenceDevice) SetFault(id int, mode nemesis.FenceMode, delay time.Duration) (func() error, error) {
+// SetFault puts a fault on the device (the nemesis's fence kinds); the returned heal removes it.
+func (d *Device) SetFault(id int, mode Mode, delay time.Duration) (func() error, error) {
 	switch mode {
-	case nemesis.FenceUnreachable, nemesis.FenceSlow, nemesis.FenceLying:
+	case Unreachable, Slow, Lying:
 	default:
 		return nil, fmt.Errorf("unknown fence fault mode %q", mode)
 	}
 	d.faultMu.Lock()
-	d.faults[id] = fenceFaultState{mode: mode, delay: delay}
+	d.faults[id] = faultState{mode: mode, delay: delay}
 	close(d.changed)
 	d.changed = make(chan struct{})
 	d.faultMu.Unlock()
@@ -124,20 +139,20 @@ func (d *fenceDevice) SetFault(id int, mode nemesis.FenceMode, delay time.Durati
 
 // inEffect sums up the faults now: the fault id that makes it unreachable (0: none), the
 // longest slow delay and the longest lying lag, each with its fault id.
-func (d *fenceDevice) inEffect() (unreachable int, slow time.Duration, slowID int, lag time.Duration, lyingID int, changed <-chan struct{}) {
+func (d *Device) inEffect() (unreachable int, slow time.Duration, slowID int, lag time.Duration, lyingID int, changed <-chan struct{}) {
 	d.faultMu.Lock()
 	defer d.faultMu.Unlock()
 	for id, f := range d.faults {
 		switch f.mode {
-		case nemesis.FenceUnreachable:
+		case Unreachable:
 			if unreachable == 0 || id < unreachable {
 				unreachable = id
 			}
-		case nemesis.FenceSlow:
+		case Slow:
 			if f.delay > slow {
 				slow, slowID = f.delay, id
 			}
-		case nemesis.FenceLying:
+		case Lying:
 			if lyingID == 0 || f.delay > lag {
 				lag, lyingID = f.delay, id
 			}
@@ -146,19 +161,19 @@ func (d *fenceDevice) inEffect() (unreachable int, slow time.Duration, slowID in
 	return unreachable, slow, slowID, lag, lyingID, d.changed
 }
 
-// maxFenceTarget bounds the target name copied into the history.
-const maxFenceTarget = 64
+// maxTarget bounds the target name copied into the history.
+const maxTarget = 64
 
 // ServeHTTP handles POST /off/NODE, POST /on/NODE and GET /status/NODE.
-func (d *fenceDevice) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	id := int(d.nextID.Add(1))
 	requester, known := "", false
 	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
 		requester, known = d.power.Requester(req.Context(), ap.Addr().Unmap())
 	}
 	action, target, _ := strings.Cut(strings.TrimPrefix(req.URL.Path, "/"), "/")
-	if len(target) > maxFenceTarget {
-		target = target[:maxFenceTarget]
+	if len(target) > maxTarget {
+		target = target[:maxTarget]
 	}
 	if action != history.FenceOff && action != history.FenceOn && action != history.FenceStatus {
 		action = "invalid"
@@ -167,7 +182,7 @@ func (d *fenceDevice) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	refuse := func(code int, why string) {
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 			Result: history.FenceRefused, Reason: why})
-		writeFenceJSON(w, code, fenceReply{Node: target, Error: why, ID: id})
+		writeJSON(w, code, Reply{Node: target, Error: why, ID: id})
 	}
 	switch {
 	case !known:
@@ -215,7 +230,7 @@ func (d *fenceDevice) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 			Result: history.FenceAcknowledged, Power: "off",
 			Reason: fmt.Sprintf("fence-lying (fault %d): answered off, the power-off follows %s later", lyingID, lag)})
-		writeFenceJSON(w, http.StatusOK, fenceReply{Node: target, Power: "off", ID: id})
+		writeJSON(w, http.StatusOK, Reply{Node: target, Power: "off", ID: id})
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
@@ -242,16 +257,16 @@ func (d *fenceDevice) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if err != nil {
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 			Result: history.FenceFailed, Reason: joinNote(err.Error(), note)})
-		writeFenceJSON(w, http.StatusInternalServerError, fenceReply{Node: target, Error: err.Error(), ID: id})
+		writeJSON(w, http.StatusInternalServerError, Reply{Node: target, Error: err.Error(), ID: id})
 		return
 	}
 	d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 		Result: history.FenceDone, Power: power, Reason: note})
-	writeFenceJSON(w, http.StatusOK, fenceReply{Node: target, Power: power, ID: id})
+	writeJSON(w, http.StatusOK, Reply{Node: target, Power: power, ID: id})
 }
 
 // do performs one action and returns the power state it leaves.
-func (d *fenceDevice) do(ctx context.Context, action, target, by string, id int) (string, error) {
+func (d *Device) do(ctx context.Context, action, target, by string, id int) (string, error) {
 	switch action {
 	case history.FenceOff:
 		return "off", d.power.Off(ctx, target, by, id)
@@ -274,18 +289,18 @@ func joinNote(a, b string) string {
 }
 
 // rec records a fence event; the device keeps working when the history refuses it.
-func (d *fenceDevice) rec(e history.Event) {
+func (d *Device) rec(e history.Event) {
 	e.Source = history.SourceHarness
 	if _, err := d.record(e); err != nil {
 		d.logf("fence %d: history: %v", e.FenceID, err)
 	}
 }
 
-func writeFenceJSON(w http.ResponseWriter, code int, body fenceReply) {
+func writeJSON(w http.ResponseWriter, code int, body Reply) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-// errFenceNoNode is returned for a node the run does not have a container for (yet).
-var errFenceNoNode = errors.New("the node has no container")
+// ErrNoNode is returned for a node the run has no process or container for (yet).
+var ErrNoNode = errors.New("the node has no container")
