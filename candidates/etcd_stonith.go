@@ -112,11 +112,16 @@ func (r *etcdStonithRecipe) Campaign(ctx context.Context) (runtime.Term, error) 
 		return runtime.Term{}, errors.New("our leader key is gone after fencing: not leading")
 	}
 	if fenced {
-		// Power the fenced node on again so it rejoins as a follower; a failure here costs
-		// availability only.
-		if err := r.fenceCall(ctx, http.MethodPost, "on", prev, "on"); err != nil {
-			r.env.Logf("power on %s after fencing it: %v", prev, err)
-		}
+		// Power the fenced node on again so it rejoins as a follower, without waiting: a
+		// container start takes seconds on a loaded machine and is no part of the failover;
+		// a failure costs availability only.
+		go func() {
+			octx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := r.fenceCall(octx, http.MethodPost, "on", prev, "on"); err != nil {
+				r.env.Logf("power on %s after fencing it: %v", prev, err)
+			}
+		}()
 	}
 	return term, nil
 }

@@ -91,3 +91,29 @@ func TestFencesMutualFencing(t *testing.T) {
 		t.Errorf("a fence back after a restart reported as mutual: %v", fenceCodes(r))
 	}
 }
+
+// TestStepDownArrivingAfterItsKill: a fence kills a leader just after it printed
+// stepped-down; the line reaches the history after the kill's signal event. That is the
+// same tenure ending earlier, not a contract violation.
+func TestStepDownArrivingAfterItsKill(t *testing.T) {
+	h := newHB()
+	h.proc(2, history.KindProcessStart, "c1").campaign(3, "c1").elected(5, "c1", 1)
+	h.signal(20, "c1", "SIGKILL").stepDown(15, "c1", "etcd session lease lost").proc(21, history.KindProcessExit, "c1").end(30)
+	r, err := Check(context.Background(), h.ev, Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Contract.Count != 0 {
+		t.Errorf("late stepped-down flagged: %+v", r.Contract.Violations)
+	}
+	if tn := r.Tenures.Tenures; len(tn) != 1 || tn[0].EndT != 15*ms {
+		t.Errorf("tenures %+v: want one ending at the step-down (15ms)", tn)
+	}
+
+	// A stepped-down after the kill's time is still a violation: the process was dead.
+	h = newHB()
+	h.proc(2, history.KindProcessStart, "c1").elected(5, "c1", 1).signal(20, "c1", "SIGKILL").stepDown(25, "c1", "late").end(30)
+	if r, _ = Check(context.Background(), h.ev, Params{}); r.Contract.Count == 0 {
+		t.Error("a stepped-down stamped after the kill was accepted")
+	}
+}
