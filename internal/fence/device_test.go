@@ -278,3 +278,57 @@ func TestFenceDeviceFaults(t *testing.T) {
 		t.Error("an unknown fault mode was accepted")
 	}
 }
+
+// TestFenceDeviceCarriesOutBothSidesOfARace: two candidates ask to power each other off
+// at once. The device does one action at a time, but a request it received is carried out
+// even when its sender has been powered off meanwhile, as a BMC would: both end up off.
+func TestFenceDeviceCarriesOutBothSidesOfARace(t *testing.T) {
+	fp := &fakePower{on: map[string]bool{"c1": true, "c2": true}, requester: map[netip.Addr]string{
+		netip.MustParseAddr("127.0.0.1"): "c1", netip.MustParseAddr("127.0.0.2"): "c2"}}
+	rec := &recorded{}
+	d := New([]string{"c1", "c2"}, fp, rec.record, t.Logf)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Serve(ln)
+	t.Cleanup(d.Close)
+	url := "http://" + ln.Addr().String()
+	// c2 sends from 127.0.0.2 (loopback's other addresses are local too).
+	c2 := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: (&net.Dialer{
+		LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext}}
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i, cl := range []*http.Client{{Timeout: 5 * time.Second}, c2} {
+		target := []string{"c2", "c1"}[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := cl.Post(url+"/off/"+target, "", nil)
+			if err != nil {
+				t.Errorf("off %s: %v", target, err)
+				return
+			}
+			resp.Body.Close()
+			codes[i] = resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	if codes[0] != http.StatusOK || codes[1] != http.StatusOK {
+		t.Fatalf("answers %v, want both 200", codes)
+	}
+	on1, _ := fp.PoweredOn(context.Background(), "c1")
+	on2, _ := fp.PoweredOn(context.Background(), "c2")
+	if on1 || on2 {
+		t.Errorf("after both fenced each other: c1 on=%v c2 on=%v, want both off", on1, on2)
+	}
+	by := map[string]string{}
+	for _, e := range rec.list() {
+		if e.Kind == history.KindFenceReply && e.Result == history.FenceDone {
+			by[e.Node] = e.Target
+		}
+	}
+	if by["c1"] != "c2" || by["c2"] != "c1" {
+		t.Errorf("recorded power-offs by requester %v, want c1->c2 and c2->c1", by)
+	}
+}
