@@ -67,6 +67,15 @@ func (s *FenceResult) check(_ context.Context, a *analysis, rl *reasonList) {
 				}
 			}
 			pendingOff = rest
+		case history.KindSignal:
+			// The kill a power-off made, recorded once it took effect: the target's death
+			// even when the engine reports the exit later.
+			var id int
+			if _, err := fmt.Sscanf(e.Reason, "fence %d:", &id); err == nil {
+				if i, ok := byID[id]; ok && (s.Ops[i].DeathT == 0 || e.T < s.Ops[i].DeathT) {
+					s.Ops[i].DeathT = e.T
+				}
+			}
 		case history.KindFenceRequest:
 			op := FenceOp{ID: e.FenceID, By: e.Node, Target: e.Target, Action: e.Action, T: e.T}
 			byID[e.FenceID] = len(s.Ops)

@@ -97,11 +97,11 @@ func (rp runPower) Off(ctx context.Context, node, by string, id int) error {
 	if st.Running {
 		// kill(2) of the host PID works on a stopped or frozen process too and is in effect
 		// when it returns; the engine's kill (no /proc view of it) only once the daemon saw it.
-		killed := false
+		viaPID := false
 		if st.Pid > 1 && pidOfContainer(st.Pid, p.node.ID()) {
-			killed = syscall.Kill(st.Pid, syscall.SIGKILL) == nil
+			viaPID = syscall.Kill(st.Pid, syscall.SIGKILL) == nil
 		}
-		if !killed {
+		if !viaPID {
 			if err := p.node.Kill(ctx, "SIGKILL"); err != nil {
 				return fmt.Errorf("power off %s: %w", node, err)
 			}
@@ -111,16 +111,23 @@ func (rp runPower) Off(ctx context.Context, node, by string, id int) error {
 			reason += " requested by " + by
 		}
 		rp.r.record(history.Event{Source: history.SourceHarness, Kind: history.KindSignal, Node: node, Signal: "SIGKILL", Reason: reason})
+		// Confirmed by the kernel when the PID was killed: the engine's state can lag by
+		// seconds on a loaded machine (measured up to 6 s while a partition's rules were on
+		// the node), and a power switch answers when the power is off, not when the
+		// inventory says so. The exit is recorded by the engine's die event or the poll.
 		deadline := time.Now().Add(fenceConfirmWithin)
 		for {
-			st, err = p.node.State(ctx)
-			if err == nil && !st.Running {
+			if viaPID {
+				if pidGone(st.Pid) {
+					return nil
+				}
+			} else if st, err = p.node.State(ctx); err == nil && !st.Running {
 				break
 			}
 			if time.Now().After(deadline) {
 				return fmt.Errorf("power off %s: still running %s after SIGKILL (%v)", node, fenceConfirmWithin, err)
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	rp.r.observeLocked(ctx, p) // the exit, once
@@ -179,4 +186,23 @@ func (rp runPower) Requester(ctx context.Context, addr netip.Addr) (string, bool
 func pidOfContainer(pid int, id string) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	return err == nil && len(id) >= 12 && strings.Contains(string(b), id)
+}
+
+// pidGone reports whether host pid has ended: no such process, or a zombie or dead task
+// (killed, not yet reaped by the container's shim).
+func pidGone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the command name in parentheses: "pid (comm) S ...".
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	switch b[i+2] {
+	case 'Z', 'X', 'x':
+		return true
+	}
+	return false
 }
