@@ -150,6 +150,7 @@ func newGroup(t *testing.T, store string, eps []string, election string, command
 	g.srv = httptest.NewServer(g.res.Handler())
 	g.cfg = contract.Config{Store: store, Endpoints: eps, ResourceURL: g.srv.URL, LeaseTTL: 2 * time.Second,
 		WriteInterval: 50 * time.Millisecond, ClockFile: filepath.Join(t.TempDir(), "clock"), ElectionName: election}
+	g.cfg.FenceURL = startHostFence(t, g)
 	if cr, ok := credentialed.Load(strings.Join(eps, ",")); ok {
 		g.creds = cr.(stores.Credentialed)
 	}

@@ -23,4 +23,6 @@ var Registry = runtime.Registry{
 	raftElection,
 	bullyElection,
 	ringElection,
+	etcdStonith,
+	etcdStonithProceed,
 }

@@ -58,6 +58,7 @@ type Results struct {
 	Porcupine PorcupineResult `json:"porcupine"`
 	Latency   LatencyResult   `json:"latency"`
 	Contract  ContractResult  `json:"contract"`
+	Fences    FenceResult     `json:"fences"`
 	Validity  ValidityResult  `json:"validity"`
 	CheckNs   int64           `json:"check_duration_ns"`
 }

@@ -10,7 +10,7 @@ import (
 // field order, and an empty section reads as JSON without nulls (lists are [] even when the
 // checker never ran).
 func TestSectionsAreTheCheckers(t *testing.T) {
-	want := []string{"tenures", "resource", "tokens", "porcupine", "latency", "contract", "validity"}
+	want := []string{"tenures", "resource", "tokens", "porcupine", "latency", "contract", "fences", "validity"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v (report order)", got, want)
 	}

@@ -257,6 +257,9 @@ func (b *builder) candidate(i int, e *history.Event) {
 	case history.KindElected:
 		b.elected(s, e)
 	case history.KindSteppedDown:
+		if !s.hasTenure && b.lateLine(s, e) {
+			return
+		}
 		if !s.hasTenure {
 			b.violation("out-of-order", e, "stepped-down without a preceding elected event")
 			return
@@ -269,6 +272,22 @@ func (b *builder) candidate(i int, e *history.Event) {
 	case history.KindWrite:
 		a.writes = append(a.writes, i)
 	}
+}
+
+// lateLine: a stepped-down the process printed before it was killed (a fence's or a
+// fault's SIGKILL, recorded when the kill took effect) can reach the history after that kill
+// when it was still in the pipe. It belongs to the tenure the kill ended, which then ended
+// at the step-down, earlier; not a contract violation.
+func (b *builder) lateLine(s *nodeState, e *history.Event) bool {
+	if e.Stamped || s.idx < 0 || s.idx >= len(b.raw) {
+		return false
+	}
+	tn := &b.raw[s.idx]
+	if tn.Node != e.Node || tn.EndReason != "sigkill" || e.T < tn.StartT || e.T > tn.EndT {
+		return false
+	}
+	tn.EndT, tn.EndReason = e.T, "stepped-down:"+e.Reason
+	return true
 }
 
 func (b *builder) elected(s *nodeState, e *history.Event) {

@@ -31,7 +31,8 @@ type faultEnv struct {
 	// has a fault acting through it (a kind whose traits say Proxy: `splitbrain nemesis list`).
 	proxyNode *platform.Node
 	proxy     *faultproxy.Proxy
-	healErr   error // every heal that failed, during the faults phase or after
+	healErr   error        // every heal that failed, during the faults phase or after
+	fence     *fenceDevice // the candidates' fence device (fence.go)
 }
 
 // newFaultEnv holds the plan; setup gives it a nemesis when the run has faults (or a

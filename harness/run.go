@@ -328,6 +328,9 @@ func (r *run) teardown(ctx context.Context) {
 		return
 	}
 	r.watch.setLive(false) // teardown stops and removes everything on purpose
+	if r.faults != nil {
+		r.faults.fence.close()
+	}
 	t0 := time.Now()
 	r.cands.stop(ctx, r.log.state.Leaders())
 	tStopped := time.Now()

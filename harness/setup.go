@@ -185,6 +185,7 @@ func (r *run) startFaults(ctx context.Context) error {
 		r.goals.observe(e)
 	})
 	names := r.cfg.candidateNames()
+	r.faults.fence = &fenceDevice{net: r.cluster.network(), cands: r.cands, log: r.log, names: names}
 	if r.faults.clock, err = makeClockDir(r.log.dir, names); err != nil {
 		return err
 	}
@@ -272,6 +273,7 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 		Recipe:        r.cfg.Recipe,
 		RenewInterval: r.cfg.RenewInterval,
 		RetryInterval: r.cfg.RetryInterval,
+		FenceURL:      r.faults.fenceURL(),
 	}
 	store := r.cluster.storeCluster()
 	if store != nil {

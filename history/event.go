@@ -64,6 +64,27 @@ const (
 	// Trigger (a triggered entry) and Count, the occurrences that must take effect (a
 	// trigger that never fires leaves no fault-start, so only this says it was planned).
 	KindFaultPlanned Kind = "fault-planned"
+
+	// fence device (harness/fence.go, docs/candidates.md "The fence device"): one
+	// fence-request when a request reaches the device, one fence-reply with the same
+	// FenceID when it answers (or drops it). Node is the requester when the device could
+	// tell who asked (the source address of a candidate of the run), Target the node to act
+	// on, Action off|on|status. Added in schema 1 like step: readers of older builds refuse them.
+	KindFenceRequest Kind = "fence-request"
+	KindFenceReply   Kind = "fence-reply"
+)
+
+// Fence actions and reply results.
+const (
+	FenceOff    = "off"
+	FenceOn     = "on"
+	FenceStatus = "status"
+
+	FenceDone         = "done"         // the action took effect (off: the process was confirmed dead) or the status was read
+	FenceRefused      = "refused"      // not a node of this run, a bad request, or not from the run's network
+	FenceFailed       = "failed"       // the device could not do it (Reason says why)
+	FenceDropped      = "dropped"      // a fence-unreachable fault swallowed it: no answer was sent
+	FenceAcknowledged = "acknowledged" // a fence-lying fault answered "off" before the node was killed
 )
 
 var kindSource = map[Kind]Source{
@@ -74,6 +95,7 @@ var kindSource = map[Kind]Source{
 	KindProcessExit: SourceHarness, KindSignal: SourceHarness, KindContractViolation: SourceHarness,
 	KindRunEnd: SourceHarness, KindNodeExit: SourceHarness, KindHarnessError: SourceHarness,
 	KindFaultStart: SourceNemesis, KindFaultEnd: SourceNemesis, KindFaultPlanned: SourceNemesis,
+	KindFenceRequest: SourceHarness, KindFenceReply: SourceHarness,
 }
 
 // Kinds lists every known kind, sorted, for error messages and docs.
@@ -145,6 +167,12 @@ type Event struct {
 	TriggerT     int64    `json:"trigger_t,omitempty"`     // t of the triggering event (fault-start t - trigger_t = after + reaction time)
 
 	Count int `json:"count,omitempty"` // fault-planned: occurrences of the entry that must take effect
+
+	// fence-request / fence-reply (Node: the requester, "" when unknown).
+	FenceID int    `json:"fence_id,omitempty"` // pairs a request with its reply, from 1
+	Action  string `json:"action,omitempty"`   // off | on | status
+	Target  string `json:"target,omitempty"`   // the node the request names (as sent, cut to 64 bytes)
+	Power   string `json:"power,omitempty"`    // fence-reply: the power state answered: on | off
 }
 
 // Validate checks one event for the invariants every reader relies on.
@@ -203,6 +231,20 @@ func (e *Event) Validate() error {
 	case KindFaultPlanned:
 		if e.Spec == "" || e.Count < 1 {
 			return fmt.Errorf("fault-planned needs a \"spec\" and a \"count\" >= 1")
+		}
+	case KindFenceRequest, KindFenceReply:
+		if e.FenceID <= 0 {
+			return fmt.Errorf("%s needs a \"fence_id\" > 0", e.Kind)
+		}
+		if e.Action == "" {
+			return fmt.Errorf("%s needs an \"action\"", e.Kind)
+		}
+		if e.Kind == KindFenceReply {
+			switch e.Result {
+			case FenceDone, FenceRefused, FenceFailed, FenceDropped, FenceAcknowledged:
+			default:
+				return fmt.Errorf("fence-reply result %q: want done, refused, failed, dropped or acknowledged", e.Result)
+			}
 		}
 	case KindFaultStart, KindFaultEnd:
 		if e.FaultID <= 0 {

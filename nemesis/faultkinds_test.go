@@ -96,6 +96,7 @@ func traitsSource(kinds []Traits) ([]byte, error) {
 		flag("Crash", k.Crash)
 		flag("Clock", k.Clock)
 		flag("Proxy", k.Proxy)
+		flag("Fence", k.Fence)
 		str("Colour", k.Colour)
 		str("Started", k.Started)
 		str("Healed", k.Healed)

@@ -28,6 +28,9 @@ var registry = []kind{
 	slowCloseKind{},
 	resetKind{},
 	evictKind{},
+	fenceUnreachableKind{},
+	fenceSlowKind{},
+	fenceLyingKind{},
 }
 
 // kind is one fault kind. Everything the rest of the project may know about it is in its

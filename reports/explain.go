@@ -54,6 +54,7 @@ func Explain(r *checkers.Results) []Explanation {
 		seen[rs.Code] = true
 		x := newStory(r, rs)
 		explainers[explainerFor(rs.Code)](x)
+		x.fenceSteps()
 		out = append(out, x.done(i))
 	}
 	return out

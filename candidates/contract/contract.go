@@ -56,6 +56,11 @@ const (
 	// process has a Pod of this name with a new UID, and deletes it when the process exits
 	// (or when an evict fault hits the candidate). Read the UID from the API server.
 	EnvPodName = "SPLITBRAIN_POD_NAME"
+
+	// EnvFenceURL is the base URL of the run's fence device (a power switch for the run's
+	// candidates: POST {url}/off/{node}, /on/{node}, GET /status/{node}; docs/candidates.md
+	// "The fence device"). Set on every run whose harness could open the device.
+	EnvFenceURL = "SPLITBRAIN_FENCE_URL"
 )
 
 // KubeconfigPath is where the harness places a kubernetes candidate's kubeconfig.

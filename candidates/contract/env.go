@@ -31,6 +31,7 @@ type Config struct {
 	StoreDatabase string
 	Kubeconfig    string // kubernetes: path of the kubeconfig file (EnvStoreKubeconfig)
 	PodName       string // kubernetes: the candidate's own Pod (EnvPodName)
+	FenceURL      string // the run's fence device, no trailing slash (EnvFenceURL); "" = none
 }
 
 // Environ renders c as KEY=value entries for a candidate process or container. A variable
@@ -63,7 +64,7 @@ func (c Config) Environ() []string {
 		env = append(env, EnvListenPort+"="+strconv.Itoa(c.ListenPort))
 	}
 	for k, v := range map[string]string{EnvStoreUser: c.StoreUser, EnvStorePassword: c.StorePassword, EnvStoreDatabase: c.StoreDatabase,
-		EnvStoreKubeconfig: c.Kubeconfig, EnvPodName: c.PodName} {
+		EnvStoreKubeconfig: c.Kubeconfig, EnvPodName: c.PodName, EnvFenceURL: c.FenceURL} {
 		if v != "" {
 			env = append(env, k+"="+v)
 		}
@@ -215,6 +216,13 @@ func ParseEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.StoreUser, c.StorePassword, c.StoreDatabase = get(EnvStoreUser), get(EnvStorePassword), get(EnvStoreDatabase)
 	c.Kubeconfig = get(EnvStoreKubeconfig)
 	c.PodName = get(EnvPodName)
+	if fu := get(EnvFenceURL); fu != "" {
+		u, err := url.Parse(fu)
+		if err != nil || u.Scheme != "http" || u.Host == "" {
+			bad(EnvFenceURL, "%q is not an http base URL like http://198.18.0.1:41234", fu)
+		}
+		c.FenceURL = strings.TrimRight(fu, "/")
+	}
 	if c.StoreUser == "" {
 		c.StoreUser = DefaultStoreUser
 	}

@@ -78,7 +78,8 @@ func TestErrorEchoCappedAndEscaped(t *testing.T) {
 	if strings.Contains(errb.String(), "\x1b") {
 		t.Error("a raw ESC reached stderr")
 	}
-	if !strings.Contains(errb.String(), "more bytes of this message cut") {
+	// The nemesis quotes at most 80 bytes of an item; anything longer is cut here.
+	if !strings.Contains(errb.String(), "more bytes of this message cut") && !strings.Contains(errb.String(), `"…`) {
 		t.Errorf("no cut marker: %.200q", errb.String())
 	}
 }

@@ -217,6 +217,9 @@ func kindEffects(k nemesis.Traits) string {
 	if k.Proxy {
 		out = append(out, "store connections (through the fault proxy, started for such runs)")
 	}
+	if k.Fence {
+		out = append(out, "the run's fence device (only candidates that fence notice)")
+	}
 	if len(k.Stores) > 0 {
 		out = append(out, "only on store "+strings.Join(k.Stores, ", "))
 	}

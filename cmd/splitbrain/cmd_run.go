@@ -14,6 +14,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/internal/faultkinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
@@ -103,7 +104,7 @@ func addRunFlags(fs *flag.FlagSet, withNemesis bool) *runFlags {
 	r.require = fs.String("require", "", "extra requirements, comma-separated: exclusive (no belief overlap), liveness")
 	if withNemesis {
 		fs.Int64Var(&r.c.Seed, "seed", 0, "seed of the fault plan (0 = from the clock; recorded in config.json)")
-		fs.StringVar(&r.c.Nemesis, "nemesis", "none", "fault spec or profile (splitbrain nemesis list), e.g. pause-leader or pause:target=leader,every=10s,for=6s")
+		fs.StringVar(&r.c.Nemesis, "nemesis", "none", "fault spec or profile (splitbrain nemesis list), e.g. pause-leader or pause:target=leader,every=10s,for=6s; fault kinds: "+strings.Join(faultkinds.Names(), ", "))
 		fs.IntVar(&r.c.Cycles, "cycles", 0, "run the --nemesis profile's event-paced form: N fault cycles, each started on a leader's 3rd write after the last heal (splitbrain nemesis list shows the forms); implies --until")
 	}
 	return r

@@ -42,6 +42,9 @@ type Traits struct {
 	// Proxy: it acts on the candidates' store connections through the TCP fault proxy, so
 	// a run whose plan has it starts the proxy and points the candidates' endpoints at it.
 	Proxy bool
+	// Fence: it acts on the run's fence device (SPLITBRAIN_FENCE_URL), so it changes
+	// nothing for a candidate that never fences.
+	Fence bool
 	// Colour is the CSS colour of the kind's bands in reports.
 	Colour string
 	// Started and Healed are the words an explanation uses for the target ("node c1 was

@@ -9,8 +9,8 @@ var Layers = [][]string{
 	// directory files, and the facts of the store kinds and fault kinds (plain data, no
 	// imports beyond the standard library).
 	{"history", "internal/runfile", "internal/storekinds", "internal/faultkinds"},
-	// 1 platform: the Docker engine, the images and the TCP fault proxy.
-	{"internal/platform", "internal/images", "internal/faultproxy"},
+	// 1 platform: the Docker engine, the images, the TCP fault proxy and the fence device.
+	{"internal/platform", "internal/images", "internal/faultproxy", "internal/fence"},
 	// 2 stages that produce the history: store clusters, candidates, workloads, faults.
 	{"internal/stores", "internal/platform/platformtest",
 		"candidates/contract", "candidates/runtime", "candidates",

@@ -1,0 +1,306 @@
+// Package fence is the fence device a run gives its candidates (docs/candidates.md "The
+// fence device"): an HTTP power switch for the run's candidates, whoever runs them (the
+// harness's containers, a test's host processes), with the faults the nemesis puts on it.
+package fence
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
+)
+
+// Mode is how a fence fault changes the device (docs/faults.md "Fence device faults").
+type Mode string
+
+const (
+	// Unreachable: requests get no answer and nothing is done (a black-holed BMC).
+	Unreachable Mode = "unreachable"
+	// Slow: requests are carried out and answered a delay late.
+	Slow Mode = "slow"
+	// Lying: a power-off is answered "off" at once and carried out a delay later.
+	Lying Mode = "lying"
+)
+
+// Power is what the device switches: the run's candidates and nothing else (the harness
+// implements it on the run's containers, the recipe chaos test on host processes).
+type Power interface {
+	// Off kills the node's process and returns once it is confirmed dead. by and id name
+	// the request, for the history.
+	Off(ctx context.Context, node, by string, id int) error
+	// On starts the node's process again (a no-op when it runs).
+	On(ctx context.Context, node string) error
+	// PoweredOn reports whether the node's process runs.
+	PoweredOn(ctx context.Context, node string) (bool, error)
+	// Requester names the candidate of the run that sends from addr ("", false: none).
+	Requester(ctx context.Context, addr netip.Addr) (string, bool)
+}
+
+// Device is the run's fence device (docs/candidates.md "The fence device"): an HTTP
+// power switch, like a BMC or a hypervisor's API, that powers a candidate off (SIGKILL,
+// answered only once the process is confirmed dead), reports its power state and powers it
+// on (the harness starts it again). It knows only the run's candidate ids: any other name
+// is refused, so no other container or process can be reached through it, and it answers
+// only sources on the run's network that are (or were) the run's candidates. Every request
+// and its outcome is recorded (fence-request, fence-reply). Actions are serialised, one at
+// a time, as on one power switch.
+type Device struct {
+	nodes  []string
+	power  Power
+	record func(history.Event) (history.Event, error)
+	logf   func(format string, args ...any)
+
+	act    sync.Mutex // one power action at a time
+	nextID atomic.Int64
+
+	faultMu sync.Mutex
+	faults  map[int]faultState
+	changed chan struct{} // closed and replaced whenever faults change
+
+	srv  *http.Server
+	ln   net.Listener
+	wg   sync.WaitGroup // late (lying) power-offs still to happen
+	stop context.CancelFunc
+	ctx  context.Context
+}
+
+// faultState is one fence fault in effect.
+type faultState struct {
+	mode  Mode
+	delay time.Duration
+}
+
+// Reply is the JSON body of every answer.
+type Reply struct {
+	Node  string `json:"node,omitempty"`
+	Power string `json:"power,omitempty"` // on | off
+	Error string `json:"error,omitempty"`
+	ID    int    `json:"fence_id"`
+}
+
+// New makes a device for nodes (the run's candidate ids); record stores its events.
+func New(nodes []string, power Power, record func(history.Event) (history.Event, error), logf func(string, ...any)) *Device {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Device{nodes: slices.Clone(nodes), power: power, record: record, logf: logf,
+		faults: map[int]faultState{}, changed: make(chan struct{}), ctx: ctx, stop: cancel}
+}
+
+// Serve starts answering on ln until close.
+func (d *Device) Serve(ln net.Listener) {
+	d.ln = ln
+	d.srv = &http.Server{Handler: d, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = d.srv.Serve(ln) }()
+}
+
+// Close stops the device: no new requests, requests held by faults are dropped, late
+// power-offs still pending are cancelled (the run is ending).
+func (d *Device) Close() {
+	d.stop()
+	if d.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = d.srv.Shutdown(ctx)
+		cancel()
+		_ = d.srv.Close()
+	}
+	d.wg.Wait()
+}
+
+// SetFault puts a fault on the device (the nemesis's fence kinds); the returned heal removes it.
+func (d *Device) SetFault(id int, mode Mode, delay time.Duration) (func() error, error) {
+	switch mode {
+	case Unreachable, Slow, Lying:
+	default:
+		return nil, fmt.Errorf("unknown fence fault mode %q", mode)
+	}
+	d.faultMu.Lock()
+	d.faults[id] = faultState{mode: mode, delay: delay}
+	close(d.changed)
+	d.changed = make(chan struct{})
+	d.faultMu.Unlock()
+	return func() error {
+		d.faultMu.Lock()
+		delete(d.faults, id)
+		close(d.changed)
+		d.changed = make(chan struct{})
+		d.faultMu.Unlock()
+		return nil
+	}, nil
+}
+
+// inEffect sums up the faults now: the fault id that makes it unreachable (0: none), the
+// longest slow delay and the longest lying lag, each with its fault id.
+func (d *Device) inEffect() (unreachable int, slow time.Duration, slowID int, lag time.Duration, lyingID int, changed <-chan struct{}) {
+	d.faultMu.Lock()
+	defer d.faultMu.Unlock()
+	for id, f := range d.faults {
+		switch f.mode {
+		case Unreachable:
+			if unreachable == 0 || id < unreachable {
+				unreachable = id
+			}
+		case Slow:
+			if f.delay > slow {
+				slow, slowID = f.delay, id
+			}
+		case Lying:
+			if lyingID == 0 || f.delay > lag {
+				lag, lyingID = f.delay, id
+			}
+		}
+	}
+	return unreachable, slow, slowID, lag, lyingID, d.changed
+}
+
+// maxTarget bounds the target name copied into the history.
+const maxTarget = 64
+
+// ServeHTTP handles POST /off/NODE, POST /on/NODE and GET /status/NODE.
+func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	id := int(d.nextID.Add(1))
+	requester, known := "", false
+	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
+		requester, known = d.power.Requester(req.Context(), ap.Addr().Unmap())
+	}
+	action, target, _ := strings.Cut(strings.TrimPrefix(req.URL.Path, "/"), "/")
+	if len(target) > maxTarget {
+		target = target[:maxTarget]
+	}
+	if action != history.FenceOff && action != history.FenceOn && action != history.FenceStatus {
+		action = "invalid"
+	}
+	d.rec(history.Event{Kind: history.KindFenceRequest, Node: requester, FenceID: id, Action: action, Target: target})
+	refuse := func(code int, why string) {
+		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
+			Result: history.FenceRefused, Reason: why})
+		writeJSON(w, code, Reply{Node: target, Error: why, ID: id})
+	}
+	switch {
+	case !known:
+		refuse(http.StatusForbidden, fmt.Sprintf("request from %s: only the run's candidates may use its fence device", req.RemoteAddr))
+		return
+	case action == "invalid":
+		refuse(http.StatusNotFound, fmt.Sprintf("unknown path %q: use POST /off/NODE, POST /on/NODE or GET /status/NODE", req.URL.Path))
+		return
+	case !slices.Contains(d.nodes, target):
+		refuse(http.StatusNotFound, fmt.Sprintf("no node %q in this run: the device powers only the run's candidates (%s)", target, strings.Join(d.nodes, ", ")))
+		return
+	case action == history.FenceStatus && req.Method != http.MethodGet,
+		action != history.FenceStatus && req.Method != http.MethodPost:
+		want := http.MethodPost
+		if action == history.FenceStatus {
+			want = http.MethodGet
+		}
+		w.Header().Set("Allow", want)
+		refuse(http.StatusMethodNotAllowed, fmt.Sprintf("%s /%s needs method %s", req.Method, action, want))
+		return
+	}
+
+	unreachable, slow, slowID, lag, lyingID, changed := d.inEffect()
+	if unreachable != 0 {
+		// The request never gets an answer: held until the caller gives up, the fault heals
+		// or the run ends, then the connection is cut, as a black-holed BMC looks to its caller.
+		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
+			Result: history.FenceDropped, Reason: fmt.Sprintf("fence-unreachable (fault %d): no answer, nothing done", unreachable)})
+		select {
+		case <-req.Context().Done():
+		case <-changed:
+		case <-d.ctx.Done():
+		}
+		panic(http.ErrAbortHandler)
+	}
+	if slow > 0 {
+		// A slow device still does what it was asked, also when the caller gave up meanwhile.
+		select {
+		case <-time.After(slow):
+		case <-d.ctx.Done():
+		}
+	}
+	ctx := context.WithoutCancel(req.Context())
+	if action == history.FenceOff && lyingID != 0 {
+		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
+			Result: history.FenceAcknowledged, Power: "off",
+			Reason: fmt.Sprintf("fence-lying (fault %d): answered off, the power-off follows %s later", lyingID, lag)})
+		writeJSON(w, http.StatusOK, Reply{Node: target, Power: "off", ID: id})
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			select {
+			case <-time.After(lag):
+			case <-d.ctx.Done():
+				return
+			}
+			d.act.Lock()
+			defer d.act.Unlock()
+			if err := d.power.Off(ctx, target, requester, id); err != nil {
+				d.logf("fence %d: late power-off of %s failed: %v", id, target, err)
+			}
+		}()
+		return
+	}
+	note := ""
+	if slowID != 0 {
+		note = fmt.Sprintf("fence-slow (fault %d): answered %s late", slowID, slow)
+	}
+	d.act.Lock()
+	power, err := d.do(ctx, action, target, requester, id)
+	d.act.Unlock()
+	if err != nil {
+		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
+			Result: history.FenceFailed, Reason: joinNote(err.Error(), note)})
+		writeJSON(w, http.StatusInternalServerError, Reply{Node: target, Error: err.Error(), ID: id})
+		return
+	}
+	d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
+		Result: history.FenceDone, Power: power, Reason: note})
+	writeJSON(w, http.StatusOK, Reply{Node: target, Power: power, ID: id})
+}
+
+// do performs one action and returns the power state it leaves.
+func (d *Device) do(ctx context.Context, action, target, by string, id int) (string, error) {
+	switch action {
+	case history.FenceOff:
+		return "off", d.power.Off(ctx, target, by, id)
+	case history.FenceOn:
+		return "on", d.power.On(ctx, target)
+	default:
+		on, err := d.power.PoweredOn(ctx, target)
+		if on {
+			return "on", err
+		}
+		return "off", err
+	}
+}
+
+func joinNote(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
+}
+
+// rec records a fence event; the device keeps working when the history refuses it.
+func (d *Device) rec(e history.Event) {
+	e.Source = history.SourceHarness
+	if _, err := d.record(e); err != nil {
+		d.logf("fence %d: history: %v", e.FenceID, err)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, body Reply) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// ErrNoNode is returned for a node the run has no process or container for (yet).
+var ErrNoNode = errors.New("the node has no container")
