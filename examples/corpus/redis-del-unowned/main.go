@@ -9,11 +9,15 @@
 // (https://redis.io/docs/latest/develop/clients/patterns/distributed-locks/) names it:
 // "using just DEL is not safe as a client may remove another client's lock".
 //
-// Mechanism: the leader is paused past its TTL, the key expires and the next candidate takes
-// it. The old leader resumes, notices that its lease is over, steps down and releases: its
-// DEL removes the successor's key, so a third candidate acquires it while the successor
-// still leads (until its next renewal finds the key gone). With an unfenced resource the
-// successor's writes land after the third leader's.
+// Mechanism: the leader steps down (here on SIGTERM, a graceful handoff), stops renewing and
+// finishes a last unit of work before it releases, the deferred release of the reports. That
+// work is held up past the TTL (a pause of 2xTTL started on the candidate's "releasing" step;
+// SPLITBRAIN_LEADER_WORK, 1 s in the rows, is the work's length, so the pause lands inside
+// it), the key expires and the next candidate takes it. Then the old leader's DEL removes the
+// successor's key, so a third candidate acquires it while the successor still leads (until
+// its next renewal finds the key gone). With an unfenced resource the successor's writes land
+// after the third leader's. The old leader has stepped down before the pause, so no write of
+// its own is late: the violation is the release alone.
 //
 // Fix (redis-py's, and the documentation's): release with a compare-and-delete script.
 // Built with -tags buggy the candidate releases with DEL. go-redis v9, the client the
@@ -62,6 +66,7 @@ func main() {
 		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, MaxRetries: -1})
 	key, fence := "corpus-lock:"+env.Election, "corpus-fence:"+env.Election
 	ttlMs := env.TTL.Milliseconds()
+	work, _ := time.ParseDuration(os.Getenv("SPLITBRAIN_LEADER_WORK")) // last work before the release
 	w := candidate.NewWriter(env)
 	for ctx.Err() == nil {
 		candidate.Campaigning()
@@ -102,6 +107,8 @@ func main() {
 			stopRenew()
 			candidate.SteppedDown(reason)
 		}
+		candidate.Step("releasing")
+		time.Sleep(max(work, 0)) // not cut short by SIGTERM: the work finishes, then the release
 		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		if buggy {
 			rdb.Del(cctx, key) // BUG: deletes the key whoever holds it now

@@ -380,3 +380,6 @@ func (c *Clock) Mono() time.Duration {
 
 // CampaigningOnClock starts a campaign and declares that lease decisions use the clock file.
 func CampaigningOnClock() { emit(map[string]any{"kind": "campaigning", "clock": "offset-file"}) }
+
+// Step prints the optional step event: faults can be started on it (on=step:NAME).
+func Step(name string) { emit(map[string]any{"kind": "step", "name": name}) }
