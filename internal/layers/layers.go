@@ -30,7 +30,10 @@ var Layers = [][]string{
 		"examples/stores/kubernetes", "examples/stores/none", "examples/stores/redis-multi",
 		// the corpus of published election bugs (issue 36), buggy and fixed from one source
 		"examples/corpus/internal/zkelect", "examples/corpus/zk-suspended",
-		"examples/corpus/zk-predecessor", "examples/corpus/redis-del-unowned"},
+		"examples/corpus/zk-predecessor", "examples/corpus/redis-del-unowned",
+		"examples/corpus/pg-advisory-unchecked", "examples/corpus/dynamodb-wallclock",
+		"examples/corpus/etcd-session-done", "examples/corpus/etcd-lock-unfenced",
+		"examples/corpus/redlock-restart"},
 }
 
 // Light are packages that must not link a store client library (Kubernetes, AWS, Consul):
