@@ -9,8 +9,8 @@
 //
 // Mechanism: the middle waiter dies, its session expires and its znode is deleted; the waiter
 // behind it was watching exactly that znode and declares itself leader while the real
-// leader (the lowest znode) still leads. That library was Java (a .NET port of ZooKeeper's
-// client recipes); this is the same logic with go-zookeeper/zk.
+// leader (the lowest znode) still leads. That library is Java; this is the same logic with
+// go-zookeeper/zk.
 //
 // Fix: on the deletion, list the children again (as the recipe says). Built with -tags buggy
 // the candidate trusts the deletion.
