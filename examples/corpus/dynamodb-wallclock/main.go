@@ -12,7 +12,9 @@
 // Mechanism: a waiter's clock runs fast (clock:op=rate on a follower). Its wall clock passes
 // the stored expiry while the holder still renews, so it takes the live lease; the holder
 // learns it at its next renewal. With an unfenced resource the holder's writes land after its
-// successor's. Both Java libraries are not Go: this is their logic with the AWS SDK for Go v2.
+// successor's. Neither referenced lock is a DynamoDB client (the operator's lives in
+// FoundationDB, rtable's in Azure tables): this is their expiry rule on a DynamoDB item, with
+// the AWS SDK for Go v2.
 //
 // Fix: the RVN wait. A waiter measures "unchanged for a lease duration" on its monotonic
 // clock, so a clock that runs fast by less than the lease's margin (TTL / renew period = 3x
