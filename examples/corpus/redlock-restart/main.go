@@ -18,8 +18,9 @@
 //
 // Fix (the documented delayed restart, enforced on the client): a server whose uptime is below
 // the TTL + 1 s counts as unavailable for acquire and extend, so a restarted server joins a
-// quorum only after every lock it forgot has expired. Built with -tags buggy every answering
-// server counts. go-redsync/redsync v4 with go-redis v9, as examples/stores/redis-multi.
+// quorum only after every lock it forgot has expired. The price: after the servers first
+// start nobody leads for TTL + 1 s either (a new server looks like a restarted one), so the
+// rows give the warmup that long. Built with -tags buggy every answering server counts. go-redsync/redsync v4 with go-redis v9, as examples/stores/redis-multi.
 //
 //	CGO_ENABLED=0 go build -tags buggy -o /tmp/redlock-restart ./examples/corpus/redlock-restart
 package main
