@@ -23,6 +23,8 @@ var Layers = [][]string{
 	{"harness"},
 	// 6 what drives many runs: the known-answer matrix, replay, shrink and explore.
 	{"suite", "shrink", "explore"},
+	// 6b assess: a battery of suite rows and an explore search for one candidate.
+	{"assess"},
 	// 7 the command line, and the example candidates (programs that import nothing of the
 	// module: they show the contract from outside), and the tests of the shell scripts.
 	{"cmd/splitbrain", "examples", "examples/go", "scripts",
