@@ -30,6 +30,8 @@ var Layers = [][]string{
 	{"cmd/splitbrain", "examples", "examples/go", "scripts",
 		"examples/stores/internal/candidate", "examples/stores/consul", "examples/stores/dynamodb",
 		"examples/stores/kubernetes", "examples/stores/none", "examples/stores/redis-multi"},
+	// 8 the Go API for a user's own go test (examples/gotest-user, a module of its own, uses it).
+	{"splitbraintest"},
 }
 
 // Light are packages that must not link a store client library (Kubernetes, AWS, Consul):
