@@ -9,10 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
 	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
@@ -62,15 +64,27 @@ func TestGotestUserModule(t *testing.T) {
 			if err == nil {
 				t.Fatalf("broken twin: go test passed, want its %s check to fail:\n%s", gotestUserCheck, log)
 			}
-			if !strings.Contains(log, "--- FAIL: TestElectionIsSafe/"+gotestUserCheck) || !strings.Contains(log, "token-duplicate") {
-				t.Fatalf("broken twin: want --- FAIL: TestElectionIsSafe/%s with reason token-duplicate:\n%s", gotestUserCheck, log)
+			if !strings.Contains(log, "--- FAIL: TestElectionIsSafe/"+gotestUserCheck) {
+				t.Fatalf("broken twin: want --- FAIL: TestElectionIsSafe/%s:\n%s", gotestUserCheck, log)
 			}
 			m := regexp.MustCompile(`report: (\S+report\.html)`).FindStringSubmatch(log)
 			if m == nil {
 				t.Fatalf("broken twin: the failure names no report:\n%s", log)
 			}
 			if _, err := os.Stat(m[1]); err != nil {
-				t.Errorf("broken twin: the named report is not there: %v", err)
+				t.Fatalf("broken twin: the named report is not there: %v", err)
+			}
+			// The run the failure points at shows the twin's bug: two leaders with one token.
+			res, err := checkers.ReadResults(filepath.Join(filepath.Dir(m[1]), checkers.ResultsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var codes []string
+			for _, r := range res.Reasons {
+				codes = append(codes, r.Code)
+			}
+			if !slices.Contains(codes, "token-duplicate") {
+				t.Errorf("broken twin: the reported run's reasons are %v, want token-duplicate", codes)
 			}
 		})
 	}

@@ -190,7 +190,9 @@ func Assess(t *testing.T, c Candidate, opts ...Option) *assess.Scorecard {
 // ShortBattery is the battery under -short (or Short(true)): the checks that catch the
 // commonest mistakes in the least time: a token that does not grow across leaders (handoff),
 // a lease that never frees (kill-leader), a zombie leader writing after a pause longer than
-// its lease (pause-leader). Checks(...) overrides it.
+// its lease (pause-leader). Checks(...) overrides it. A check that fails unfenced is
+// still rerun fenced: a candidate that relies on its fencing token passes where the fence
+// saves it.
 var ShortBattery = []string{"handoff", "kill-leader", "pause-leader"}
 
 // options are the assessment's options for c, without output and budget fitting.
