@@ -123,7 +123,7 @@ func battery() []entry {
 	}
 	storeOnly := func(e entry) entry { e.applies = needStore; return e }
 	return []entry{
-		{Check: Check{Name: "fault-free", Fault: "none", Until: "writes=100", Duration: 20 * time.Second,
+		{Check: Check{Name: "fault-free", Fault: "none", Until: "writes=30", Duration: 40 * time.Second,
 			Purpose: "no faults: one leader is elected and its writes are accepted",
 			Catches: "a candidate that cannot elect, write or follow the contract at all"}},
 		{Check: Check{Name: "handoff", Fault: "none", Workload: "handoff", Until: "handoffs=3", Duration: 60 * time.Second,
