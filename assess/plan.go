@@ -224,7 +224,11 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		steps = d.Describe().Steps
+		in := d.Describe()
+		if in.Store != opts.Store {
+			return nil, nil, fmt.Errorf("recipe %s runs on store %s, not %s: give --store %s", opts.Recipe, in.Store, opts.Store, in.Store)
+		}
+		steps = in.Steps
 	}
 	want := map[string]bool{}
 	for _, n := range opts.Checks {
