@@ -123,7 +123,7 @@ func battery() []entry {
 	}
 	storeOnly := func(e entry) entry { e.applies = needStore; return e }
 	return []entry{
-		{Check: Check{Name: "fault-free", Fault: "none", Until: "writes=100", Duration: 20 * time.Second,
+		{Check: Check{Name: "fault-free", Fault: "none", Until: "writes=30", Duration: 40 * time.Second,
 			Purpose: "no faults: one leader is elected and its writes are accepted",
 			Catches: "a candidate that cannot elect, write or follow the contract at all"}},
 		{Check: Check{Name: "handoff", Fault: "none", Workload: "handoff", Until: "handoffs=3", Duration: 60 * time.Second,
@@ -224,7 +224,11 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		steps = d.Describe().Steps
+		in := d.Describe()
+		if in.Store != opts.Store {
+			return nil, nil, fmt.Errorf("recipe %s runs on store %s, not %s: give --store %s", opts.Recipe, in.Store, opts.Store, in.Store)
+		}
+		steps = in.Steps
 	}
 	want := map[string]bool{}
 	for _, n := range opts.Checks {

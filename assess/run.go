@@ -187,22 +187,29 @@ func (r *runner) fill(res *CheckResult, out *harness.Outcome) {
 	}
 	res.Verdict = out.Verdict
 	res.RunDir = out.RunDir
-	res.Reasons, res.Findings = slices.Clone(out.Reasons), slices.Clone(out.Findings)
-	if len(out.Reasons) > 0 {
-		res.Reason = out.Reasons[0]
-	}
-	for _, x := range out.Explanations {
-		if code, text, ok := strings.Cut(x, ": "); ok && code == res.Reason {
-			res.Explanation = text
-			break
-		}
-	}
 	if out.RunDir == "" {
 		return
 	}
 	results, err := checkers.ReadResults(filepath.Join(out.RunDir, checkers.ResultsFile))
 	if err != nil {
 		return
+	}
+	res.Reasons, res.Findings = nil, nil
+	for _, x := range results.Reasons {
+		res.Reasons = appendNew(res.Reasons, x.Code)
+	}
+	for _, x := range results.Findings {
+		res.Findings = appendNew(res.Findings, x.Code)
+	}
+	if len(res.Reasons) > 0 {
+		res.Reason = res.Reasons[0]
+	}
+	// The checkers' story of the first reason, else its message.
+	for _, x := range reports.Explain(results) {
+		if x.Code == res.Reason {
+			res.Explanation = firstLine(x.Text)
+			break
+		}
 	}
 	if res.Explanation == "" {
 		for _, x := range results.Reasons {
@@ -224,6 +231,13 @@ func (r *runner) fill(res *CheckResult, out *harness.Outcome) {
 	}
 	// The page a reviewer follows from the scorecard; a failed render leaves the results.
 	_ = reports.RenderRun(out.RunDir)
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // quantile of sorted durations, nearest rank.
@@ -304,18 +318,7 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 		return res, nil
 	}
 	res.Spec, res.Seed = pick.Spec, pick.Seed
-	out := &harness.Outcome{RunDir: pick.RunDir, Verdict: pick.Verdict}
-	if pick.RunDir != "" {
-		if results, err := checkers.ReadResults(filepath.Join(pick.RunDir, checkers.ResultsFile)); err == nil {
-			for _, x := range results.Reasons {
-				out.Reasons = append(out.Reasons, x.Code)
-			}
-			for _, x := range results.Findings {
-				out.Findings = append(out.Findings, x.Code)
-			}
-		}
-	}
-	r.fill(&res, out)
+	r.fill(&res, &harness.Outcome{RunDir: pick.RunDir, Verdict: pick.Verdict})
 	switch {
 	case found.Found != nil:
 		res.Verdict = harness.VerdictInvalid

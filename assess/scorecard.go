@@ -299,6 +299,9 @@ func (s *Scorecard) view(dir string) reports.ScorecardView {
 				}
 			}
 			row.Runs = append(row.Runs, run)
+			for _, f := range r.Findings {
+				row.Findings = appendNew(row.Findings, f)
+			}
 		}
 		v.Rows = append(v.Rows, row)
 	}

@@ -25,6 +25,7 @@ type ScorecardRow struct {
 	// Grade: safe, fence-saves, unsafe, unsafe-unfenced, unknown, error, not-run.
 	Grade, Verdict string
 	Runs           []ScorecardRun
+	Findings       []string // verdict-neutral finding codes of its runs, once each
 }
 
 // ScorecardRun is one run of a check.

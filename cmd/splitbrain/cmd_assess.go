@@ -99,7 +99,7 @@ nothing or did not fit the budget, 255 harness error, 64 bad flags.
 	if sc == nil {
 		return exitHarness, err
 	}
-	fmt.Fprintf(stdout, "\n%s\nscorecard: %s/%s (took %v)\n", sc.Summary, o.OutDir, assess.ScorecardHTML, time.Since(t0).Round(time.Second))
+	fmt.Fprintf(stdout, "assess: took %v\n", time.Since(t0).Round(time.Second))
 	if err != nil {
 		return exitHarness, err
 	}
