@@ -54,6 +54,7 @@ func TestGotestUserModule(t *testing.T) {
 				"SPLITBRAIN_SCORECARD_DIR="+dir)
 			out, err := cmd.CombinedOutput()
 			log := string(out)
+			t.Logf("go test in examples/gotest-user (CANDIDATE_TAGS=%q): %v\n%s", tc.tags, err, log)
 			t.Cleanup(func() { assertRunsLeftNothing(t, filepath.Join(dir, "runs")) })
 			if tc.pass {
 				if err != nil || !strings.Contains(log, "--- PASS: TestElectionIsSafe/"+gotestUserCheck) {
