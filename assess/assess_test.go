@@ -105,6 +105,12 @@ func TestEveryCheckIsARunnableCase(t *testing.T) {
 		if c.Fault != "none" && k.Row.Expect.FailoverMax <= 0 {
 			t.Errorf("%s: no derived failover bound", c.Name)
 		}
+		if c.Name == "store-outage" {
+			plain, _ := r.caseFor(Check{Name: "x", Fault: c.Fault, Paced: true, Duration: c.Duration, Resource: ResourceUnfenced})
+			if got, want := k.Row.Expect.FailoverMax-plain.Row.Expect.FailoverMax, 3*k.Config.TTL; got != want {
+				t.Errorf("store-outage bound adds %v to the derived one, want the outage, %v", got, want)
+			}
+		}
 		if k.Config.ResourceMode != ResourceUnfenced {
 			t.Errorf("%s: resource %q", c.Name, k.Config.ResourceMode)
 		}

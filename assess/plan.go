@@ -87,6 +87,9 @@ type Check struct {
 	// Explore: a bounded `explore` search instead of one fixed fault (Fault then names the
 	// schedule of the try being replayed on the fenced resource, when set).
 	Explore bool `json:"explore,omitempty"`
+	// OutageTTLs: the fault holds the whole store down this many TTLs, so no failover can
+	// come sooner; the derived bound adds them.
+	OutageTTLs int `json:"outage_ttls,omitempty"`
 	// Seed of the run (0 = Options.Seed).
 	Seed int64 `json:"seed,omitempty"`
 }
@@ -122,6 +125,7 @@ func battery() []entry {
 		return entry{Check: Check{Name: name, Fault: fault, Paced: true, Duration: 60 * time.Second, Purpose: purpose, Catches: catches}}
 	}
 	storeOnly := func(e entry) entry { e.applies = needStore; return e }
+	outage := func(e entry, ttls int) entry { e.OutageTTLs = ttls; return e }
 	return []entry{
 		{Check: Check{Name: "fault-free", Fault: "none", Until: "writes=30", Duration: 40 * time.Second,
 			Purpose: "no faults: one leader is elected and its writes are accepted",
@@ -170,8 +174,8 @@ func battery() []entry {
 			"a client without request timeouts: the leader hangs and believes on")),
 		storeOnly(paced("reset", "reset-leader", "every store request of the leader fails with a connection reset for 3xTTL",
 			"a leader that does not step down when it cannot renew")),
-		storeOnly(paced("store-outage", "all-store-pause", "the whole store hangs (every node SIGSTOPped) for 3xTTL",
-			"a leader that keeps believing while no renewal can succeed")),
+		storeOnly(outage(paced("store-outage", "all-store-pause", "the whole store hangs (every node SIGSTOPped) for 3xTTL",
+			"a leader that keeps believing while no renewal can succeed"), 3)),
 		storeOnly(paced("follower-cut-then-kill", "follower-cut-then-kill-leader", "cut a follower off from the store, heal, then kill the leader",
 			"a waiter that lost its session and takes over unsafely")),
 		paced("waiter-killed", "kill-follower", "SIGKILL a waiting candidate, restart it after 1xTTL",

@@ -135,6 +135,9 @@ func (r *runner) caseFor(c Check) (suite.Case, error) {
 	if err != nil {
 		return k, err
 	}
+	if c.OutageTTLs > 0 && k.Row.Expect.FailoverMax > 0 {
+		k.Row.Expect.FailoverMax += time.Duration(c.OutageTTLs) * k.Config.TTL
+	}
 	if r.opts.CandidateImage != "" {
 		k.Config.CandidateCmd, k.Config.CandidatePackages, k.Config.CandidateImage = "", nil, r.opts.CandidateImage
 	}

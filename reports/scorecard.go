@@ -44,8 +44,16 @@ func (r ScorecardRun) Over() bool { return r.Bound > 0 && r.Failovers > 0 && r.M
 type scorecardPage struct {
 	ScorecardView
 	Chart  template.HTML
-	Counts map[string]int
+	Counts []gradeCount
 }
+
+type gradeCount struct {
+	Grade string
+	N     int
+}
+
+// gradeOrder is the order the page counts grades in: the good news first.
+var gradeOrder = []string{"safe", "fence-saves", "unsafe-unfenced", "unsafe", "unknown", "error", "not-run"}
 
 // gradeText is how the page names a grade.
 var gradeText = map[string]string{
@@ -71,9 +79,15 @@ func scorecardDur(d time.Duration) string {
 // RenderScorecard writes the scorecard page to path: self-contained, no scripts, nothing
 // loaded from the network.
 func RenderScorecard(path string, v ScorecardView) error {
-	p := scorecardPage{ScorecardView: v, Chart: failoverChart(v.Rows), Counts: map[string]int{}}
+	p := scorecardPage{ScorecardView: v, Chart: failoverChart(v.Rows)}
+	n := map[string]int{}
 	for _, r := range v.Rows {
-		p.Counts[r.Grade]++
+		n[r.Grade]++
+	}
+	for _, g := range gradeOrder {
+		if n[g] > 0 {
+			p.Counts = append(p.Counts, gradeCount{g, n[g]})
+		}
 	}
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, "scorecard.html.tmpl", p); err != nil {

@@ -32,7 +32,7 @@ func TestAssessFlagsTheBrokenGoExample(t *testing.T) {
 		t.Fatalf("go build -tags broken ./examples/go: %v\n%s", err, out)
 	}
 	out := filepath.Join(dir, "assess")
-	args := []string{"assess", "--store", "etcd", "--candidate-cmd", bin, "--checks", "fault-free,handoff", "--budget", "5m", "--out", out}
+	args := []string{"assess", "--store", "etcd", "--candidate-cmd", bin, "--checks", "fault-free,handoff", "--budget", "10m", "--out", out}
 	var stdout, stderr bytes.Buffer
 	code := runMain(args, &stdout, &stderr)
 	t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())

@@ -23,9 +23,9 @@ var Layers = [][]string{
 	{"harness"},
 	// 6 what drives many runs: the known-answer matrix, replay, shrink and explore.
 	{"suite", "shrink", "explore"},
-	// 6b assess: a battery of suite rows and an explore search for one candidate.
+	// 7 assess: a battery of suite rows and an explore search for one candidate.
 	{"assess"},
-	// 7 the command line, and the example candidates (programs that import nothing of the
+	// 8 the command line, and the example candidates (programs that import nothing of the
 	// module: they show the contract from outside), and the tests of the shell scripts.
 	{"cmd/splitbrain", "examples", "examples/go", "scripts",
 		"examples/stores/internal/candidate", "examples/stores/consul", "examples/stores/dynamodb",
