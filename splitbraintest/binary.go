@@ -87,24 +87,3 @@ func inSourceTree() bool {
 		}
 	}
 }
-
-// prefixFilter passes the lines that start with prefix to a test log, whole.
-type prefixFilter struct {
-	prefix string
-	to     logger
-	buf    []byte
-}
-
-func (p *prefixFilter) Write(b []byte) (int, error) {
-	p.buf = append(p.buf, b...)
-	for {
-		i := bytes.IndexByte(p.buf, '\n')
-		if i < 0 {
-			return len(b), nil
-		}
-		if line := string(p.buf[:i]); strings.HasPrefix(line, p.prefix) {
-			p.to.Log(line)
-		}
-		p.buf = p.buf[i+1:]
-	}
-}

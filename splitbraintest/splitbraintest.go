@@ -28,7 +28,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -380,40 +379,4 @@ func BuildGo(t testing.TB, pkg string, buildFlags ...string) string {
 		t.Fatalf("splitbraintest: go %s: %v\n%s", strings.Join(args, " "), err, buf.String())
 	}
 	return out
-}
-
-// lineLogger sends progress lines to the running (sub)test's log, and nowhere once Assess
-// returned: a late line from a run's goroutine must not log to a finished test.
-type lineLogger struct {
-	mu  sync.Mutex
-	t   logger
-	buf []byte
-}
-
-// logger is the part of testing.TB the progress lines need.
-type logger interface{ Log(args ...any) }
-
-func (l *lineLogger) attach(t logger) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.t = t
-}
-
-func (l *lineLogger) detach() { l.attach(nil) }
-
-func (l *lineLogger) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = append(l.buf, p...)
-	for {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 {
-			break
-		}
-		if l.t != nil {
-			l.t.Log(strings.TrimRight(string(l.buf[:i]), "\r"))
-		}
-		l.buf = l.buf[i+1:]
-	}
-	return len(p), nil
 }
