@@ -239,6 +239,14 @@ func TestRunWithoutBudgetRunsNothingAndSaysSo(t *testing.T) {
 	if !strings.Contains(string(junit), `errors="3"`) {
 		t.Errorf("junit.xml does not count the 3 checks not run as errors:\n%s", junit)
 	}
+	again, err := Run(context.Background(), Options{Store: "etcd", Recipe: "etcd-election", OutDir: out, Budget: time.Nanosecond,
+		Checks: []string{"fault-free", "kill-leader", "explore"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Invocations != 2 || again.Total < sc.Total {
+		t.Errorf("second invocation: %d invocations, total %v (first %v): want 2 and a growing total", again.Invocations, again.Total, sc.Total)
+	}
 }
 
 // Resume: finished results of the same subject are carried over; another subject's state is

@@ -447,6 +447,12 @@ func Run(ctx context.Context, opts Options) (*Scorecard, error) {
 		}
 	}
 	sc.Elapsed = time.Since(start)
+	st.Spent += sc.Elapsed
+	st.Invocations++
+	sc.Total, sc.Invocations = st.Spent, st.Invocations
+	if err := st.save(); err != nil {
+		r.say("resume state: %v", err)
+	}
 	sc.finish()
 	r.say("%s", sc.Summary)
 	if err := sc.Write(opts.OutDir); err != nil {

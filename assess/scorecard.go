@@ -40,7 +40,11 @@ type Scorecard struct {
 	Started  time.Time     `json:"started"`
 	Elapsed  time.Duration `json:"elapsed"`
 	Budget   time.Duration `json:"budget"`
-	Args     []string      `json:"args,omitempty"`
+	// Total is the wall time of every invocation of this assessment (resumes included),
+	// Invocations their number.
+	Total       time.Duration `json:"total"`
+	Invocations int           `json:"invocations"`
+	Args        []string      `json:"args,omitempty"`
 	// Verdict: invalid when a check is unsafe on the judged resource; unknown when a check
 	// proved nothing or did not run; valid when every check of the battery came out safe.
 	Verdict string        `json:"verdict"`
@@ -271,6 +275,7 @@ func (s *Scorecard) view(dir string) reports.ScorecardView {
 	v := reports.ScorecardView{Title: s.Target + " on " + s.Store, Verdict: s.Verdict, Summary: s.Summary,
 		Judged: s.Resource, Started: s.Started.Format("2006-01-02 15:04:05 UTC"),
 		Elapsed: s.Elapsed.Round(time.Second).String(), Budget: s.Budget.String(), Seed: s.Seed,
+		Total: s.Total.Round(time.Second).String(), Invocations: s.Invocations,
 		Command: strings.Join(s.Args, " ")}
 	names, unf, fen := s.byCheck()
 	grades := map[string]CheckGrade{}

@@ -19,6 +19,9 @@ type state struct {
 	path    string
 	Subject subject                `json:"subject"`
 	Results map[string]CheckResult `json:"results"`
+	// Spent is the wall time of every invocation so far (a resumed assessment adds its own).
+	Spent       time.Duration `json:"spent"`
+	Invocations int           `json:"invocations"`
 }
 
 // subject is what makes two assessments the same one: a result of another subject, seed or
@@ -74,6 +77,7 @@ func loadState(o Options) (*state, error) {
 		return nil, fmt.Errorf("assess: %s holds an assessment of %s, not of %s: give another out directory, or remove %s to start over (%w)",
 			o.OutDir, old.Subject, st.Subject, st.path, errStateMismatch)
 	}
+	st.Spent, st.Invocations = old.Spent, old.Invocations
 	for k, r := range old.Results {
 		if r.done() {
 			st.Results[k] = r

@@ -13,6 +13,8 @@ import (
 type ScorecardView struct {
 	Title, Verdict, Summary, Judged string
 	Started, Elapsed, Budget        string
+	Total                           string // wall time over every invocation (resumes)
+	Invocations                     int
 	Seed                            int64
 	Command                         string
 	Rows                            []ScorecardRow
