@@ -141,6 +141,7 @@ func (s *Session) runOne(ctx context.Context, c Check) (CheckResult, error) {
 func (s *Session) Close(ctx context.Context) (*Scorecard, error) {
 	poolErr := s.r.pool.Close(context.WithoutCancel(ctx))
 	s.sc.Elapsed = time.Since(s.start)
+	s.sc.Total, s.sc.Invocations = s.sc.Elapsed, 1 // a session never resumes
 	s.sc.finish()
 	s.r.say("%s", s.sc.Summary)
 	if err := s.sc.Write(s.opts.OutDir); err != nil {

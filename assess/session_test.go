@@ -40,6 +40,9 @@ func TestSessionRecordsChecksItCannotRunAsNotRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if sc.Invocations != 1 || sc.Total != sc.Elapsed {
+		t.Errorf("scorecard: %d invocations, total %v, elapsed %v: want one invocation, total = elapsed", sc.Invocations, sc.Total, sc.Elapsed)
+	}
 	if sc.Verdict != harness.VerdictUnknown || !strings.Contains(sc.Summary, "2 not run") {
 		t.Errorf("scorecard verdict %s, summary %q: want unknown, 2 not run", sc.Verdict, sc.Summary)
 	}
