@@ -25,6 +25,8 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"upper":       strings.ToUpper,
 	"add":         func(a, b float64) float64 { return round1(a + b) },
 	"sub":         func(a, b float64) float64 { return round1(a - b) },
+	"gradeText":   scorecardGradeText,
+	"fdur":        scorecardDur,
 }).ParseFS(templateFS, "templates/*.tmpl"))
 
 type fact struct {

@@ -112,8 +112,10 @@ func candidatePath(root string, r Row) string {
 	if len(r.BuildTags) > 0 {
 		args = append(args, "-tags", strings.Join(slices.Clone(r.BuildTags), ","))
 	}
-	cmd := exec.Command("go", append(args, "./"+filepath.ToSlash(r.Candidate))...)
-	cmd.Dir = root
+	// Built from its own directory, so a package of another module (a user's, for assess)
+	// builds with that module's go.mod.
+	cmd := exec.Command("go", append(args, ".")...)
+	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "suite: go build %s: %v\n%s", r.Candidate, err, b)

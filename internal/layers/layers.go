@@ -23,7 +23,9 @@ var Layers = [][]string{
 	{"harness"},
 	// 6 what drives many runs: the known-answer matrix, replay, shrink and explore.
 	{"suite", "shrink", "explore"},
-	// 7 the command line, and the example candidates (programs that import nothing of the
+	// 7 assess: a battery of suite rows and an explore search for one candidate.
+	{"assess"},
+	// 8 the command line, and the example candidates (programs that import nothing of the
 	// module: they show the contract from outside), and the tests of the shell scripts.
 	{"cmd/splitbrain", "examples", "examples/go", "scripts",
 		"examples/internal/candidate", "examples/stores/consul", "examples/stores/dynamodb",
@@ -34,6 +36,8 @@ var Layers = [][]string{
 		"examples/corpus/pg-advisory-unchecked", "examples/corpus/dynamodb-wallclock",
 		"examples/corpus/etcd-session-done", "examples/corpus/etcd-lock-unfenced",
 		"examples/corpus/redlock-restart"},
+	// 9 the Go API for a user's own go test (examples/gotest-user, a module of its own, uses it).
+	{"splitbraintest"},
 }
 
 // Light are packages that must not link a store client library (Kubernetes, AWS, Consul):

@@ -1,0 +1,301 @@
+package assess
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness"
+)
+
+func names(cs []Check) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+func skippedNames(ss []Skipped) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// The battery follows the store facts and the candidate: a store-majority split only where
+// the store has a leader of its own, store faults only with a store, the zombie window only
+// for a candidate that declares the leader-work step.
+func TestPlanFollowsStoreAndCandidate(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		opts         Options
+		want, absent []string
+	}{
+		{"external on etcd", Options{Store: "etcd", CandidateCmd: []string{"cand.sh"}, OutDir: "x"},
+			[]string{"fault-free", "handoff", "kill-leader", "pause-leader", "store-split", "clock-rate", "store-outage", "explore"},
+			[]string{"zombie-window"}},
+		{"recipe on etcd", Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x"},
+			[]string{"zombie-window", "store-split", "leader-cut-silent", "leader-cut-refused", "half-open"}, nil},
+		{"recipe on redis", Options{Store: "redis", Recipe: "redis-setnx", OutDir: "x"},
+			[]string{"zombie-window", "leader-cut-silent", "latency", "reset"}, []string{"store-split"}},
+		{"peers without a store", Options{Store: "none", Recipe: "bully", OutDir: "x"},
+			[]string{"kill-leader", "pause-leader", "clock-bump", "waiter-killed"},
+			[]string{"store-split", "leader-cut-silent", "latency", "store-outage", "follower-cut-then-kill"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs, skipped, err := PlanWithSkips(tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := names(cs)
+			for _, w := range tc.want {
+				if !slices.Contains(got, w) {
+					t.Errorf("plan %v lacks %s", got, w)
+				}
+			}
+			for _, a := range tc.absent {
+				if slices.Contains(got, a) {
+					t.Errorf("plan %v has %s", got, a)
+				}
+				if !slices.Contains(skippedNames(skipped), a) {
+					t.Errorf("%s is neither planned nor listed as left out (%v)", a, skipped)
+				}
+			}
+			for _, c := range cs {
+				if c.Resource != ResourceUnfenced {
+					t.Errorf("%s plans on %q: every check starts unfenced", c.Name, c.Resource)
+				}
+			}
+		})
+	}
+}
+
+// Every fixed check of the battery is a valid matrix row for a recipe: suite.CaseOf accepts
+// it, paced profiles get their cycle, and faulty checks get a derived failover bound.
+func TestEveryCheckIsARunnableCase(t *testing.T) {
+	opts := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir()}
+	cs, err := Plan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{opts: opts}
+	for _, c := range cs {
+		if c.Explore {
+			continue
+		}
+		k, err := r.caseFor(c)
+		if err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+			continue
+		}
+		if err := harness.CheckConfig(&k.Config); err != nil {
+			t.Errorf("%s: the harness refuses its configuration: %v", c.Name, err)
+		}
+		if c.Paced && k.Config.Cycles != 1 {
+			t.Errorf("%s: paced check runs %d cycles, want 1", c.Name, k.Config.Cycles)
+		}
+		if c.Fault != "none" && k.Row.Expect.FailoverMax <= 0 {
+			t.Errorf("%s: no derived failover bound", c.Name)
+		}
+		if c.Name == "store-outage" {
+			plain, _ := r.caseFor(Check{Name: "x", Fault: c.Fault, Paced: true, Duration: c.Duration, Resource: ResourceUnfenced})
+			if got, want := k.Row.Expect.FailoverMax-plain.Row.Expect.FailoverMax, 3*k.Config.TTL; got != want {
+				t.Errorf("store-outage bound adds %v to the derived one, want the outage, %v", got, want)
+			}
+		}
+		if k.Config.ResourceMode != ResourceUnfenced {
+			t.Errorf("%s: resource %q", c.Name, k.Config.ResourceMode)
+		}
+		if !strings.HasPrefix(k.Config.StoreRoot, opts.OutDir) {
+			t.Errorf("%s: runs under %s, not under the out dir", c.Name, k.Config.StoreRoot)
+		}
+	}
+}
+
+func TestPlanRefusesBadOptions(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Store: "etcd", OutDir: "x"}, "nothing to assess"},
+		{Options{Store: "etcd", Recipe: "etcd-election", CandidateImage: "img", OutDir: "x"}, "not 2"},
+		{Options{Store: "etcd", CandidateCmd: []string{"a", "--flag"}, OutDir: "x"}, "passes no arguments"},
+		{Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", Checks: []string{"kill-leader", "pause"}}, `unknown check "pause"`},
+		{Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", Resource: "maybe"}, `resource "maybe"`},
+		{Options{Store: "nosuch", Recipe: "etcd-election", OutDir: "x"}, `unknown store "nosuch"`},
+		{Options{Store: "redis", Recipe: "redis-setnx", OutDir: "x", Checks: []string{"store-split"}}, "no check"},
+		{Options{Store: "redis", Recipe: "etcd-election", OutDir: "x"}, "runs on store etcd"},
+	} {
+		_, err := Plan(tc.opts)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Plan(%+v) = %v, want an error with %q", tc.opts, err, tc.want)
+		}
+	}
+}
+
+func result(name, verdict string, fenced bool, reason string) CheckResult {
+	r := CheckResult{Check: Check{Name: name, Resource: ResourceUnfenced}, Verdict: verdict, Fenced: fenced, Reason: reason}
+	if reason != "" {
+		r.Reasons = []string{reason}
+	}
+	if fenced {
+		r.Check.Resource = ResourceFenced
+	}
+	return r
+}
+
+// The grades and the verdict: a check safe only with its fence passes when judged on the
+// fenced resource and fails on the unfenced one; unsafe with the fence fails both; a check
+// that did not run or proved nothing is never a pass.
+func TestScorecardVerdictAndSummary(t *testing.T) {
+	base := []CheckResult{
+		result("fault-free", "valid", false, ""),
+		result("pause-leader", "invalid", false, "stale-write-accepted"),
+		result("pause-leader", "valid", true, ""),
+	}
+	for _, tc := range []struct {
+		name     string
+		extra    []CheckResult
+		resource string
+		verdict  string
+		summary  []string
+	}{
+		{"fence saves it, judged fenced", nil, ResourceFenced, "valid",
+			[]string{"safe under 1 of 2 checks", "unsafe without fencing (the fence saves it) under pause-leader"}},
+		{"fence saves it, judged unfenced", nil, ResourceUnfenced, "invalid", nil},
+		{"unsafe even with fencing", []CheckResult{result("handoff", "invalid", false, "token-duplicate"), result("handoff", "invalid", true, "token-duplicate")},
+			ResourceFenced, "invalid", []string{"UNSAFE even with fencing under handoff (token-duplicate)"}},
+		{"not run is not a pass", []CheckResult{{Check: Check{Name: "explore"}, Verdict: VerdictNotRun, NotRun: "budget"}},
+			ResourceFenced, "unknown", []string{"1 not run (explore)"}},
+		{"unknown is not a pass", []CheckResult{result("kill-leader", "unknown", false, "goal-not-reached")},
+			ResourceFenced, "unknown", []string{"nothing proved under kill-leader"}},
+		{"fenced rerun missing", []CheckResult{result("reset", "invalid", false, "stale-write-accepted")},
+			ResourceFenced, "unknown", []string{"fenced rerun inconclusive"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := &Scorecard{Target: "recipe x", Store: "etcd", Resource: tc.resource, Results: append(slices.Clone(base), tc.extra...)}
+			sc.finish()
+			if sc.Verdict != tc.verdict {
+				t.Errorf("verdict %s, want %s (%s)", sc.Verdict, tc.verdict, sc.Summary)
+			}
+			for _, s := range tc.summary {
+				if !strings.Contains(sc.Summary, s) {
+					t.Errorf("summary %q lacks %q", sc.Summary, s)
+				}
+			}
+		})
+	}
+}
+
+func TestSummaryNamesTheSlowestFailoverAgainstItsBound(t *testing.T) {
+	a := result("kill-leader", "valid", false, "")
+	a.Failovers, a.FailoverP99, a.Bound = 3, 2100*time.Millisecond, 7*time.Second
+	b := result("pause-leader", "valid", false, "")
+	b.Failovers, b.FailoverP99, b.Bound = 1, 900*time.Millisecond, 7*time.Second
+	sc := &Scorecard{Target: "recipe x", Store: "etcd", Resource: ResourceFenced, Results: []CheckResult{a, b}}
+	sc.finish()
+	if want := "failover p99 2.1 s (kill-leader) vs 7 s bound"; !strings.Contains(sc.Summary, want) {
+		t.Errorf("summary %q lacks %q", sc.Summary, want)
+	}
+}
+
+// A budget nothing fits: every check is listed as not run, the verdict is unknown, and the
+// scorecard files are written. Nothing starts, so no Docker is needed.
+func TestRunWithoutBudgetRunsNothingAndSaysSo(t *testing.T) {
+	out := t.TempDir()
+	sc, err := Run(context.Background(), Options{Store: "etcd", Recipe: "etcd-election", OutDir: out, Budget: time.Nanosecond,
+		Checks: []string{"fault-free", "kill-leader", "explore"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Verdict != harness.VerdictUnknown {
+		t.Errorf("verdict %s, want unknown", sc.Verdict)
+	}
+	if len(sc.Results) != 3 {
+		t.Fatalf("%d results, want 3", len(sc.Results))
+	}
+	for _, r := range sc.Results {
+		if r.Verdict != VerdictNotRun || !strings.Contains(r.NotRun, "budget") {
+			t.Errorf("%s: %s (%s), want not run for the budget", r.Check.Name, r.Verdict, r.NotRun)
+		}
+	}
+	for _, f := range []string{ScorecardHTML, ScorecardJSON, ScorecardJUnit} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	junit, _ := os.ReadFile(filepath.Join(out, ScorecardJUnit))
+	if n := strings.Count(string(junit), "<testcase "); n != 3 {
+		t.Errorf("junit.xml has %d test cases, want 3", n)
+	}
+	if !strings.Contains(string(junit), `errors="3"`) {
+		t.Errorf("junit.xml does not count the 3 checks not run as errors:\n%s", junit)
+	}
+	again, err := Run(context.Background(), Options{Store: "etcd", Recipe: "etcd-election", OutDir: out, Budget: time.Nanosecond,
+		Checks: []string{"fault-free", "kill-leader", "explore"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Invocations != 2 || again.Total < sc.Total {
+		t.Errorf("second invocation: %d invocations, total %v (first %v): want 2 and a growing total", again.Invocations, again.Total, sc.Total)
+	}
+}
+
+// Resume: finished results of the same subject are carried over; another subject's state is
+// refused with a way out.
+func TestResumeState(t *testing.T) {
+	out := t.TempDir()
+	o := Options{Store: "etcd", Recipe: "etcd-election", OutDir: out}
+	st, err := loadState(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Results["kill-leader"] = result("kill-leader", "valid", false, "")
+	st.Results["explore"] = CheckResult{Check: Check{Name: "explore"}, Verdict: VerdictNotRun}
+	if err := st.save(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := loadState(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := again.Results["kill-leader"]; !ok {
+		t.Error("the finished check was not carried over")
+	}
+	if _, ok := again.Results["explore"]; ok {
+		t.Error("a check that did not run was carried over as done")
+	}
+	other := o
+	other.Seed = 7
+	if _, err := loadState(other); !errors.Is(err, errStateMismatch) || !strings.Contains(err.Error(), "another out directory") {
+		t.Errorf("another seed's state: %v, want a mismatch that says what to do", err)
+	}
+	os.WriteFile(filepath.Join(out, StateFile), []byte("{"), 0o644)
+	if _, err := loadState(o); err == nil || !strings.Contains(err.Error(), "remove it") {
+		t.Errorf("a torn state: %v", err)
+	}
+}
+
+func TestScorecardJSONRoundTrips(t *testing.T) {
+	sc := &Scorecard{Target: "recipe x", Store: "etcd", Resource: ResourceFenced, Results: []CheckResult{result("fault-free", "valid", false, "")}}
+	sc.finish()
+	b, err := json.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Scorecard
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Verdict != "valid" || len(back.Checks) != 1 || back.Checks[0].Grade != GradeSafe {
+		t.Errorf("round trip: %+v", back)
+	}
+}

@@ -1,0 +1,336 @@
+// Package assess answers "is my election safe?" in one call: it plans the battery of checks a
+// store and a candidate make sense for (from the store facts and the nemesis profiles), runs
+// each check as a matrix-style row (suite.CaseOf: event-paced faults, until: goals, derived
+// failover bounds) first on the unfenced resource and, where that fails, again on the fenced
+// one, within a time budget, resumably, and writes a scorecard (HTML, JSON, JUnit).
+package assess
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates"
+	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
+)
+
+// DefaultBudget is the time an assessment may take when Options.Budget is zero.
+const DefaultBudget = 10 * time.Minute
+
+// Options say what to assess and how.
+type Options struct {
+	// Recipe is a built-in recipe (splitbrain candidate --list); or give CandidateCmd or
+	// CandidateImage, an external candidate speaking the contract (docs/candidates.md).
+	Recipe string
+	// CandidateCmd is the candidate's executable (a script, a static binary, or a Go main
+	// package directory, built static) plus nothing else: the contract passes no arguments,
+	// so only CandidateCmd[0] is used and more elements are refused.
+	CandidateCmd []string
+	// CandidatePackages are Debian packages a CandidateCmd script needs (python3, curl, ...).
+	CandidatePackages []string
+	CandidateImage    string
+	Store             string
+	// Budget bounds the whole assessment (0 = DefaultBudget). A check is started only when
+	// its estimated cost fits the rest; checks that do not fit are listed as not run.
+	Budget time.Duration
+	// OutDir holds the scorecard, the resume state and the run directories (runs/).
+	OutDir string
+	// Progress receives one line per check started and ended; nil = silent.
+	Progress io.Writer
+	// Checks, when set, is the subset of the battery to run, by check name.
+	Checks []string
+	// Seed of every check's fault plan (0 = 1: an assessment is reproducible by default).
+	Seed int64
+	// Resource is the resource the verdict is judged on: "fenced" (default: the resource
+	// rejects stale tokens, as `splitbrain run` assumes) or "unfenced" (your resource does
+	// not check tokens, so a check that is unsafe without the fence fails the assessment).
+	Resource string
+	// TTL handed to the candidates (0 = harness default, 2 s).
+	TTL time.Duration
+	// ExploreRuns caps the bounded explore check's tries (0 = 2).
+	ExploreRuns int
+	// NoFencedRerun skips the fenced run after an unfenced failure.
+	NoFencedRerun bool
+	// Args is the command line recorded in each run's config.json and the scorecard.
+	Args []string
+}
+
+// Resource modes an assessment is judged on.
+const (
+	ResourceFenced   = "fenced"
+	ResourceUnfenced = "unfenced"
+)
+
+// Check is one battery entry: a harness run configuration and what it is for.
+type Check struct {
+	Name    string `json:"name"`
+	Purpose string `json:"purpose"`
+	// Catches names the mistake a failure here points at, for the scorecard's explanation.
+	Catches string `json:"catches"`
+	// Fault is a nemesis profile or spec; Paced runs a profile's event-paced form (one cycle).
+	Fault    string `json:"fault"`
+	Paced    bool   `json:"paced,omitempty"`
+	Workload string `json:"workload,omitempty"`
+	Until    string `json:"until,omitempty"`
+	// Duration is the faults phase (its timeout when the phase ends on events).
+	Duration time.Duration `json:"duration"`
+	// LeaderWork, when set, is passed as SPLITBRAIN_LEADER_WORK (the zombie window).
+	LeaderWork *time.Duration `json:"leader_work,omitempty"`
+	// Resource is the resource mode this check runs on: unfenced first, fenced on a rerun.
+	Resource string `json:"resource"`
+	// Explore: a bounded `explore` search instead of one fixed fault (Fault then names the
+	// schedule of the try being replayed on the fenced resource, when set).
+	Explore bool `json:"explore,omitempty"`
+	// OutageTTLs: the fault holds the whole store down this many TTLs, so no failover can
+	// come sooner; the derived bound adds them.
+	OutageTTLs int `json:"outage_ttls,omitempty"`
+	// Seed of the run (0 = Options.Seed).
+	Seed int64 `json:"seed,omitempty"`
+}
+
+// Key is the check's identity in the resume state and the JUnit file: its name, plus
+// /fenced for a fenced rerun.
+func (c Check) Key() string {
+	if c.Resource == ResourceFenced {
+		return c.Name + "/fenced"
+	}
+	return c.Name
+}
+
+// leaderWorkGap is the zombie window: the gap between a leader's lease check and its write.
+var leaderWorkGap = time.Second
+
+// battery is every check, in the order they run: the cheap ones that show most first.
+// applies says whether the check makes sense for a store and a candidate; nil = always.
+type entry struct {
+	Check
+	applies func(store storekinds.Def, storeless bool, steps []string) (bool, string)
+}
+
+func needStore(_ storekinds.Def, storeless bool, _ []string) (bool, string) {
+	if storeless {
+		return false, "no store: the candidates elect among themselves"
+	}
+	return true, ""
+}
+
+func battery() []entry {
+	paced := func(name, fault, purpose, catches string) entry {
+		return entry{Check: Check{Name: name, Fault: fault, Paced: true, Duration: 60 * time.Second, Purpose: purpose, Catches: catches}}
+	}
+	storeOnly := func(e entry) entry { e.applies = needStore; return e }
+	outage := func(e entry, ttls int) entry { e.OutageTTLs = ttls; return e }
+	return []entry{
+		{Check: Check{Name: "fault-free", Fault: "none", Until: "writes=30", Duration: 40 * time.Second,
+			Purpose: "no faults: one leader is elected and its writes are accepted",
+			Catches: "a candidate that cannot elect, write or follow the contract at all"}},
+		{Check: Check{Name: "handoff", Fault: "none", Workload: "handoff", Until: "handoffs=3", Duration: 60 * time.Second,
+			Purpose: "graceful handoff: the leader gets SIGTERM three times and must resign; the next leader's token must be larger",
+			Catches: "a token that does not grow across leaders (a per-process counter, a key version), or a resign that leaves the lease behind"}},
+		paced("kill-leader", "kill-leader", "crash the leader (SIGKILL, restart after 1xTTL): a successor within the failover bound",
+			"a lease that never expires, or a successor elected while the old lease still holds"),
+		paced("pause-leader", "pause-leader", "SIGSTOP the leader for 3xTTL after its 3rd write (a GC pause longer than its lease)",
+			"a leader that writes after waking up without checking its lease (a zombie leader)"),
+		paced("freeze-leader", "freeze-leader", "freeze the leader's whole container for 3xTTL (a VM stall)",
+			"as pause-leader, with the candidate's helpers and connections frozen too"),
+		{Check: Check{Name: "zombie-window", Fault: "pause:target=leader,on=step:leader-work,for=3xTTL,count=1", Duration: 60 * time.Second,
+			LeaderWork: &leaderWorkGap,
+			Purpose:    "pause the leader inside its work gap, after its lease check and before its write (the classic zombie)",
+			Catches:    "a leader whose write decided before a pause lands after a successor's: only a fencing token stops it"},
+			applies: func(_ storekinds.Def, _ bool, steps []string) (bool, string) {
+				if slices.Contains(steps, runtime.StepLeaderWork) {
+					return true, ""
+				}
+				return false, "the candidate declares no " + runtime.StepLeaderWork + " step to pause on (Go recipes do; pause-leader covers an external candidate)"
+			}},
+		storeOnly(paced("leader-cut-silent", "partition-leader-silent", "cut the leader off from the store for 3xTTL, packets dropped (requests hang)",
+			"a leader that keeps believing while its renewals hang, past its lease")),
+		storeOnly(paced("leader-cut-refused", "partition-leader-refused", "cut the leader off from the store for 3xTTL with TCP resets (requests fail at once)",
+			"a leader that treats a failed renewal as still leading, or retries into a stale write")),
+		{Check: paced("store-split", "partition-store-majority", "split the store so its own leader lands in the minority, for 3xTTL",
+			"reads or lock grants served by a store minority (stale reads, no linearizable lock)").Check,
+			applies: func(s storekinds.Def, storeless bool, _ []string) (bool, string) {
+				if storeless {
+					return needStore(s, storeless, nil)
+				}
+				if !s.HasLeader {
+					return false, "the store elects no leader of its own"
+				}
+				return true, ""
+			}},
+		paced("clock-bump", "clock-bump-leader", "turn the leader's clock back by 3xTTL for 3xTTL",
+			"a lease judged on wall-clock time, which a clock step makes last longer"),
+		paced("clock-rate", "clock-slow-leader", "the leader's clock runs at half speed for 3xTTL",
+			"a lease deadline taken from a clock that can run slow"),
+		storeOnly(paced("latency", "delay-leader", "add 1xTTL of latency each way to the leader's store connections for 4xTTL",
+			"a lease whose deadline is taken from the answer, not from the request's send time")),
+		storeOnly(paced("half-open", "half-open-leader", "the leader's store connections stay open but carry nothing for 3xTTL",
+			"a client without request timeouts: the leader hangs and believes on")),
+		storeOnly(paced("reset", "reset-leader", "every store request of the leader fails with a connection reset for 3xTTL",
+			"a leader that does not step down when it cannot renew")),
+		storeOnly(outage(paced("store-outage", "all-store-pause", "the whole store hangs (every node SIGSTOPped) for 3xTTL",
+			"a leader that keeps believing while no renewal can succeed"), 3)),
+		storeOnly(paced("follower-cut-then-kill", "follower-cut-then-kill-leader", "cut a follower off from the store, heal, then kill the leader",
+			"a waiter that lost its session and takes over unsafely")),
+		paced("waiter-killed", "kill-follower", "SIGKILL a waiting candidate, restart it after 1xTTL",
+			"a queue that stalls, or a restarted waiter that takes over a held lease"),
+		{Check: Check{Name: "explore", Explore: true, Duration: 20 * time.Second,
+			Purpose: "a bounded random search: schedules drawn from every fault kind, target and shape",
+			Catches: "whatever the fixed checks above do not cover; a find replays and shrinks like any run"}},
+	}
+}
+
+// Names lists every check name of the full battery, in order.
+func Names() []string {
+	var out []string
+	for _, e := range battery() {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+// Skipped is a battery check that does not apply to this store or candidate, and why.
+type Skipped struct {
+	Name string `json:"name"`
+	Why  string `json:"why"`
+}
+
+// Plan returns the battery for this store and candidate, each check on the unfenced
+// resource. Options.Checks narrows it; a name outside the battery is an error.
+func Plan(opts Options) ([]Check, error) {
+	cs, _, err := PlanWithSkips(opts)
+	return cs, err
+}
+
+// PlanWithSkips is Plan plus the checks left out, with the reason.
+func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
+	if err := opts.validate(); err != nil {
+		return nil, nil, err
+	}
+	storeless := opts.Store == contract.StoreNone
+	var def storekinds.Def
+	if !storeless {
+		d, ok := storekinds.Lookup(opts.Store)
+		if !ok {
+			return nil, nil, fmt.Errorf("unknown store %q: want one of %s, or none", opts.Store, strings.Join(storekinds.Names(), ", "))
+		}
+		def = d
+	}
+	var steps []string
+	if opts.Recipe != "" {
+		d, err := candidates.Registry.Lookup(opts.Recipe)
+		if err != nil {
+			return nil, nil, err
+		}
+		in := d.Describe()
+		if in.Store != opts.Store {
+			return nil, nil, fmt.Errorf("recipe %s runs on store %s, not %s: give --store %s", opts.Recipe, in.Store, opts.Store, in.Store)
+		}
+		steps = in.Steps
+	}
+	want := map[string]bool{}
+	for _, n := range opts.Checks {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if !slices.Contains(Names(), n) {
+			return nil, nil, fmt.Errorf("unknown check %q: want some of %s", n, strings.Join(Names(), ", "))
+		}
+		want[n] = true
+	}
+	var out []Check
+	var skipped []Skipped
+	for _, e := range battery() {
+		if len(want) > 0 && !want[e.Name] {
+			continue
+		}
+		if e.applies != nil {
+			if ok, why := e.applies(def, storeless, steps); !ok {
+				skipped = append(skipped, Skipped{Name: e.Name, Why: why})
+				continue
+			}
+		}
+		c := e.Check
+		c.Resource = ResourceUnfenced
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, skipped, fmt.Errorf("no check of %v applies to store %s: %s", opts.Checks, opts.Store, skipText(skipped))
+	}
+	return out, skipped, nil
+}
+
+func skipText(s []Skipped) string {
+	var parts []string
+	for _, k := range s {
+		parts = append(parts, k.Name+" ("+k.Why+")")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// validate names every problem of the options at once.
+func (o *Options) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	who := 0
+	for _, set := range []bool{o.Recipe != "", len(o.CandidateCmd) > 0, o.CandidateImage != ""} {
+		if set {
+			who++
+		}
+	}
+	switch {
+	case who == 0:
+		bad("nothing to assess: give a recipe (%s), a candidate command or a candidate image", strings.Join(harness.RecipeNames(), ", "))
+	case who > 1:
+		bad("give one of recipe, candidate command and candidate image, not %d", who)
+	}
+	if len(o.CandidateCmd) > 1 {
+		bad("candidate command %q: the contract passes no arguments; give one executable (wrap arguments in a script)", strings.Join(o.CandidateCmd, " "))
+	}
+	if o.Store == "" {
+		bad("no store: want one of %s, or none", strings.Join(storekinds.Names(), ", "))
+	}
+	if o.Budget < 0 {
+		bad("budget %v: must not be negative", o.Budget)
+	}
+	if o.OutDir == "" {
+		bad("no output directory: give one for the scorecard and the runs (e.g. assess-out)")
+	}
+	switch o.Resource {
+	case "", ResourceFenced, ResourceUnfenced:
+	default:
+		bad("resource %q: want %s (your resource rejects stale tokens) or %s (it does not)", o.Resource, ResourceFenced, ResourceUnfenced)
+	}
+	if o.ExploreRuns < 0 {
+		bad("explore runs %d: want 0 (default 2) or more", o.ExploreRuns)
+	}
+	return errors.Join(errs...)
+}
+
+func (o Options) resource() string {
+	if o.Resource == "" {
+		return ResourceFenced
+	}
+	return o.Resource
+}
+
+func (o Options) seed() int64 {
+	if o.Seed == 0 {
+		return 1
+	}
+	return o.Seed
+}
+
+func (o Options) budget() time.Duration {
+	if o.Budget == 0 {
+		return DefaultBudget
+	}
+	return o.Budget
+}

@@ -1,0 +1,501 @@
+package assess
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates"
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/explore"
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/reports"
+	"github.com/splitbrain-chaos/splitbrain/suite"
+)
+
+// CheckResult is the outcome of one check's run (a fenced rerun is a result of its own).
+type CheckResult struct {
+	Check Check `json:"check"`
+	// Verdict of the run: valid, invalid, unknown; "not-run" when it did not fit the budget
+	// or was interrupted, "error" when the harness failed before a verdict.
+	Verdict string `json:"verdict"`
+	// Reason is the first reason code of an invalid or unknown verdict; Explanation the
+	// checkers' one-line story of it.
+	Reason      string   `json:"reason,omitempty"`
+	Explanation string   `json:"explanation,omitempty"`
+	Reasons     []string `json:"reasons,omitempty"`
+	Findings    []string `json:"findings,omitempty"`
+	RunDir      string   `json:"run_dir,omitempty"`
+	// Fenced: the run was on the fenced resource (a rerun after an unfenced failure).
+	Fenced bool `json:"fenced"`
+	// Failovers: fault start to next election, over the run's failovers.
+	Failovers   int           `json:"failovers"`
+	FailoverP50 time.Duration `json:"failover_p50"`
+	FailoverP99 time.Duration `json:"failover_p99"`
+	FailoverMax time.Duration `json:"failover_max"`
+	// Bound is the derived failover bound (recipe's bound + detection + slack); 0 = none.
+	Bound time.Duration `json:"bound"`
+	// Spec and Seed are the fault schedule that ran (explore: the find's, or the last try's).
+	Spec  string        `json:"spec,omitempty"`
+	Seed  int64         `json:"seed,omitempty"`
+	Tries int           `json:"tries,omitempty"` // explore: runs tried
+	Wall  time.Duration `json:"wall"`
+	Error string        `json:"error,omitempty"`
+	// NotRun says why a check has no verdict of its own (budget, interrupted).
+	NotRun string `json:"not_run,omitempty"`
+}
+
+// Verdicts of a result beyond the harness's valid / invalid / unknown.
+const (
+	VerdictNotRun = "not-run"
+	VerdictError  = "error"
+)
+
+// done reports whether the result is final: a resumed assessment skips it.
+func (r CheckResult) done() bool {
+	return r.Verdict == harness.VerdictValid || r.Verdict == harness.VerdictInvalid || r.Verdict == harness.VerdictUnknown
+}
+
+// OverBound reports whether the slowest failover exceeded the bound.
+func (r CheckResult) OverBound() bool {
+	return r.Bound > 0 && r.Failovers > 0 && r.FailoverMax > r.Bound
+}
+
+// runner holds what the checks of one assessment share.
+type runner struct {
+	opts  Options
+	pool  *harness.StorePool
+	steps []string
+}
+
+// RunCheck runs one check and returns its result. A harness failure is an error and a
+// result with verdict error (or invalid, when the history recorded before it proves a
+// violation); the run still healed and tore down.
+func RunCheck(ctx context.Context, opts Options, c Check) (CheckResult, error) {
+	if err := opts.validate(); err != nil {
+		return CheckResult{Check: c, Verdict: VerdictError, Error: err.Error()}, err
+	}
+	r := &runner{opts: opts}
+	if opts.Recipe != "" {
+		if d, err := candidates.Registry.Lookup(opts.Recipe); err == nil {
+			r.steps = d.Describe().Steps
+		}
+	}
+	return r.runCheck(ctx, c, 0)
+}
+
+func (r *runner) seed(c Check) int64 {
+	if c.Seed != 0 {
+		return c.Seed
+	}
+	return r.opts.seed()
+}
+
+// row is the matrix row the check stands for.
+func (r *runner) row(c Check) suite.Row {
+	row := suite.Row{
+		Name: "assess/" + c.Key(), Store: r.opts.Store, Recipe: r.opts.Recipe, Fault: c.Fault,
+		Workload: c.Workload, Resource: c.Resource, Until: c.Until, LeaderWork: c.LeaderWork,
+		Packages: slices.Clone(r.opts.CandidatePackages), Tags: []string{suite.TierDefault},
+	}
+	if c.Fault == "" {
+		row.Fault = "none"
+	}
+	paced := c.Paced
+	row.Paced = &paced
+	switch {
+	case len(r.opts.CandidateCmd) > 0:
+		row.Candidate = r.opts.CandidateCmd[0]
+	case r.opts.CandidateImage != "":
+		// The row names the image; the case's config runs it as an image (caseFor).
+		row.Candidate = r.opts.CandidateImage
+		row.Packages = nil
+	}
+	row.Timing.Duration = c.Duration
+	row.Expect.Verdict = harness.VerdictValid
+	if row.Fault != "none" {
+		row.Expect.FailoverMaxSpec = suite.BoundDerived
+	}
+	return row
+}
+
+func (r *runner) caseFor(c Check) (suite.Case, error) {
+	def := suite.Timing{Nodes: harness.DefaultNodes, TTL: r.opts.TTL, Warmup: 3 * time.Second,
+		Recovery: 5 * time.Second, Cycles: 1}
+	if def.TTL == 0 {
+		def.TTL = harness.DefaultTTL
+	}
+	k, err := suite.CaseOf(r.row(c), def, r.seed(c))
+	if err != nil {
+		return k, err
+	}
+	if c.OutageTTLs > 0 && k.Row.Expect.FailoverMax > 0 {
+		k.Row.Expect.FailoverMax += time.Duration(c.OutageTTLs) * k.Config.TTL
+	}
+	if r.opts.CandidateImage != "" {
+		k.Config.CandidateCmd, k.Config.CandidatePackages, k.Config.CandidateImage = "", nil, r.opts.CandidateImage
+	}
+	k.Config.TestName = strings.ReplaceAll(c.Key(), "/", "--")
+	k.Config.StoreRoot = filepath.Join(r.opts.OutDir, RunsDir)
+	k.Config.StorePool = r.pool
+	k.Config.Args = append(slices.Clone(r.opts.Args), "(check "+c.Key()+")")
+	return k, nil
+}
+
+// RunsDir is the directory under OutDir that holds the checks' run directories.
+const RunsDir = "runs"
+
+// runCheck runs c; budget bounds an explore check's search (0 = its own default).
+func (r *runner) runCheck(ctx context.Context, c Check, budget time.Duration) (CheckResult, error) {
+	if c.Explore && c.Fault == "" {
+		return r.runExplore(ctx, c, budget)
+	}
+	res := CheckResult{Check: c, Fenced: c.Resource == ResourceFenced, Seed: r.seed(c)}
+	k, err := r.caseFor(c)
+	if err != nil {
+		res.Verdict, res.Error = VerdictError, err.Error()
+		return res, err
+	}
+	res.Bound = k.Row.Expect.FailoverMax
+	res.Spec = k.Config.Nemesis
+	t0 := time.Now()
+	out, err := harness.Run(ctx, k.Config)
+	res.Wall = time.Since(t0)
+	r.fill(&res, out)
+	if err != nil {
+		if ctx.Err() != nil && (out == nil || out.Verdict != harness.VerdictInvalid) {
+			res.Verdict, res.NotRun = VerdictNotRun, "interrupted"
+			return res, nil
+		}
+		res.Error = err.Error()
+		if res.Verdict != harness.VerdictInvalid {
+			res.Verdict = VerdictError
+		}
+		return res, err
+	}
+	return res, nil
+}
+
+// fill copies a run's outcome into res and renders its report.
+func (r *runner) fill(res *CheckResult, out *harness.Outcome) {
+	res.Verdict = harness.VerdictUnknown
+	if out == nil {
+		return
+	}
+	res.Verdict = out.Verdict
+	res.RunDir = out.RunDir
+	if out.RunDir == "" {
+		return
+	}
+	results, err := checkers.ReadResults(filepath.Join(out.RunDir, checkers.ResultsFile))
+	if err != nil {
+		return
+	}
+	res.Reasons, res.Findings = nil, nil
+	for _, x := range results.Reasons {
+		res.Reasons = appendNew(res.Reasons, x.Code)
+	}
+	for _, x := range results.Findings {
+		res.Findings = appendNew(res.Findings, x.Code)
+	}
+	if len(res.Reasons) > 0 {
+		res.Reason = res.Reasons[0]
+	}
+	// The checkers' story of the first reason, else its message.
+	for _, x := range reports.Explain(results) {
+		if x.Code == res.Reason {
+			res.Explanation = firstLine(x.Text)
+			break
+		}
+	}
+	if res.Explanation == "" {
+		for _, x := range results.Reasons {
+			if x.Code == res.Reason {
+				res.Explanation = firstLine(x.Message)
+				break
+			}
+		}
+	}
+	o := suite.Observe(out.Verdict, results)
+	res.Failovers = len(o.Failovers)
+	if n := len(o.Failovers); n > 0 {
+		res.FailoverP50 = quantile(o.Failovers, 0.50)
+		res.FailoverP99 = quantile(o.Failovers, 0.99)
+		res.FailoverMax = o.Failovers[n-1]
+	}
+	if res.Bound == 0 && results.BoundNs > 0 && res.Check.Fault != "none" && res.Check.Fault != "" {
+		res.Bound = time.Duration(results.BoundNs)
+	}
+	// The page a reviewer follows from the scorecard; a failed render leaves the results.
+	_ = reports.RenderRun(out.RunDir)
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// quantile of sorted durations, nearest rank.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// exploreRuns is how many tries the bounded explore check makes by default.
+const exploreRuns = 2
+
+// runExplore runs the bounded search on the check's resource: at most ExploreRuns tries,
+// within budget.
+func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) (CheckResult, error) {
+	res := CheckResult{Check: c, Fenced: c.Resource == ResourceFenced, Seed: r.seed(c)}
+	base := c
+	base.Explore, base.Fault, base.Paced, base.Until = false, "none", false, ""
+	k, err := r.caseFor(base)
+	if err != nil {
+		res.Verdict, res.Error = VerdictError, err.Error()
+		return res, err
+	}
+	cfg := k.Config
+	cfg.Until, cfg.Cycles = "", 0
+	vocab, err := explore.NewVocabulary(nil, 2)
+	if err != nil {
+		res.Verdict, res.Error = VerdictError, err.Error()
+		return res, err
+	}
+	vocab = vocab.WithSteps(r.steps)
+	runs := r.opts.ExploreRuns
+	if runs == 0 {
+		runs = exploreRuns
+	}
+	if budget <= 0 {
+		budget = 3 * time.Minute
+	}
+	t0 := time.Now()
+	found, err := explore.Explore(ctx, explore.Options{
+		Base: cfg, Budget: budget, MaxRuns: runs, Vocabulary: vocab, Seed: r.seed(c),
+		Configure: func(i int, cfg *harness.Config) {
+			cfg.Args = append(slices.Clone(r.opts.Args), fmt.Sprintf("(check explore, try %d)", i))
+		},
+		Started: func(i int, spec string, seed int64) {
+			r.say("  explore try %d: --nemesis '%s' --seed %d", i, spec, seed)
+		},
+	})
+	res.Wall = time.Since(t0)
+	if err != nil {
+		res.Verdict, res.Error = VerdictError, err.Error()
+		return res, err
+	}
+	res.Tries = len(found.Tries)
+	var pick *explore.Try
+	tally := found.Tally()
+	switch {
+	case found.Found != nil:
+		pick = found.Found
+	case len(found.Tries) > 0:
+		pick = &found.Tries[len(found.Tries)-1]
+	}
+	if pick == nil {
+		res.Verdict, res.NotRun = VerdictNotRun, "no try fitted the budget"
+		if ctx.Err() != nil {
+			res.NotRun = "interrupted"
+		}
+		return res, nil
+	}
+	res.Spec, res.Seed = pick.Spec, pick.Seed
+	r.fill(&res, &harness.Outcome{RunDir: pick.RunDir, Verdict: pick.Verdict})
+	switch {
+	case found.Found != nil:
+		res.Verdict = harness.VerdictInvalid
+	case found.Stop == explore.StopInterrupted && tally[harness.VerdictValid] < len(found.Tries):
+		res.Verdict, res.NotRun = VerdictNotRun, "interrupted"
+	case tally[harness.VerdictValid] == len(found.Tries):
+		res.Verdict = harness.VerdictValid
+	default:
+		res.Verdict = harness.VerdictUnknown
+		if res.Reason == "" {
+			res.Reason = "explore-inconclusive"
+			res.Explanation = fmt.Sprintf("%d of %d tries proved nothing (%v)", len(found.Tries)-tally[harness.VerdictValid], len(found.Tries), tally)
+		}
+	}
+	return res, nil
+}
+
+// fencedRerun is the check that asks whether the fence saves a check that failed unfenced:
+// the same configuration on the fenced resource (explore: the find's schedule and seed).
+func fencedRerun(c Check, unfenced CheckResult) Check {
+	f := c
+	f.Resource = ResourceFenced
+	if c.Explore {
+		f.Fault, f.Seed, f.Paced, f.Until = unfenced.Spec, unfenced.Seed, false, ""
+	}
+	return f
+}
+
+func (r *runner) say(format string, args ...any) {
+	if r.opts.Progress != nil {
+		fmt.Fprintf(r.opts.Progress, "assess: "+format+"\n", args...)
+	}
+}
+
+// Run plans the battery, runs each check (unfenced, then fenced where that failed) within
+// the budget, skips the checks an earlier interrupted assessment of the same out dir
+// finished, and writes the scorecard files. It returns an error only when nothing could be
+// judged (bad options, an unreadable state); a failed check is a row of the scorecard.
+func Run(ctx context.Context, opts Options) (*Scorecard, error) {
+	checks, skipped, err := PlanWithSkips(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("assess: output directory: %w", err)
+	}
+	st, err := loadState(opts)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{opts: opts, pool: harness.NewStorePool()}
+	defer func() {
+		if err := r.pool.Close(context.WithoutCancel(ctx)); err != nil {
+			r.say("store pool: %v", err)
+		}
+	}()
+	if opts.Recipe != "" {
+		if d, err := candidates.Registry.Lookup(opts.Recipe); err == nil {
+			r.steps = d.Describe().Steps
+		}
+	}
+	start := time.Now()
+	budget := opts.budget()
+	sc := newScorecard(opts, start, budget, skipped)
+	r.say("%s on %s: %d checks, budget %v, judged on the %s resource, out %s",
+		sc.Target, opts.Store, len(checks), budget, opts.resource(), opts.OutDir)
+	for _, s := range skipped {
+		r.say("left out %s: %s", s.Name, s.Why)
+	}
+	var spent []time.Duration // wall times of this invocation's fixed checks: the estimate
+	estimate := func() time.Duration {
+		if len(spent) == 0 {
+			return firstEstimate
+		}
+		var sum time.Duration
+		for _, d := range spent {
+			sum += d
+		}
+		return sum / time.Duration(len(spent))
+	}
+	runOne := func(i int, c Check) CheckResult {
+		label := fmt.Sprintf("[%d/%d] %s", i+1, len(checks), c.Key())
+		if prev, ok := st.Results[c.Key()]; ok && prev.done() {
+			r.say("%s: %s earlier (%s), skipped", label, prev.Verdict, prev.RunDir)
+			return prev
+		}
+		left := budget - time.Since(start)
+		need := estimate()
+		if c.Explore && c.Fault == "" {
+			need = exploreMin
+		}
+		if ctx.Err() != nil {
+			return CheckResult{Check: c, Fenced: c.Resource == ResourceFenced, Verdict: VerdictNotRun, NotRun: "interrupted"}
+		}
+		if left < need {
+			r.say("%s: not run: %v of the budget left, the check takes about %v", label, left.Round(time.Second), need.Round(time.Second))
+			return CheckResult{Check: c, Fenced: c.Resource == ResourceFenced, Verdict: VerdictNotRun,
+				NotRun: fmt.Sprintf("budget: %v left, the check takes about %v", left.Round(time.Second), need.Round(time.Second))}
+		}
+		r.say("%s (%s, %s resource) ...", label, orDash(c.Fault), c.Resource)
+		res, err := r.runCheck(ctx, c, left)
+		if err != nil {
+			r.say("%s: %v", label, err)
+		}
+		if !c.Explore && res.done() {
+			spent = append(spent, res.Wall)
+		}
+		r.say("%s: %s in %v%s", label, resultLabel(res), res.Wall.Round(time.Second), runDirText(res.RunDir))
+		if res.done() {
+			st.Results[c.Key()] = res
+			if err := st.save(); err != nil {
+				r.say("resume state: %v", err)
+			}
+		}
+		return res
+	}
+	for i, c := range checks {
+		res := runOne(i, c)
+		sc.Results = append(sc.Results, res)
+		if res.Verdict == harness.VerdictInvalid && !opts.NoFencedRerun {
+			f := fencedRerun(c, res)
+			sc.Results = append(sc.Results, runOne(i, f))
+		}
+	}
+	sc.Elapsed = time.Since(start)
+	st.Spent += sc.Elapsed
+	st.Invocations++
+	sc.Total, sc.Invocations = st.Spent, st.Invocations
+	if err := st.save(); err != nil {
+		r.say("resume state: %v", err)
+	}
+	sc.finish()
+	r.say("%s", sc.Summary)
+	if err := sc.Write(opts.OutDir); err != nil {
+		return sc, err
+	}
+	r.say("scorecard: %s", filepath.Join(opts.OutDir, ScorecardHTML))
+	if ctx.Err() != nil {
+		return sc, fmt.Errorf("interrupted; every started run healed and tore down; run the same command again to resume: %w", context.Cause(ctx))
+	}
+	return sc, nil
+}
+
+// firstEstimate is what a check is assumed to take before one has run in this invocation:
+// a paced check measured 35-70 s on the shared 2-core machine (docs/assess.md).
+const firstEstimate = 45 * time.Second
+
+// exploreMin is the least budget left that the explore check starts with.
+const exploreMin = 60 * time.Second
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func runDirText(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return " " + dir
+}
+
+func resultLabel(r CheckResult) string {
+	switch {
+	case r.Verdict == VerdictNotRun:
+		return "not run (" + r.NotRun + ")"
+	case r.Verdict == VerdictError:
+		return "harness error: " + firstLine(r.Error)
+	case len(r.Reasons) > 0:
+		return r.Verdict + " " + strings.Join(r.Reasons, ",")
+	}
+	return r.Verdict
+}
+
+var errStateMismatch = errors.New("state mismatch")

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/assess"
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+)
+
+func init() {
+	register(command{name: "assess", summary: "is my election safe? run the fault battery for a recipe or candidate on its store and write a scorecard", run: runAssess})
+}
+
+func runAssess(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("assess", stderr)
+	var o assess.Options
+	var cmd, checks, packages string
+	fs.StringVar(&o.Store, "store", "", storeFlagHelp()+" (required)")
+	fs.StringVar(&o.Recipe, "recipe", "", "election recipe to assess: "+strings.Join(harness.RecipeNames(), ", "))
+	fs.StringVar(&cmd, "candidate-cmd", "", "host executable that speaks the candidate contract (docs/candidates.md), or a Go main package directory (built static), instead of --recipe")
+	fs.StringVar(&packages, "candidate-packages", "", "with --candidate-cmd: comma-separated Debian packages the script needs (e.g. python3,python3-redis)")
+	fs.StringVar(&o.CandidateImage, "candidate-image", "", "image whose entrypoint speaks the candidate contract, instead of --recipe")
+	fs.DurationVar(&o.Budget, "budget", assess.DefaultBudget, "time the assessment may take; checks that do not fit are listed as not run (run again with the same --out to go on)")
+	fs.StringVar(&o.OutDir, "out", "assess-out", "directory of the scorecard (scorecard.html, scorecard.json, junit.xml), the resume state and the runs")
+	fs.StringVar(&checks, "checks", "", "comma-separated subset of the battery: "+strings.Join(assess.Names(), ", ")+" (default: every check that applies)")
+	fs.Int64Var(&o.Seed, "seed", 1, "seed of every check's fault plan and of the explore draws")
+	fs.StringVar(&o.Resource, "resource", assess.ResourceFenced, "the resource the verdict is judged on: fenced (yours rejects stale fencing tokens) or unfenced (it does not: a check unsafe without the fence fails)")
+	fs.DurationVar(&o.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
+	fs.IntVar(&o.ExploreRuns, "explore-runs", 2, "tries of the bounded explore check")
+	list := fs.Bool("list", false, "print the battery for this store and candidate, and exit")
+	profile := fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: splitbrain assess --store S (--recipe R | --candidate-cmd FILE | --candidate-image IMG) [--budget 10m] [--out DIR]
+
+Runs the battery of checks that the store and the candidate make sense for (docs/assess.md):
+fault-free, graceful handoff, leader kill/pause/freeze, the zombie window, the leader cut off
+from the store (silent and refused), a store-majority split (stores with a leader), clock bump
+and rate, latency, half-open and reset connections, a whole-store outage, a follower cut then
+the leader killed, a waiter killed, and a bounded explore. Each check runs event-paced on an
+unfenced resource and, where it fails there, again on the fenced one. Progress goes to stdout;
+the scorecard lands in --out. An interrupted assessment resumes: the same command with the
+same --out skips the checks already done.
+Exit code: 0 every check safe, 1 a check unsafe on the judged resource, 2 a check proved
+nothing or did not fit the budget, 255 harness error, 64 bad flags.
+
+`)
+		fs.PrintDefaults()
+	}
+	problems := parseFlagsAll(fs, args)
+	if len(problems) == 1 && problems[0] == flag.ErrHelp.Error() {
+		fs.Usage()
+		return exitUsage, flag.ErrHelp
+	}
+	if cmd != "" {
+		o.CandidateCmd = []string{cmd}
+	}
+	if packages != "" {
+		pk, err := images.ParsePackages(packages)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("--candidate-packages: %v", err))
+		}
+		o.CandidatePackages = pk
+	}
+	if checks != "" {
+		o.Checks = strings.Split(checks, ",")
+	}
+	if *profile != "" {
+		problems = append(problems, fmt.Sprintf("--profile %q: assess runs the local profile's images (set $%s for another)", *profile, images.EnvProfile))
+	}
+	if o.Budget <= 0 {
+		problems = append(problems, fmt.Sprintf("--budget %v: want a positive duration such as 10m", o.Budget))
+	}
+	o.Args = append([]string{"splitbrain", "assess"}, args...)
+	o.Progress = stdout
+	plan, skipped, err := assess.PlanWithSkips(o)
+	if err != nil {
+		problems = append(problems, strings.Split(err.Error(), "\n")...)
+	}
+	if len(problems) > 0 {
+		return exitUsage, usageError{fmt.Sprintf("%d problem(s):\n  %s", len(problems), strings.Join(problems, "\n  "))}
+	}
+	if *list {
+		for _, c := range plan {
+			fmt.Fprintf(stdout, "%-24s %s\n%-24s fault: %s\n", c.Name, c.Purpose, "", faultText(c))
+		}
+		for _, s := range skipped {
+			fmt.Fprintf(stdout, "%-24s left out: %s\n", s.Name, s.Why)
+		}
+		return exitValid, nil
+	}
+	t0 := time.Now()
+	sc, err := assess.Run(ctx, o)
+	if sc == nil {
+		return exitHarness, err
+	}
+	fmt.Fprintf(stdout, "assess: took %v\n", time.Since(t0).Round(time.Second))
+	if err != nil {
+		return exitHarness, err
+	}
+	switch sc.Verdict {
+	case harness.VerdictValid:
+		return exitValid, nil
+	case harness.VerdictInvalid:
+		return exitInvalid, nil
+	}
+	return exitUnknown, nil
+}
+
+func faultText(c assess.Check) string {
+	s := c.Fault
+	switch {
+	case c.Explore:
+		return "drawn per try (explore)"
+	case c.Paced:
+		s += " (event-paced, one cycle)"
+	}
+	if c.Workload != "" {
+		s += ", workload " + c.Workload
+	}
+	if c.Until != "" {
+		s += ", until " + c.Until
+	}
+	return s
+}

@@ -1,0 +1,117 @@
+//go:build chaos
+
+package examples
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
+	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
+)
+
+// gotestUserCheck is the check TestGotestUserModule runs: the broken twin's token is a
+// per-process term counter, which the first handoff shows (two leaders with token 1).
+const gotestUserCheck = "handoff"
+
+// TestGotestUserModule runs examples/gotest-user's own `go test -tags chaos`, as a user runs
+// it in their repository (a module of its own, go.sum complete: -mod=readonly), on real etcd
+// servers: with the correct candidate its check passes; with the broken twin it fails, naming
+// the check, the reason and a report that exists.
+func TestGotestUserModule(t *testing.T) {
+	// A clone holds tracked files only: the module must not lean on anything else.
+	if out, err := exec.Command("git", "ls-files", "--others", "gotest-user").Output(); err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	} else if s := strings.TrimSpace(string(out)); s != "" {
+		t.Fatalf("examples/gotest-user holds files a clone would not have (commit or remove them):\n%s", s)
+	}
+	for _, tc := range []struct {
+		name, tags string
+		pass       bool
+	}{
+		{"correct", "", true},
+		{"broken", "broken", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+			defer cancel()
+			dir := t.TempDir()
+			cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-v", "-tags", "chaos", "-short",
+				"-run", "^TestElectionIsSafe$/^"+gotestUserCheck+"$", "-timeout", "7m", "./...")
+			cmd.Dir = "gotest-user"
+			cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "CANDIDATE_TAGS="+tc.tags,
+				"SPLITBRAIN_SCORECARD_DIR="+dir)
+			out, err := cmd.CombinedOutput()
+			log := string(out)
+			t.Logf("go test in examples/gotest-user (CANDIDATE_TAGS=%q): %v\n%s", tc.tags, err, log)
+			t.Cleanup(func() { assertRunsLeftNothing(t, filepath.Join(dir, "runs")) })
+			if tc.pass {
+				if err != nil || !strings.Contains(log, "--- PASS: TestElectionIsSafe/"+gotestUserCheck) {
+					t.Fatalf("correct candidate: go test %v, want its %s check to pass:\n%s", err, gotestUserCheck, log)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("broken twin: go test passed, want its %s check to fail:\n%s", gotestUserCheck, log)
+			}
+			if !strings.Contains(log, "--- FAIL: TestElectionIsSafe/"+gotestUserCheck) {
+				t.Fatalf("broken twin: want --- FAIL: TestElectionIsSafe/%s:\n%s", gotestUserCheck, log)
+			}
+			m := regexp.MustCompile(`report: (\S+report\.html)`).FindStringSubmatch(log)
+			if m == nil {
+				t.Fatalf("broken twin: the failure names no report:\n%s", log)
+			}
+			if _, err := os.Stat(m[1]); err != nil {
+				t.Fatalf("broken twin: the named report is not there: %v", err)
+			}
+			// The run the failure points at shows the twin's bug: two leaders with one token.
+			res, err := checkers.ReadResults(filepath.Join(filepath.Dir(m[1]), checkers.ResultsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var codes []string
+			for _, r := range res.Reasons {
+				codes = append(codes, r.Code)
+			}
+			if !slices.Contains(codes, "token-duplicate") {
+				t.Errorf("broken twin: the reported run's reasons are %v, want token-duplicate", codes)
+			}
+		})
+	}
+}
+
+// assertRunsLeftNothing checks that every run under dir (the child go test's runs, found by
+// their config.json) left no container or network behind.
+func assertRunsLeftNothing(t *testing.T, dir string) {
+	var ids []string
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == runconfig.FileName {
+			if cfg, err := runconfig.Read(filepath.Dir(path)); err == nil {
+				ids = append(ids, cfg.RunID)
+			}
+		}
+		return nil
+	})
+	if len(ids) == 0 {
+		return
+	}
+	eng, err := platform.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	for _, id := range ids {
+		platformtest.AssertNoLeftovers(t, eng, id)
+	}
+}

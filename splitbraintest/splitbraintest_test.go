@@ -1,0 +1,168 @@
+package splitbraintest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/assess"
+)
+
+func TestCandidateValidate(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "cand")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(t.TempDir(), "plain")
+	if err := os.WriteFile(plain, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		c    Candidate
+		want []string // substrings of the error; none: valid
+	}{
+		{Candidate{Store: "etcd", Cmd: exe}, nil},
+		{Candidate{Store: "etcd", Recipe: "etcd-election"}, nil},
+		{Candidate{Store: "redis", Cmd: exe, Packages: []string{"python3"}}, nil},
+		{Candidate{Cmd: exe}, []string{"Candidate.Store is empty"}},
+		{Candidate{Store: "etcd"}, []string{"exactly one of", "(0 set)"}},
+		{Candidate{Store: "etcd", Cmd: exe, Recipe: "etcd-election"}, []string{"(2 set)"}},
+		{Candidate{Store: "etcd", Image: "x", Packages: []string{"curl"}}, []string{"Packages needs Candidate.Cmd"}},
+		{Candidate{Store: "etcd", Cmd: plain}, []string{"not an executable file", "BuildGo"}},
+		{Candidate{Store: "etcd", Cmd: filepath.Join(t.TempDir(), "missing")}, []string{"Candidate.Cmd:", "no such file"}},
+	} {
+		err := tc.c.validate(true)
+		if len(tc.want) == 0 {
+			if err != nil {
+				t.Errorf("%+v: unexpected error %v", tc.c, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%+v: no error, want one naming %q", tc.c, tc.want)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v: error %q does not say %q", tc.c, err, w)
+			}
+		}
+	}
+}
+
+func TestFitBudget(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name        string
+		budget      time.Duration
+		chosen      bool
+		timeout     time.Duration // 0: no deadline
+		want        time.Duration
+		wantNote    bool
+		wantErrPart string
+	}{
+		{"no deadline keeps the budget", assess.DefaultBudget, false, 0, assess.DefaultBudget, false, ""},
+		{"default fits a long timeout", assess.DefaultBudget, false, time.Hour, assess.DefaultBudget, false, ""},
+		{"default lowered to a short timeout", assess.DefaultBudget, false, 6 * time.Minute, 6*time.Minute - cleanupMargin, true, ""},
+		{"chosen budget that fits", 3 * time.Minute, true, 10 * time.Minute, 3 * time.Minute, false, ""},
+		{"chosen budget that does not fit", 20 * time.Minute, true, 10 * time.Minute, 0, false, "-timeout 23m"},
+		{"timeout too short for anything", assess.DefaultBudget, false, time.Minute, 0, false, "too little for any check"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.budget
+			note, err := fitBudget(&b, tc.chosen, now.Add(tc.timeout), tc.timeout > 0, now)
+			if tc.wantErrPart != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErrPart) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErrPart)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b != tc.want {
+				t.Errorf("budget %v, want %v", b, tc.want)
+			}
+			if (note != "") != tc.wantNote {
+				t.Errorf("note %q, want a note: %v", note, tc.wantNote)
+			}
+		})
+	}
+}
+
+type recorder struct{ lines []string }
+
+func (r *recorder) Log(args ...any) {
+	for _, a := range args {
+		r.lines = append(r.lines, a.(string))
+	}
+}
+
+func TestLineLoggerWholeLinesToTheAttachedTest(t *testing.T) {
+	var a, b recorder
+	l := &lineLogger{}
+	l.attach(&a)
+	l.Write([]byte("one\ntw"))
+	l.Write([]byte("o\r\n"))
+	l.attach(&b)
+	l.Write([]byte("three\n"))
+	l.detach()
+	l.Write([]byte("after the test\n")) // dropped, not logged to a finished test
+	if got := strings.Join(a.lines, "|"); got != "one|two" {
+		t.Errorf("first test got %q, want one|two", got)
+	}
+	if got := strings.Join(b.lines, "|"); got != "three" {
+		t.Errorf("second test got %q, want three", got)
+	}
+}
+
+// TestOutDirKeptOnlyOnFailure: the fresh scorecard directory outlives a failed test (its
+// reports are the evidence) and is gone after a passing one.
+func TestOutDirKeptOnlyOnFailure(t *testing.T) {
+	t.Setenv(EnvDir, "")
+	var passedDir string
+	t.Run("passes", func(t *testing.T) { passedDir = outDir(t, "") })
+	if _, err := os.Stat(passedDir); !os.IsNotExist(err) {
+		t.Errorf("%s still there after a passing test (%v)", passedDir, err)
+	}
+	// A failing test, in a child process so that its failure is not this test's.
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperFailingTestWithOutDir$", "-test.v")
+	cmd.Env = append(os.Environ(), "SPLITBRAINTEST_HELPER=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the helper test passed, want a failure:\n%s", out)
+	}
+	m := regexp.MustCompile(`outdir=(\S+)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("the helper printed no outdir=:\n%s", out)
+	}
+	failedDir := string(m[1])
+	defer os.RemoveAll(failedDir)
+	if fi, err := os.Stat(failedDir); err != nil || !fi.IsDir() {
+		t.Errorf("%s is gone after a failing test (%v)", failedDir, err)
+	}
+	if !strings.Contains(string(out), "kept in "+failedDir) {
+		t.Errorf("the failing test does not log where its reports were kept:\n%s", out)
+	}
+
+	named := filepath.Join(t.TempDir(), "named")
+	if got := outDir(t, named); got != named {
+		t.Errorf("named dir %s, want %s", got, named)
+	}
+	if fi, err := os.Stat(named); err != nil || !fi.IsDir() {
+		t.Errorf("named dir not created: %v", err)
+	}
+}
+
+func TestHelperFailingTestWithOutDir(t *testing.T) {
+	if os.Getenv("SPLITBRAINTEST_HELPER") == "" {
+		t.Skip("helper of TestOutDirKeptOnlyOnFailure, run in its child process")
+	}
+	fmt.Printf("outdir=%s\n", outDir(t, ""))
+	t.Fail()
+}
