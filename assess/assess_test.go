@@ -152,6 +152,11 @@ func result(name, verdict string, fenced bool, reason string) CheckResult {
 	return r
 }
 
+func unfenceable(r CheckResult) CheckResult {
+	r.Unfenceable = []string{r.Reason}
+	return r
+}
+
 // The grades and the verdict: a check safe only with its fence passes when judged on the
 // fenced resource and fails on the unfenced one; unsafe with the fence fails both; a check
 // that did not run or proved nothing is never a pass.
@@ -171,7 +176,11 @@ func TestScorecardVerdictAndSummary(t *testing.T) {
 		{"fence saves it, judged fenced", nil, ResourceFenced, "valid",
 			[]string{"safe under 1 of 2 checks", "unsafe without fencing (the fence saves it) under pause-leader"}},
 		{"fence saves it, judged unfenced", nil, ResourceUnfenced, "invalid", nil},
-		{"unsafe even with fencing", []CheckResult{result("handoff", "invalid", false, "token-duplicate"), result("handoff", "invalid", true, "token-duplicate")},
+		{"unsafe even with fencing", []CheckResult{result("handoff", "invalid", false, "stale-write-accepted"), result("handoff", "invalid", true, "interleaving")},
+			ResourceFenced, "invalid", []string{"UNSAFE even with fencing under handoff (interleaving)"}},
+		{"a duplicate token is unsafe whatever the fenced rerun showed", []CheckResult{unfenceable(result("store-split", "invalid", false, "token-duplicate")), result("store-split", "valid", true, "")},
+			ResourceFenced, "invalid", []string{"UNSAFE even with fencing under store-split (token-duplicate)"}},
+		{"a duplicate token needs no fenced rerun", []CheckResult{unfenceable(result("handoff", "invalid", false, "token-duplicate"))},
 			ResourceFenced, "invalid", []string{"UNSAFE even with fencing under handoff (token-duplicate)"}},
 		{"not run is not a pass", []CheckResult{{Check: Check{Name: "explore"}, Verdict: VerdictNotRun, NotRun: "budget"}},
 			ResourceFenced, "unknown", []string{"1 not run (explore)"}},

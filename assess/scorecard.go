@@ -98,6 +98,8 @@ func grade(u, f *CheckResult) string {
 		return GradeSafe
 	case harness.VerdictInvalid:
 		switch {
+		case len(u.Unfenceable) > 0 || f != nil && len(f.Unfenceable) > 0:
+			return GradeUnsafe
 		case f == nil:
 			return GradeUnfencedOnly
 		case f.Verdict == harness.VerdictValid:
@@ -147,8 +149,14 @@ func (s *Scorecard) finish() {
 		s.Checks = append(s.Checks, CheckGrade{Name: n, Grade: g, Verdict: v})
 		label := n
 		if g == GradeUnsafe {
-			if f := fen[n]; f != nil && f.Reason != "" {
-				label += " (" + f.Reason + ")"
+			why := unf[n]
+			if f := fen[n]; f != nil && f.Verdict == harness.VerdictInvalid {
+				why = f
+			}
+			if len(why.Unfenceable) > 0 {
+				label += " (" + strings.Join(why.Unfenceable, ", ") + ")"
+			} else if why.Reason != "" {
+				label += " (" + why.Reason + ")"
 			}
 		}
 		groups[g] = append(groups[g], label)
