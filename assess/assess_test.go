@@ -308,3 +308,23 @@ func TestScorecardJSONRoundTrips(t *testing.T) {
 		t.Errorf("round trip: %+v", back)
 	}
 }
+
+func TestFencedRerunOnlyWhereAFenceCanHelp(t *testing.T) {
+	c := Check{Name: "pause-leader", Fault: "pause-leader", Paced: true, Resource: ResourceUnfenced}
+	if _, ok := FencedRerun(c, result("pause-leader", "valid", false, "")); ok {
+		t.Error("a pass gets a fenced rerun")
+	}
+	if _, ok := FencedRerun(c, unfenceable(result("pause-leader", "invalid", false, "token-duplicate"))); ok {
+		t.Error("a duplicate token gets a fenced rerun")
+	}
+	f, ok := FencedRerun(c, result("pause-leader", "invalid", false, "stale-write-accepted"))
+	if !ok || f.Resource != ResourceFenced || f.Key() != "pause-leader/fenced" {
+		t.Errorf("stale write: rerun %v %+v, want the fenced form", ok, f)
+	}
+	e := Check{Name: "explore", Explore: true, Resource: ResourceUnfenced}
+	found := result("explore", "invalid", false, "stale-write-accepted")
+	found.Spec, found.Seed = "pause:target=leader,for=2xTTL,at=3s", 42
+	if f, ok := FencedRerun(e, found); !ok || f.Fault != found.Spec || f.Seed != 42 {
+		t.Errorf("explore's rerun %+v: want the find's schedule and seed", f)
+	}
+}

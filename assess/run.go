@@ -347,6 +347,17 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 	return res, nil
 }
 
+// FencedRerun returns the check that asks whether the fence saves a check that failed on
+// the unfenced resource, and whether to run it: not for a pass, and not for a violation no
+// fence prevents (a duplicate token). Run does this itself; it is exported for callers that
+// run checks one by one with RunCheck (a user's go test).
+func FencedRerun(c Check, unfenced CheckResult) (Check, bool) {
+	if unfenced.Verdict != harness.VerdictInvalid || len(unfenced.Unfenceable) > 0 || c.Resource == ResourceFenced {
+		return Check{}, false
+	}
+	return fencedRerun(c, unfenced), true
+}
+
 // fencedRerun is the check that asks whether the fence saves a check that failed unfenced:
 // the same configuration on the fenced resource (explore: the find's schedule and seed).
 func fencedRerun(c Check, unfenced CheckResult) Check {
@@ -450,8 +461,7 @@ func Run(ctx context.Context, opts Options) (*Scorecard, error) {
 		res := runOne(i, c)
 		sc.Results = append(sc.Results, res)
 		// A fence cannot help a violation it does not see (duplicate tokens): no rerun.
-		if res.Verdict == harness.VerdictInvalid && !opts.NoFencedRerun && len(res.Unfenceable) == 0 {
-			f := fencedRerun(c, res)
+		if f, ok := FencedRerun(c, res); ok && !opts.NoFencedRerun {
 			sc.Results = append(sc.Results, runOne(i, f))
 		}
 	}

@@ -91,6 +91,13 @@ func (s *Scorecard) byCheck() (names []string, unfenced, fenced map[string]*Chec
 	return names, unfenced, fenced
 }
 
+// Grade is what a check's runs show: its unfenced result and its fenced rerun (nil when
+// none ran). Judged turns a grade into the verdict on the resource an assessment is judged on.
+func Grade(u, f *CheckResult) string { return grade(u, f) }
+
+// Judged is a grade's verdict on resource (ResourceFenced or ResourceUnfenced).
+func Judged(grade, resource string) string { return judged(grade, resource) }
+
 // grade is what a check's runs show.
 func grade(u, f *CheckResult) string {
 	switch u.Verdict {
