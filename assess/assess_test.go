@@ -152,6 +152,11 @@ func result(name, verdict string, fenced bool, reason string) CheckResult {
 	return r
 }
 
+func unfenceable(r CheckResult) CheckResult {
+	r.Unfenceable = []string{r.Reason}
+	return r
+}
+
 // The grades and the verdict: a check safe only with its fence passes when judged on the
 // fenced resource and fails on the unfenced one; unsafe with the fence fails both; a check
 // that did not run or proved nothing is never a pass.
@@ -171,7 +176,11 @@ func TestScorecardVerdictAndSummary(t *testing.T) {
 		{"fence saves it, judged fenced", nil, ResourceFenced, "valid",
 			[]string{"safe under 1 of 2 checks", "unsafe without fencing (the fence saves it) under pause-leader"}},
 		{"fence saves it, judged unfenced", nil, ResourceUnfenced, "invalid", nil},
-		{"unsafe even with fencing", []CheckResult{result("handoff", "invalid", false, "token-duplicate"), result("handoff", "invalid", true, "token-duplicate")},
+		{"unsafe even with fencing", []CheckResult{result("handoff", "invalid", false, "stale-write-accepted"), result("handoff", "invalid", true, "interleaving")},
+			ResourceFenced, "invalid", []string{"UNSAFE even with fencing under handoff (interleaving)"}},
+		{"a duplicate token is unsafe whatever the fenced rerun showed", []CheckResult{unfenceable(result("store-split", "invalid", false, "token-duplicate")), result("store-split", "valid", true, "")},
+			ResourceFenced, "invalid", []string{"UNSAFE even with fencing under store-split (token-duplicate)"}},
+		{"a duplicate token needs no fenced rerun", []CheckResult{unfenceable(result("handoff", "invalid", false, "token-duplicate"))},
 			ResourceFenced, "invalid", []string{"UNSAFE even with fencing under handoff (token-duplicate)"}},
 		{"not run is not a pass", []CheckResult{{Check: Check{Name: "explore"}, Verdict: VerdictNotRun, NotRun: "budget"}},
 			ResourceFenced, "unknown", []string{"1 not run (explore)"}},
@@ -297,5 +306,25 @@ func TestScorecardJSONRoundTrips(t *testing.T) {
 	}
 	if back.Verdict != "valid" || len(back.Checks) != 1 || back.Checks[0].Grade != GradeSafe {
 		t.Errorf("round trip: %+v", back)
+	}
+}
+
+func TestFencedRerunOnlyWhereAFenceCanHelp(t *testing.T) {
+	c := Check{Name: "pause-leader", Fault: "pause-leader", Paced: true, Resource: ResourceUnfenced}
+	if _, ok := FencedRerun(c, result("pause-leader", "valid", false, "")); ok {
+		t.Error("a pass gets a fenced rerun")
+	}
+	if _, ok := FencedRerun(c, unfenceable(result("pause-leader", "invalid", false, "token-duplicate"))); ok {
+		t.Error("a duplicate token gets a fenced rerun")
+	}
+	f, ok := FencedRerun(c, result("pause-leader", "invalid", false, "stale-write-accepted"))
+	if !ok || f.Resource != ResourceFenced || f.Key() != "pause-leader/fenced" {
+		t.Errorf("stale write: rerun %v %+v, want the fenced form", ok, f)
+	}
+	e := Check{Name: "explore", Explore: true, Resource: ResourceUnfenced}
+	found := result("explore", "invalid", false, "stale-write-accepted")
+	found.Spec, found.Seed = "pause:target=leader,for=2xTTL,at=3s", 42
+	if f, ok := FencedRerun(e, found); !ok || f.Fault != found.Spec || f.Seed != 42 {
+		t.Errorf("explore's rerun %+v: want the find's schedule and seed", f)
 	}
 }

@@ -30,6 +30,9 @@ type CheckResult struct {
 	Reason      string   `json:"reason,omitempty"`
 	Explanation string   `json:"explanation,omitempty"`
 	Reasons     []string `json:"reasons,omitempty"`
+	// Unfenceable are the invalid reasons no fence can prevent (a duplicate or regressing
+	// token, an exclusive-belief overlap): the check is unsafe whatever the resource.
+	Unfenceable []string `json:"unfenceable,omitempty"`
 	Findings    []string `json:"findings,omitempty"`
 	RunDir      string   `json:"run_dir,omitempty"`
 	// Fenced: the run was on the fenced resource (a rerun after an unfenced failure).
@@ -201,6 +204,7 @@ func (r *runner) fill(res *CheckResult, out *harness.Outcome) {
 	for _, x := range results.Reasons {
 		res.Reasons = appendNew(res.Reasons, x.Code)
 	}
+	res.Unfenceable = unfenceableOf(out.RunDir, nil)
 	for _, x := range results.Findings {
 		res.Findings = appendNew(res.Findings, x.Code)
 	}
@@ -242,6 +246,10 @@ func appendNew(list []string, s string) []string {
 	}
 	return append(list, s)
 }
+
+// fenceable are the violations a fenced resource prevents: writes that reach it out of token
+// order. Every other invalid reason is a property of the candidate's tokens or beliefs.
+var fenceable = []string{"stale-write-accepted", "interleaving", "fenced-register-illegal"}
 
 // quantile of sorted durations, nearest rank.
 func quantile(sorted []time.Duration, q float64) time.Duration {
@@ -337,6 +345,17 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 		}
 	}
 	return res, nil
+}
+
+// FencedRerun returns the check that asks whether the fence saves a check that failed on
+// the unfenced resource, and whether to run it: not for a pass, and not for a violation no
+// fence prevents (a duplicate token). Run does this itself; it is exported for callers that
+// run checks one by one with RunCheck (a user's go test).
+func FencedRerun(c Check, unfenced CheckResult) (Check, bool) {
+	if unfenced.Verdict != harness.VerdictInvalid || len(unfenced.Unfenceable) > 0 || c.Resource == ResourceFenced {
+		return Check{}, false
+	}
+	return fencedRerun(c, unfenced), true
 }
 
 // fencedRerun is the check that asks whether the fence saves a check that failed unfenced:
@@ -441,8 +460,8 @@ func Run(ctx context.Context, opts Options) (*Scorecard, error) {
 	for i, c := range checks {
 		res := runOne(i, c)
 		sc.Results = append(sc.Results, res)
-		if res.Verdict == harness.VerdictInvalid && !opts.NoFencedRerun {
-			f := fencedRerun(c, res)
+		// A fence cannot help a violation it does not see (duplicate tokens): no rerun.
+		if f, ok := FencedRerun(c, res); ok && !opts.NoFencedRerun {
 			sc.Results = append(sc.Results, runOne(i, f))
 		}
 	}

@@ -91,6 +91,13 @@ func (s *Scorecard) byCheck() (names []string, unfenced, fenced map[string]*Chec
 	return names, unfenced, fenced
 }
 
+// Grade is what a check's runs show: its unfenced result and its fenced rerun (nil when
+// none ran). Judged turns a grade into the verdict on the resource an assessment is judged on.
+func Grade(u, f *CheckResult) string { return grade(u, f) }
+
+// Judged is a grade's verdict on resource (ResourceFenced or ResourceUnfenced).
+func Judged(grade, resource string) string { return judged(grade, resource) }
+
 // grade is what a check's runs show.
 func grade(u, f *CheckResult) string {
 	switch u.Verdict {
@@ -98,6 +105,8 @@ func grade(u, f *CheckResult) string {
 		return GradeSafe
 	case harness.VerdictInvalid:
 		switch {
+		case len(u.Unfenceable) > 0 || f != nil && len(f.Unfenceable) > 0:
+			return GradeUnsafe
 		case f == nil:
 			return GradeUnfencedOnly
 		case f.Verdict == harness.VerdictValid:
@@ -147,8 +156,14 @@ func (s *Scorecard) finish() {
 		s.Checks = append(s.Checks, CheckGrade{Name: n, Grade: g, Verdict: v})
 		label := n
 		if g == GradeUnsafe {
-			if f := fen[n]; f != nil && f.Reason != "" {
-				label += " (" + f.Reason + ")"
+			why := unf[n]
+			if f := fen[n]; f != nil && f.Verdict == harness.VerdictInvalid {
+				why = f
+			}
+			if len(why.Unfenceable) > 0 {
+				label += " (" + strings.Join(why.Unfenceable, ", ") + ")"
+			} else if why.Reason != "" {
+				label += " (" + why.Reason + ")"
 			}
 		}
 		groups[g] = append(groups[g], label)

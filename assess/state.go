@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/harness"
 )
 
 // StateFile holds the finished checks of an assessment in its out dir: a second invocation
@@ -80,10 +83,31 @@ func loadState(o Options) (*state, error) {
 	st.Spent, st.Invocations = old.Spent, old.Invocations
 	for k, r := range old.Results {
 		if r.done() {
+			if r.Verdict == harness.VerdictInvalid && r.RunDir != "" {
+				// The run directory is the source of truth; a state written before
+				// Unfenceable existed gets it from there.
+				r.Unfenceable = unfenceableOf(r.RunDir, r.Unfenceable)
+			}
 			st.Results[k] = r
 		}
 	}
 	return st, nil
+}
+
+// unfenceableOf reads the invalid reasons no fence prevents from a run's results.json;
+// keep is returned when it cannot be read.
+func unfenceableOf(runDir string, keep []string) []string {
+	results, err := checkers.ReadResults(filepath.Join(runDir, checkers.ResultsFile))
+	if err != nil {
+		return keep
+	}
+	var out []string
+	for _, x := range results.Reasons {
+		if x.Severity == checkers.SevInvalid && !slices.Contains(fenceable, x.Code) {
+			out = appendNew(out, x.Code)
+		}
+	}
+	return out
 }
 
 // save writes the state atomically (a kill mid-write leaves the previous one).
