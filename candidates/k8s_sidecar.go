@@ -37,6 +37,7 @@ import (
 const (
 	StepLeaseAcquired = "lease-acquired" // sidecar: client-go's OnStartedLeading
 	StepPollLeader    = "poll-leader"    // application: a poll answered "leader" (its writes until the next poll rest on it)
+	StepLeaseRenewed  = "lease-renewed"  // sidecar: a renew of the Lease succeeded while leading
 	StepLeaseLost     = "lease-lost"     // sidecar: client-go's OnStoppedLeading after leading
 	StepPollFailed    = "poll-failed"    // application: a poll got no answer (writes held until one comes)
 )
@@ -54,7 +55,7 @@ const sidecarAddr = "127.0.0.1:7070"
 var k8sSidecar = runtime.Spec{
 	Name: "k8s-sidecar", Store: contract.StoreKubernetes,
 	Summary: "leader-election sidecar: a client-go leaderelection process reports leader + token (leaseTransitions + 1) on a loopback health endpoint; the application process polls it every retry interval and writes while it says leader",
-	Steps:   []string{StepLeaseAcquired, StepPollLeader, StepLeaseLost, StepPollFailed},
+	Steps:   []string{StepLeaseAcquired, StepPollLeader, StepLeaseRenewed, StepLeaseLost, StepPollFailed},
 	Timing:  k8sSidecarTiming,
 	New:     newK8sSidecar,
 }

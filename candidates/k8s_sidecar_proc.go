@@ -64,8 +64,8 @@ func RunLeaseSidecar(ctx context.Context, lookup func(string) (string, bool), st
 			Client:     cs.CoordinationV1(),
 			LockConfig: resourcelock.ResourceLockConfig{Identity: cfg.NodeID + "_" + hex.EncodeToString(rnd[:])},
 		}
-		lock := &recordingLock{Interface: lease}
 		c := &sidecarCampaign{}
+		lock := &recordingLock{Interface: lease, renewed: func(time.Time) { s.renewed(c) }}
 		leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 			Lock: lock, LeaseDuration: p.lease, RenewDeadline: p.renewDeadline, RetryPeriod: p.retry, Name: name,
 			Callbacks: leaderelection.LeaderCallbacks{
@@ -122,6 +122,18 @@ func (s *leaseSidecar) start(c *sidecarCampaign, ans sidecarAnswer) bool {
 	s.mu.Unlock()
 	sidecarStep(s.stdout, &s.outMu, StepLeaseAcquired)
 	return true
+}
+
+// renewed prints lease-renewed for a successful renew while c leads (the acquiring write
+// comes before OnStartedLeading and is lease-acquired). client-go sleeps RetryPeriod after
+// it before the next renew round: a fault triggered on it lands in that sleep.
+func (s *leaseSidecar) renewed(c *sidecarCampaign) {
+	s.mu.Lock()
+	led := s.cur == c
+	s.mu.Unlock()
+	if led {
+		sidecarStep(s.stdout, &s.outMu, StepLeaseRenewed)
+	}
 }
 
 func (s *leaseSidecar) stop(c *sidecarCampaign) bool {

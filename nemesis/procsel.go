@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -34,12 +36,18 @@ func stopSelected(root int, sel string) ([]proc, error) {
 		}
 		return []proc{{PID: root, Start: st.Start}}, nil
 	case ProcessSidecar:
-		tree, err := processTree(root)
-		if err != nil {
-			return nil, err
+		// PID 1's direct children first (one small read, no scan of the host's /proc: a
+		// fault triggered by an event needs the stop quickly), the whole tree as fallback.
+		kids := children(root)
+		if len(kids) == 0 {
+			tree, err := processTree(root)
+			if err != nil {
+				return nil, err
+			}
+			kids = tree[1:]
 		}
 		var out []proc
-		for _, p := range tree[1:] {
+		for _, p := range kids {
 			if argv0(p.PID) != ProcessSidecar {
 				continue
 			}
@@ -55,6 +63,31 @@ func stopSelected(root int, sel string) ([]proc, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("process=%s: want %s, %s or %s", sel, ProcessAll, ProcessApp, ProcessSidecar)
+}
+
+// children lists the direct children of pid from /proc/PID/task/*/children: each thread
+// lists the children it forked (a Go program forks from any of its threads). nil when the
+// kernel does not offer the lists.
+func children(pid int) []proc {
+	tasks, err := os.ReadDir(fmt.Sprintf("%s/%d/task", procRoot, pid))
+	if err != nil {
+		return nil
+	}
+	var out []proc
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("%s/%d/task/%s/children", procRoot, pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				if st, err := readStat(c); err == nil {
+					out = append(out, proc{PID: c, Start: st.Start})
+				}
+			}
+		}
+	}
+	return out
 }
 
 // argv0 is the base name of a host process's argv[0] ("" when it cannot be read).
