@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,15 +32,15 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 )
 
-// Steps of k8s-sidecar. The sidecar prints the lease steps (without a time: the harness
-// stamps them on receipt, so the two processes' lines never go back in time against each
-// other), the application the poll steps.
+// Steps of k8s-sidecar, each printed before the election it leads to (the recipe chaos
+// test checks that), so a trigger on it can fire in that window. The sidecar prints its
+// steps without a time (the harness stamps them on receipt, so the two processes' lines
+// never go back in time against each other), the application the poll step. The end of a
+// lease and a failed poll are log lines, not steps: they come after a term, not before one.
 const (
 	StepLeaseAcquired = "lease-acquired" // sidecar: client-go's OnStartedLeading
-	StepPollLeader    = "poll-leader"    // application: a poll answered "leader" (its writes until the next poll rest on it)
 	StepLeaseRenewed  = "lease-renewed"  // sidecar: a renew of the Lease succeeded while leading
-	StepLeaseLost     = "lease-lost"     // sidecar: client-go's OnStoppedLeading after leading
-	StepPollFailed    = "poll-failed"    // application: a poll got no answer (writes held until one comes)
+	StepPollLeader    = "poll-leader"    // application: a poll answered "leader" (its writes until the next poll rest on it)
 )
 
 // SidecarArgv0 is the sidecar process's argv[0]: the nemesis finds it by this name
@@ -49,13 +50,19 @@ const SidecarArgv0 = "sidecar"
 // SidecarCommand is the splitbrain command the sidecar process runs.
 const SidecarCommand = "lease-sidecar"
 
-// sidecarAddr is the health endpoint, on the container's loopback only.
+// sidecarAddr is the health endpoint of a sidecar started by hand; the application picks a
+// free loopback port instead and hands the listening socket to the sidecar as file
+// descriptor 3 (EnvSidecarListenFD), so candidates that share a host (the recipe chaos test)
+// never poll each other's sidecar.
 const sidecarAddr = "127.0.0.1:7070"
+
+// EnvSidecarListenFD, set by the application, names the inherited listening socket.
+const EnvSidecarListenFD = "SPLITBRAIN_SIDECAR_LISTEN_FD"
 
 var k8sSidecar = runtime.Spec{
 	Name: "k8s-sidecar", Store: contract.StoreKubernetes,
 	Summary: "leader-election sidecar: a client-go leaderelection process reports leader + token (leaseTransitions + 1) on a loopback health endpoint; the application process polls it every retry interval and writes while it says leader",
-	Steps:   []string{StepLeaseAcquired, StepPollLeader, StepLeaseRenewed, StepLeaseLost, StepPollFailed},
+	Steps:   []string{StepLeaseAcquired, StepLeaseRenewed, StepPollLeader},
 	Timing:  k8sSidecarTiming,
 	New:     newK8sSidecar,
 }
@@ -144,10 +151,20 @@ func newK8sSidecar(ctx context.Context, env runtime.Env) (runtime.Recipe, error)
 	if err != nil {
 		return nil, fmt.Errorf("find own executable for the sidecar: %w", err)
 	}
-	a := newSidecarApp(ctx, env, p, "http://"+sidecarAddr+"/leader")
+	// The application keeps the socket open for the process's life: a restarted sidecar
+	// serves the same address, and while none runs, polls wait in the backlog and time out.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("health endpoint socket for the sidecar: %w", err)
+	}
+	lf, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		return nil, fmt.Errorf("health endpoint socket for the sidecar: %w", err)
+	}
+	a := newSidecarApp(ctx, env, p, "http://"+ln.Addr().String()+"/leader")
 	env.Logf("k8s-sidecar: sidecar LeaseDuration %s, RenewDeadline %s, RetryPeriod %s; application polls %s every %s (timeout %s)",
-		p.lease, p.renewDeadline, p.retry, sidecarAddr, p.poll, p.pollTimeout)
-	a.side = startSidecar(exe, env.Logf)
+		p.lease, p.renewDeadline, p.retry, ln.Addr(), p.poll, p.pollTimeout)
+	a.side = startSidecar(exe, lf, env.Logf)
 	go a.pollLoop()
 	return a, nil
 }
@@ -210,7 +227,6 @@ func (a *k8sSidecarApp) observe(o pollOutcome) {
 	case o.answered && o.answer.Leader:
 		a.env.Step(StepPollLeader)
 	case !o.answered && (prev.answered || prev.err == nil):
-		a.env.Step(StepPollFailed)
 		a.env.Logf("k8s-sidecar: poll of the sidecar failed (writes held until it answers): %v", o.err)
 	}
 }
@@ -291,13 +307,14 @@ type sidecarProc struct {
 	done    chan struct{} // closed when the supervisor is finished
 }
 
-func startSidecar(exe string, logf func(string, ...any)) *sidecarProc {
+func startSidecar(exe string, listener *os.File, logf func(string, ...any)) *sidecarProc {
 	s := &sidecarProc{done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		for {
-			cmd := &exec.Cmd{Path: exe, Args: []string{SidecarArgv0, SidecarCommand}, Env: os.Environ(),
-				Stdout: os.Stdout, Stderr: os.Stderr,
+			cmd := &exec.Cmd{Path: exe, Args: []string{SidecarArgv0, SidecarCommand},
+				Env:    append(os.Environ(), EnvSidecarListenFD+"=3"),
+				Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: []*os.File{listener},
 				// The sidecar dies with the application, as the containers of a Pod go together.
 				SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
 			s.mu.Lock()

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -21,7 +23,8 @@ import (
 )
 
 // RunLeaseSidecar is the k8s-sidecar recipe's sidecar process: client-go leaderelection on
-// the election's Lease, and the health endpoint GET http://127.0.0.1:7070/leader, which
+// the election's Lease, and the health endpoint GET /leader (on the listening socket the
+// application passed as file descriptor 3, else on http://127.0.0.1:7070), which
 // answers 200 {"leader":true,"token":T,"call_t":...,"identity":...} between client-go's
 // OnStartedLeading and OnStoppedLeading and 503 {"leader":false} otherwise. Each campaign
 // has a fresh identity, so every term begins with an acquisition; the token is that
@@ -45,7 +48,7 @@ func RunLeaseSidecar(ctx context.Context, lookup func(string) (string, bool), st
 	if err != nil {
 		return &runtime.ConfigError{Err: err}
 	}
-	ln, err := net.Listen("tcp", sidecarAddr)
+	ln, err := sidecarListener(lookup)
 	if err != nil {
 		return fmt.Errorf("health endpoint: %w", err)
 	}
@@ -53,7 +56,7 @@ func RunLeaseSidecar(ctx context.Context, lookup func(string) (string, bool), st
 	srv := &http.Server{Handler: http.HandlerFunc(s.serveLeader), ReadHeaderTimeout: 2 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
-	logf("LeaseDuration %s, RenewDeadline %s, RetryPeriod %s; health endpoint http://%s/leader", p.lease, p.renewDeadline, p.retry, sidecarAddr)
+	logf("LeaseDuration %s, RenewDeadline %s, RetryPeriod %s; health endpoint http://%s/leader", p.lease, p.renewDeadline, p.retry, ln.Addr())
 
 	name := k8sObjectName(cfg.ElectionName)
 	for ctx.Err() == nil {
@@ -100,6 +103,22 @@ func RunLeaseSidecar(ctx context.Context, lookup func(string) (string, bool), st
 	return nil
 }
 
+// sidecarListener is the socket the application passed (EnvSidecarListenFD), or a fresh one
+// on sidecarAddr for a sidecar started by hand.
+func sidecarListener(lookup func(string) (string, bool)) (net.Listener, error) {
+	v, ok := lookup(EnvSidecarListenFD)
+	if !ok {
+		return net.Listen("tcp", sidecarAddr)
+	}
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return nil, fmt.Errorf("%s=%q: want an inherited file descriptor number >= 3", EnvSidecarListenFD, v)
+	}
+	f := os.NewFile(uintptr(fd), "health-endpoint")
+	defer f.Close() // FileListener keeps its own duplicate
+	return net.FileListener(f)
+}
+
 // sidecarCampaign is one RunOrDie: once stopped it never reports leader again.
 type sidecarCampaign struct{ stopped bool }
 
@@ -144,9 +163,6 @@ func (s *leaseSidecar) stop(c *sidecarCampaign) bool {
 		s.cur, s.ans = nil, sidecarAnswer{}
 	}
 	s.mu.Unlock()
-	if led {
-		sidecarStep(s.stdout, &s.outMu, StepLeaseLost)
-	}
 	return led
 }
 

@@ -77,6 +77,21 @@ func TestK8sSidecarApp(t *testing.T) {
 	}}
 	a := newSidecarApp(ctx, env, sidecarParams{poll: 5 * time.Millisecond, pollTimeout: 200 * time.Millisecond}, srv.URL+"/leader")
 	go a.pollLoop()
+	// waitFailed waits until the application has seen a poll go unanswered.
+	waitFailed := func() {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			a.mu.Lock()
+			failed := !a.last.answered && a.last.err != nil
+			a.mu.Unlock()
+			if failed {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no unanswered poll within 30s")
+			}
+		}
+	}
 	waitStep := func(name string) {
 		t.Helper()
 		for {
@@ -117,7 +132,7 @@ func TestK8sSidecarApp(t *testing.T) {
 	h.mu.Lock()
 	h.hang = hang
 	h.mu.Unlock()
-	waitStep(StepPollFailed)
+	waitFailed()
 	valid := make(chan error, 1)
 	go func() { valid <- term.Valid() }()
 	h.mu.Lock()
