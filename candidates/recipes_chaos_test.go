@@ -35,6 +35,16 @@ import (
 const envChildRecipe = "SPLITBRAIN_TEST_CANDIDATE_RECIPE"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == candidates.SidecarCommand {
+		// k8s-sidecar's application starts its own executable as the sidecar.
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		if err := candidates.RunLeaseSidecar(ctx, os.LookupEnv, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(64)
+		}
+		os.Exit(0)
+	}
 	if r := os.Getenv(envChildRecipe); r != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		defer stop()

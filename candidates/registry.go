@@ -17,6 +17,7 @@ var Registry = runtime.Registry{
 	redisIncrAfterSetNX,
 	redlock,
 	k8sLease,
+	k8sSidecar,
 	leaderForLife,
 	naiveLease,
 	consulLock,

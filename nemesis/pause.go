@@ -17,7 +17,7 @@ type pauseKind struct{}
 func (pauseKind) def() kindDef {
 	return kindDef{Traits: Traits{
 		Name:          "pause",
-		Summary:       "SIGSTOP all processes of a node (a GC pause), SIGCONT after for=",
+		Summary:       "SIGSTOP the processes of a node (a GC pause; process= stops the application or its sidecar alone), SIGCONT after for=",
 		DefaultTarget: TargetLeader,
 		DefaultFor:    "2xTTL",
 		Classes:       []NodeClass{ClassCandidate, ClassStore},
@@ -25,6 +25,9 @@ func (pauseKind) def() kindDef {
 		Started:       "paused",
 		Healed:        "resumed",
 		Silences:      true,
+	}, params: []paramDef{
+		{key: "process", def: ProcessAll, check: oneOf(ProcessAll, ProcessApp, ProcessSidecar),
+			doc: "which processes of the node: all (PID 1 and its descendants), app (PID 1 alone), sidecar (the processes whose argv[0] is sidecar, e.g. the k8s-sidecar recipe's leader-election sidecar, with their descendants)"},
 	}}
 }
 
@@ -43,7 +46,7 @@ func (pauseKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 		if err != nil {
 			return fmt.Errorf("host pid: %w", err)
 		}
-		procs, err := stopTree(pid)
+		procs, err := stopSelected(pid, pf.Params["process"])
 		n.mu.Lock()
 		n.stopped[key] = append(n.stopped[key], procs...)
 		for _, p := range procs {

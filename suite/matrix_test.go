@@ -398,7 +398,10 @@ func TestMatrixFile(t *testing.T) {
 			continue
 		}
 		tier := all
-		if spec.Store == contract.StoreKubernetes {
+		// k8s-sidecar's cut is a race between the sidecar's detection plus the application's
+		// poll and the successor's takeover (docs/candidates.md, k8s-sidecar): measured, stated
+		// with miss:, and too slow to settle for the default tier.
+		if spec.Store == contract.StoreKubernetes && spec.Name != "k8s-sidecar" {
 			tier = def
 		}
 		for _, f := range []string{"partition-leader-silent", "partition-leader-refused"} {

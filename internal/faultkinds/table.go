@@ -189,7 +189,7 @@ var table = []Traits{
 	},
 	{
 		Name:          "pause",
-		Summary:       "SIGSTOP all processes of a node (a GC pause), SIGCONT after for=",
+		Summary:       "SIGSTOP the processes of a node (a GC pause; process= stops the application or its sidecar alone), SIGCONT after for=",
 		DefaultTarget: "leader",
 		DefaultFor:    "2xTTL",
 		Targets:       []string{"leader", "stale-leader", "follower", "random-candidate", "all-candidates", "store-node", "store-leader", "store-majority", "store-minority", "all-store"},
@@ -198,6 +198,9 @@ var table = []Traits{
 		Started:       "paused",
 		Healed:        "resumed",
 		Silences:      true,
+		Params: []ParamInfo{
+			{Key: "process", Doc: "which processes of the node: all (PID 1 and its descendants), app (PID 1 alone), sidecar (the processes whose argv[0] is sidecar, e.g. the k8s-sidecar recipe's leader-election sidecar, with their descendants)", Default: "all"},
+		},
 	},
 	{
 		Name:          "reset",
