@@ -93,7 +93,11 @@ func checkResource(a *analysis, rl *reasonList) ResourceResult {
 			res.Accepted++
 			if !fresh {
 				addRef(&res.StaleAccepted, &res.StaleAcceptedN, ref)
-				rl.add(Reason{Checker: "resource", Code: "stale-write-accepted", Severity: SevInvalid, T: e.T,
+				var last *StepRef
+				if res.StaleAcceptedN == 1 { // the explanation tells the first one
+					last = a.lastStepBefore(e.Node, i)
+				}
+				rl.add(Reason{Checker: "resource", Code: "stale-write-accepted", Severity: SevInvalid, T: e.T, LastStep: last,
 					Nodes: []string{e.Node}, Tokens: []int64{e.Token, max}, Seqs: []int64{e.Seq},
 					Message: fmt.Sprintf("stale write accepted at %s: %s wrote %s with token %d although token %d had already been accepted (%s mode)",
 						fmtT(e.T, a.startT), e.Node, e.WriteID, e.Token, max, e.Mode)})
@@ -180,4 +184,22 @@ func compareViews(a *analysis, res *ResourceResult, decided map[string]int, rl *
 			Nodes: []string{d.Node}, Seqs: []int64{d.Seq},
 			Message: fmt.Sprintf("%d writes where the candidate and the resource disagree; first: %s %s", res.DisagreementsN, d.WriteID, d.Detail)})
 	}
+}
+
+// lastStepBefore is node's last step event before event index i, looking back at most as far
+// as the node's last election (a step of an earlier tenure says nothing about this write).
+func (a *analysis) lastStepBefore(node string, i int) *StepRef {
+	for j := i - 1; j >= 0; j-- {
+		e := &a.ev[j]
+		if e.Node != node {
+			continue
+		}
+		switch e.Kind {
+		case history.KindStep:
+			return &StepRef{Name: e.Name, T: e.T, Seq: e.Seq}
+		case history.KindElected:
+			return nil
+		}
+	}
+	return nil
 }

@@ -46,6 +46,16 @@ type Reason struct {
 	Tokens   []int64  `json:"tokens,omitempty"`
 	Seqs     []int64  `json:"seqs,omitempty"` // history seq numbers of the events involved
 	Count    int      `json:"count,omitempty"`
+	// LastStep is the writer's last reported step before a stale write (its first occurrence):
+	// the protocol point its decision to write rested on, e.g. a sidecar poll that said leader.
+	LastStep *StepRef `json:"last_step,omitempty"`
+}
+
+// StepRef names a step event of a candidate.
+type StepRef struct {
+	Name string `json:"name"`
+	T    int64  `json:"t"`
+	Seq  int64  `json:"seq"`
 }
 
 // verdictOf folds reasons: any invalid wins, then unknown, else valid.

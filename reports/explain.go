@@ -283,6 +283,9 @@ func explainStaleWrite(x *story) {
 		x.elected(rival, maxTok)
 	}
 	x.faultEnd(rs.T)
+	if st := rs.LastStep; st != nil {
+		x.at(st.T, "%s reported step %s (its last before the write)", writer, st.Name)
+	}
 	x.at(rs.T, "%s wrote with its old token %d", writer, tok)
 	x.note("the %s resource accepted it although token %d had already been accepted", modeOf(x.r), maxTok)
 }

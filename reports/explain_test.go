@@ -26,6 +26,11 @@ var explainCases = []struct {
 }{
 	{"unfenced-zombie", func() fixture { f := defaultFixture(); f.unfenced = true; return f }, nil,
 		[]string{"stale-write-accepted", "interleaving", "fenced-register-illegal"}},
+	{"unfenced-zombie-after-poll", func() fixture {
+		f := defaultFixture()
+		f.unfenced, f.zombieStep = true, "poll-leader"
+		return f
+	}, nil, []string{"stale-write-accepted"}},
 	{"split-brain-exclusive", defaultFixture, []string{checkers.RequireExclusive}, []string{"leader-overlap"}},
 	{"token-duplicate", func() fixture { f := defaultFixture(); f.thirdToken = 2; return f }, nil, []string{"token-duplicate"}},
 	{"token-not-monotone", func() fixture { f := defaultFixture(); f.thirdToken = 1; return f }, nil, []string{"token-not-monotone"}},

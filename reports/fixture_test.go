@@ -45,6 +45,8 @@ type fixture struct {
 	// 50ms apart: unfenced, each is a stale write and an interleaving.
 	zombieWrites int
 	workload     string // flags.workload; "" is steady
+	// zombieStep is a step c1 reports just before its zombie write (a sidecar's poll), "" none.
+	zombieStep string
 }
 
 func defaultFixture() fixture {
@@ -105,6 +107,9 @@ func (f fixture) events() []history.Event {
 	}
 	add(7000, history.Event{Kind: history.KindFaultEnd, FaultID: 1})
 	zombie := int64(max(f.zombieWrites, 1))
+	if f.zombieStep != "" {
+		add(7005, history.Event{Kind: history.KindStep, Node: c1, Name: f.zombieStep})
+	}
 	for i := int64(0); i < zombie; i++ {
 		write(7010+i*50, c1, 1) // the zombie's writes
 	}
