@@ -186,8 +186,9 @@ func compareViews(a *analysis, res *ResourceResult, decided map[string]int, rl *
 	}
 }
 
-// lastStepBefore is node's last step event before event index i, looking back at most as far
-// as the node's last election (a step of an earlier tenure says nothing about this write).
+// lastStepBefore is node's last step event (other than leader-work) before event index i,
+// looking back no further than its last election (an earlier tenure's step says nothing
+// about this write).
 func (a *analysis) lastStepBefore(node string, i int) *StepRef {
 	for j := i - 1; j >= 0; j-- {
 		e := &a.ev[j]
@@ -196,6 +197,11 @@ func (a *analysis) lastStepBefore(node string, i int) *StepRef {
 		}
 		switch e.Kind {
 		case history.KindStep:
+			// leader-work is the Go runtime's mark before every write gap: it says the write
+			// was coming, not what the writer's belief rested on.
+			if e.Name == "leader-work" {
+				continue
+			}
 			return &StepRef{Name: e.Name, T: e.T, Seq: e.Seq}
 		case history.KindElected:
 			return nil

@@ -109,6 +109,7 @@ func (f fixture) events() []history.Event {
 	zombie := int64(max(f.zombieWrites, 1))
 	if f.zombieStep != "" {
 		add(7005, history.Event{Kind: history.KindStep, Node: c1, Name: f.zombieStep})
+		add(7008, history.Event{Kind: history.KindStep, Node: c1, Name: "leader-work"}) // skipped: no belief
 	}
 	for i := int64(0); i < zombie; i++ {
 		write(7010+i*50, c1, 1) // the zombie's writes
