@@ -211,7 +211,7 @@ func Spec(p nemesis.Plan) (spec string, exact bool) {
 		if t.Every > t.After+t.Fault.For {
 			kv = append(kv, "every="+time.Duration(t.Every).String())
 		}
-		if t.Count > 1 {
+		if t.Count > 0 {
 			kv = append(kv, "count="+strconv.Itoa(t.Count))
 		}
 		part, ex := faultSpec(t.Fault, kv...)
