@@ -17,6 +17,11 @@ func TestExploreRefusesBadInputBeforeAnyRun(t *testing.T) {
 		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--max-faults", "0"}, "want at least 1"},
 		{[]string{"--store", "redis", "--recipe", "etcd-election", "--time", "10s"}, `runs on store "etcd"`},
 		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--nemesis", "pause-leader"}, "nemesis"},
+		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--mode", "smart"}, `--mode "smart": want guided or random`},
+		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--resume"}, "--resume needs --corpus FILE"},
+		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--mode", "random", "--corpus", "x.json"}, "belong to --mode guided"},
+		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--corpus", "/nonexistent/c.json", "--resume"}, "drop --resume"},
+		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--repro", "-1"}, "--repro must be >= 0"},
 	} {
 		var out, errOut bytes.Buffer
 		code := runMain(append([]string{"explore"}, c.args...), &out, &errOut)
