@@ -11,7 +11,8 @@ import (
 
 // Link is one fault of a causal chain. The first link starts on a protocol event of a
 // candidate (or at an offset of the faults phase); every later one starts on the start or
-// the end of the faults before it (on=fault-start / on=fault-end). Durations are written
+// the end of the faults before it (on=fault-start / on=fault-end) or on a protocol event
+// they cause (a successor's election, a step-down). Durations are written
 // relative to the recipe's TTL, so one chain means the same on every recipe.
 type Link struct {
 	Kind   string `json:"kind"`
@@ -124,11 +125,33 @@ func (g Guide) atomsOf(swarm []string, links []Link) []atom {
 	return out
 }
 
-// candidateEvents are the protocol events a first link starts on, write:3 (a leader back
-// at work, which every run reaches) weighted up.
+// candidateEvents are the protocol events a first link starts on. The leader's third write
+// (a leader at work, which every run reaches) is most of them: an election, a campaign or
+// a step-down happens in the faults phase only when a fault causes it, so a chain that
+// starts on one waits out the phase's timeout unless the recipe churns by itself.
 func (g Guide) candidateEvents() []string {
-	ev := []string{nemesis.EventWrite + ":3", nemesis.EventWrite + ":3"}
+	ev := []string{nemesis.EventWrite + ":3", nemesis.EventWrite + ":3", nemesis.EventWrite + ":3", nemesis.EventWrite + ":3"}
 	return append(ev, g.Vocabulary.events...)
+}
+
+// chainedEvent draws what a later link starts on: mostly the start or end of the faults
+// before it, sometimes a protocol event those faults cause (the election of a successor,
+// a step-down, a campaign, a recipe step), e.g. "pause the leader; kill whoever is
+// elected next".
+func (g Guide) chainedEvent(rng *rand.Rand) string {
+	if rng.IntN(3) != 0 {
+		return chainEvents[rng.IntN(len(chainEvents))]
+	}
+	var caused []string
+	for _, e := range g.Vocabulary.events {
+		if !strings.HasPrefix(e, nemesis.EventWrite) {
+			caused = append(caused, e)
+		}
+	}
+	if len(caused) == 0 {
+		return chainEvents[rng.IntN(len(chainEvents))]
+	}
+	return caused[rng.IntN(len(caused))]
 }
 
 func (g Guide) nodes(rng *rand.Rand) int {
@@ -152,7 +175,7 @@ func (g Guide) drawLink(rng *rand.Rand, swarm []string, links []Link, first bool
 	l := Link{Kind: a.kind, Target: a.target, Shape: a.shape, For: forMenu[rng.IntN(len(forMenu))]}
 	switch {
 	case !first:
-		l.On = chainEvents[rng.IntN(len(chainEvents))]
+		l.On = g.chainedEvent(rng)
 		l.After = afterMenu[rng.IntN(len(afterMenu))]
 	case rng.IntN(5) == 0 && !a.triggered:
 		l.At = atMenu[rng.IntN(len(atMenu))]
@@ -225,7 +248,7 @@ func (g Guide) mutateOnce(rng *rand.Rand, c *Chain, swarm []string) string {
 				}
 			}
 		} else {
-			l.On = chainEvents[rng.IntN(len(chainEvents))]
+			l.On = g.chainedEvent(rng)
 		}
 		return MutTrigger
 	case 1:

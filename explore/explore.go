@@ -205,7 +205,8 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 		if t.Err == nil && ctx.Err() == nil {
 			corpus.Tries++
 			t.New = corpus.Observe(t.Signature)
-			if len(t.New) > 0 && t.Chain != nil {
+			// A schedule none of whose faults took effect showed nothing about faults.
+			if len(t.New) > 0 && t.Chain != nil && slices.ContainsFunc(t.Signature, func(f string) bool { return strings.HasPrefix(f, "fault:") }) {
 				corpus.Add(Entry{Chain: *t.Chain, Spec: spec, Signature: t.Signature, New: t.New, Try: n, Verdict: t.Verdict, RunDir: t.RunDir})
 			}
 			if opt.CorpusPath != "" {

@@ -123,7 +123,8 @@ func checkChain(t *testing.T, c Chain) {
 	}
 	for i, l := range c.Links {
 		chained := l.On == nemesis.EventFaultStart || l.On == nemesis.EventFaultEnd
-		if i == 0 && chained || i > 0 && !chained {
+		caused := l.On != "" && !strings.HasPrefix(l.On, nemesis.EventWrite)
+		if i == 0 && chained || i > 0 && !chained && !caused {
 			t.Fatalf("chain %s: link %d starts on %q", c.Spec(), i, l.On)
 		}
 		if l.On == "" && l.Target == nemesis.TargetTrigger {
