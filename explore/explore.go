@@ -168,6 +168,9 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 	// schedules again, and a resume does not repeat the draws of the first session.
 	rng := rand.New(rand.NewPCG(uint64(opt.Seed), 0x5eed^uint64(corpus.Tries)<<20))
 	guide := Guide{Vocabulary: opt.Vocabulary, MinNodes: opt.MinNodes, MaxNodes: opt.MaxNodes}
+	if opt.Mode == ModeGuided {
+		guide.Vocabulary = runnableAtoms(opt)
+	}
 	start := time.Now()
 	for i := 1; ; i++ {
 		switch {
@@ -225,6 +228,34 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 			return res, nil
 		}
 	}
+}
+
+// runnableAtoms leaves out stale-leader targets and the atoms this configuration refuses
+// on their own (evict off
+// the kubernetes store, store-leader on a store without one, clock skew of a server that
+// cannot be skewed), so swarms and mutations do not spend their draws on them. When it
+// would leave nothing, the vocabulary stays whole and the refusals are reported per draw.
+func runnableAtoms(opt Options) Vocabulary {
+	v := opt.Vocabulary
+	var keep []atom
+	for _, a := range v.atoms {
+		if a.target == nemesis.TargetStaleLeader && len(v.atoms) > 1 {
+			// Resolves only while a zombie exists, which is the bug already; otherwise the
+			// fault fails and the run is unknown after its whole timeout.
+			continue
+		}
+		cfg := opt.Base
+		cfg.Plan, cfg.Seed, cfg.Until = nil, 1, GuidedUntil
+		cfg.Nodes = opt.MaxNodes
+		cfg.Nemesis = a.String() + ",on=" + nemesis.EventWrite + ":3,count=1,for=1xTTL"
+		if harness.CheckConfig(&cfg) == nil {
+			keep = append(keep, a)
+		}
+	}
+	if len(keep) > 0 {
+		v.atoms = keep
+	}
+	return v
 }
 
 // CorpusTarget names what a corpus was grown on.
