@@ -216,7 +216,9 @@ const (
 func (g Guide) Mutate(rng *rand.Rand, c Chain, swarm []string) (Chain, []string) {
 	out := Chain{Nodes: c.Nodes, Links: slices.Clone(c.Links)}
 	var applied []string
-	for n := 1 + rng.IntN(2); n > 0; n-- {
+	// Until the chain really changed (a mutation may not apply, or undo another): a
+	// mutant equal to its parent would only repeat a run.
+	for want, tries := 1+rng.IntN(2), 0; (len(applied) < want || out.Key() == c.Key()) && tries < 50; tries++ {
 		if m := g.mutateOnce(rng, &out, swarm); m != "" {
 			applied = append(applied, m)
 		}

@@ -159,6 +159,9 @@ func TestChainsDrawnAndMutatedStayCausal(t *testing.T) {
 		}
 		m, applied := g.Mutate(rng, c, swarm)
 		checkChain(t, m)
+		if m.Key() == c.Key() {
+			t.Fatalf("mutant %s equals its parent (mutations %v)", m.Spec(), applied)
+		}
 		for _, a := range applied {
 			muts[a]++
 		}
