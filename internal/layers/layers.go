@@ -26,8 +26,11 @@ var Layers = [][]string{
 	// 7 the command line, and the example candidates (programs that import nothing of the
 	// module: they show the contract from outside), and the tests of the shell scripts.
 	{"cmd/splitbrain", "examples", "examples/go", "scripts",
-		"examples/stores/internal/candidate", "examples/stores/consul", "examples/stores/dynamodb",
-		"examples/stores/kubernetes", "examples/stores/none", "examples/stores/redis-multi"},
+		"examples/internal/candidate", "examples/stores/consul", "examples/stores/dynamodb",
+		"examples/stores/kubernetes", "examples/stores/none", "examples/stores/redis-multi",
+		// the corpus of published election bugs (issue 36), buggy and fixed from one source
+		"examples/corpus/internal/zkelect", "examples/corpus/zk-suspended",
+		"examples/corpus/zk-predecessor", "examples/corpus/redis-del-unowned"},
 }
 
 // Light are packages that must not link a store client library (Kubernetes, AWS, Consul):

@@ -21,7 +21,7 @@ import (
 
 	"github.com/hashicorp/consul/api"
 
-	"github.com/splitbrain-chaos/splitbrain/examples/stores/internal/candidate"
+	"github.com/splitbrain-chaos/splitbrain/examples/internal/candidate"
 )
 
 // servers hands out one client per Consul server and moves on when one fails.

@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/splitbrain-chaos/splitbrain/examples/stores/internal/candidate"
+	"github.com/splitbrain-chaos/splitbrain/examples/internal/candidate"
 )
 
 const table = "example_leases"

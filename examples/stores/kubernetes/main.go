@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
-	"github.com/splitbrain-chaos/splitbrain/examples/stores/internal/candidate"
+	"github.com/splitbrain-chaos/splitbrain/examples/internal/candidate"
 )
 
 // recordingLock notes the writes of the Lease that name this candidate: the first one's

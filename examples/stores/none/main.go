@@ -27,7 +27,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/examples/stores/internal/candidate"
+	"github.com/splitbrain-chaos/splitbrain/examples/internal/candidate"
 )
 
 type request struct {

@@ -17,7 +17,7 @@ import (
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/splitbrain-chaos/splitbrain/examples/stores/internal/candidate"
+	"github.com/splitbrain-chaos/splitbrain/examples/internal/candidate"
 )
 
 func main() {

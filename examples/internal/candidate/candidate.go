@@ -1,5 +1,5 @@
 // Package candidate is the store-independent half of the example candidates in
-// examples/stores: the environment (docs/candidates.md section 1), the event lines
+// examples/stores and examples/corpus: the environment (docs/candidates.md section 1), the event lines
 // (section 2), the resource's write API (section 3) and the signals (section 4), written
 // from the docs like examples/go, with no package of splitbrain. Each example's main.go is
 // the store half, written from section 8, "Connecting, store by store".
@@ -279,3 +279,104 @@ func Every(ctx context.Context, period time.Duration, f func(context.Context)) (
 	}()
 	return func() { cancel(); <-done }
 }
+
+// Clock is the candidate's clock of docs/candidates.md section 5: real time plus the
+// offsets of the clock file, re-read at most every 2 ms. A candidate that uses it says so
+// with CampaigningOnClock, so that clock faults reach its lease decisions.
+type Clock struct {
+	mu       sync.Mutex
+	path     string
+	readAt   int64 // CLOCK_MONOTONIC of the last read
+	offset   int64 // wall offset at since, ns
+	mono     int64 // monotonic offset at since, ns
+	rate     float64
+	since    int64 // real Unix ns
+	reported bool
+}
+
+// NewClock reads SPLITBRAIN_CLOCK_OFFSET_FILE (default /splitbrain-clock/offset).
+func NewClock() *Clock {
+	p := os.Getenv("SPLITBRAIN_CLOCK_OFFSET_FILE")
+	if p == "" {
+		p = "/splitbrain-clock/offset"
+	}
+	return &Clock{path: p, rate: 1}
+}
+
+// refresh re-reads the file; a missing or empty file is offset 0, a bad one keeps the last
+// good setting (reported once).
+func (c *Clock) refresh() {
+	now := Monotonic()
+	if c.readAt != 0 && now-c.readAt < int64(2*time.Millisecond) {
+		return
+	}
+	c.readAt = now
+	b, err := os.ReadFile(c.path)
+	f := strings.Fields(string(b))
+	if err != nil || len(f) == 0 {
+		c.offset, c.mono, c.rate, c.since = 0, 0, 1, 0
+		return
+	}
+	bad := func() {
+		if !c.reported {
+			c.reported = true
+			Error(fmt.Sprintf("clock file %s: cannot parse %q: keeping the last setting", c.path, string(b)))
+		}
+	}
+	ints := make([]int64, 0, 3)
+	for i, s := range f {
+		if i == 1 {
+			continue
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			bad()
+			return
+		}
+		ints = append(ints, n)
+	}
+	switch len(f) {
+	case 1:
+		c.offset, c.mono, c.rate, c.since = ints[0], ints[0], 1, 0
+	case 3, 4:
+		r, err := strconv.ParseFloat(f[1], 64)
+		if err != nil || r <= 0 {
+			bad()
+			return
+		}
+		c.offset, c.rate, c.since, c.mono = ints[0], r, ints[1], ints[0]
+		if len(f) == 4 {
+			c.mono = ints[2]
+		}
+	default:
+		bad()
+	}
+}
+
+// drift is (rate − 1) × (now − since) at real Unix time now.
+func (c *Clock) drift(nowUnix int64) int64 {
+	if c.rate == 1 {
+		return 0
+	}
+	return int64((c.rate - 1) * float64(nowUnix-c.since))
+}
+
+// Wall is the wall line: for points in time written into the store or compared with one.
+func (c *Clock) Wall() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refresh()
+	now := time.Now().Round(0)
+	return now.Add(time.Duration(c.offset + c.drift(now.UnixNano())))
+}
+
+// Mono is the monotonic line in ns: for intervals measured inside the process.
+func (c *Clock) Mono() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refresh()
+	return time.Duration(Monotonic() + c.mono + c.drift(time.Now().UnixNano()))
+}
+
+// CampaigningOnClock starts a campaign and declares that lease decisions use the clock file.
+func CampaigningOnClock() { emit(map[string]any{"kind": "campaigning", "clock": "offset-file"}) }

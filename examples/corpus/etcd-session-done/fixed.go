@@ -1,0 +1,6 @@
+//go:build !buggy
+
+package main
+
+// buggy is off: the fixed behaviour (see main.go).
+const buggy = false

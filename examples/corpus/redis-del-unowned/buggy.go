@@ -1,0 +1,6 @@
+//go:build buggy
+
+package main
+
+// buggy selects the published mistake (see main.go).
+const buggy = true
