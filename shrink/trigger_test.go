@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
@@ -82,5 +83,19 @@ func TestSpecRendersTriggers(t *testing.T) {
 	}
 	if _, err := nemesis.Parse(spec); err != nil {
 		t.Errorf("spec %q does not parse: %v", spec, err)
+	}
+}
+
+func TestRunLineCarriesUntilAndTheChain(t *testing.T) {
+	c := chainCase(t, "pause:target=leader,on=write:3,after=30ms,count=1,for=4s")
+	base := harness.Config{Store: "redis", Recipe: "redis-setnx", TTL: 2 * time.Second, ResourceMode: "unfenced",
+		Workload: "steady", Seed: 42, Until: "faults"}
+	line, exact := RunLine(base, c)
+	want := "splitbrain run --store redis --recipe redis-setnx --nodes 4 --warmup 8s --time 30s --recovery 8s --ttl 2s --resource unfenced --workload steady --seed 42 --until faults --nemesis pause:target=leader,on=write:3,after=30ms,for=4s,count=1"
+	if line != want || !exact {
+		t.Errorf("run line\n%s (exact %v)\nwant\n%s", line, exact, want)
+	}
+	if got := ShellQuote("it's"); got != `'it'\''s'` {
+		t.Errorf("ShellQuote(it's) = %s", got)
 	}
 }
