@@ -38,7 +38,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	shrinkTries := fs.Int("shrink-tries", 2, "tries per smaller schedule while shrinking; kept if one of them fails")
 	repro := fs.Int("repro", 5, "re-run the shrunk one-line reproduction this many times and print its rate (0: do not)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: splitbrain explore --store S --recipe R --time 60s [run flags] [--budget 10m]
+		fmt.Fprint(stderr, `Usage: splitbrain explore --store S --recipe R --time 30s [run flags] [--budget 10m]
        [--mode guided|random] [--faults pause,kill] [--corpus FILE [--resume]]
 
 Runs the recipe again and again with a fresh seed and fault schedule each time, until one
@@ -47,11 +47,11 @@ it, with its measured reproduction rate. Every run is a normal run directory und
 <out>/<name>/ (report, replay, shrink work on it); a store cluster is kept between runs.
 
 --mode guided (default): each schedule is a causal chain of 1-3 faults: the first starts on
-a protocol event of a candidate (elected, campaigning, stepped-down, the leader's 3rd write,
-a step the recipe declares) or at a TTL offset; each next one on the previous fault's start
-or end (on=fault-start / on=fault-end, after 0-1xTTL). Targets are roles (leader, follower,
-the event's candidate, all candidates, store leader, all store, ...), durations 0.5-4xTTL,
-3-5 candidates (--nodes fixes the count). Each run may use only a random half of the fault
+the leader's writes (on=write:3, on=write) or 0-4xTTL into the faults phase; each next one on
+the previous fault's start or end (on=fault-start / on=fault-end) or on a protocol event the
+faults cause (elected, stepped-down, campaigning, a step the recipe declares), after
+0-1xTTL. Targets are roles (leader, follower, the event's candidate, all candidates, store
+leader, all store, ...), durations 0.5-4xTTL, 3-5 candidates (giving --nodes fixes it). Each run may use only a random half of the fault
 kinds (swarm testing). The run's faults phase ends once the chain ran and healed and a
 leader is back at work (--until faults; --time is its timeout). From each run's history a
 behaviour signature is computed (faults by the role they hit, elections, step-downs and
