@@ -72,6 +72,27 @@ func (c Chain) Spec() string {
 	return strings.Join(parts, "; ")
 }
 
+// exclusiveKinds cannot overlap on one node: the nemesis refuses to freeze a frozen
+// container or kill a killed one (pause is reference-counted and may overlap), so such a
+// fault fails and the run is unknown.
+var exclusiveKinds = []string{"freeze", "kill", "evict"}
+
+// Sane reports whether the chain can take effect as written: no link of an exclusive kind
+// aimed (target=trigger) at the nodes of a fault of the same kind that started it.
+func (c Chain) Sane() bool {
+	for i, l := range c.Links {
+		if i == 0 || l.Target != nemesis.TargetTrigger || l.On != nemesis.EventFaultStart || !slices.Contains(exclusiveKinds, l.Kind) {
+			continue
+		}
+		for _, prev := range c.Links[:i] {
+			if prev.Kind == l.Kind {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Key identifies a chain (corpus deduplication).
 func (c Chain) Key() string { return fmt.Sprintf("%d|%s", c.Nodes, c.Spec()) }
 

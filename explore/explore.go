@@ -289,6 +289,10 @@ func drawGuided(rng *rand.Rand, opt Options, g Guide, corpus *Corpus, i int, ref
 			ch = g.Draw(rng, meta.Swarm)
 		}
 		meta.Chain = &ch
+		if !ch.Sane() {
+			*refused++
+			continue
+		}
 		cfg := opt.Base
 		cfg.Plan = nil
 		cfg.Nodes = ch.Nodes

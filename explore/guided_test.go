@@ -136,6 +136,19 @@ func checkChain(t *testing.T, c Chain) {
 	}
 }
 
+func TestChainSanity(t *testing.T) {
+	bad := Chain{Nodes: 3, Links: []Link{{Kind: "freeze", Target: "leader", On: "write:3", For: "1xTTL"},
+		{Kind: "freeze", Target: "trigger", On: "fault-start", For: "1xTTL"}}}
+	if bad.Sane() {
+		t.Errorf("%s: a freeze of the frozen node passed", bad.Spec())
+	}
+	ok := bad
+	ok.Links = []Link{bad.Links[0], {Kind: "pause", Target: "trigger", On: "fault-start", For: "1xTTL"}}
+	if !ok.Sane() {
+		t.Errorf("%s: a pause on a frozen node (reference-counted) refused", ok.Spec())
+	}
+}
+
 func TestChainsDrawnAndMutatedStayCausal(t *testing.T) {
 	g := testGuide(t)
 	rng := rand.New(rand.NewPCG(11, 0))
