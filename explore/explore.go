@@ -1,8 +1,14 @@
 // Package explore searches for a violation: it runs one recipe again and again, each time
-// with a fresh seed and a randomly composed fault schedule drawn from the nemesis's own
-// vocabulary (kinds, targets, partition shapes, durations relative to the TTL), and stops at
-// the first invalid run. Every try is a normal run directory, so the find replays and
-// shrinks like any other run.
+// with a fresh seed and a fault schedule composed from the nemesis's own vocabulary (kinds,
+// targets, partition shapes, durations relative to the TTL), and stops at the first invalid
+// run. Every try is a normal run directory, so the find replays and shrinks like any other.
+//
+// Two modes. "random" draws independent schedules (faults at random times or on a
+// candidate event). "guided" (the default) composes causal chains of up to three faults,
+// each started on a protocol event or on the previous fault's start or end, computes a
+// behaviour signature of every run from its history, keeps the schedules that showed
+// behaviour no run had shown in a corpus, and mutates them (greybox search, as Mallory does
+// for Jepsen); each run may use only a random subset of the fault kinds (swarm testing).
 package explore
 
 import (
@@ -10,11 +16,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 	"github.com/splitbrain-chaos/splitbrain/shrink"
 )
@@ -38,7 +46,25 @@ type Options struct {
 	// Started and Each report each try as it starts and ends.
 	Started func(i int, spec string, seed int64)
 	Each    func(Try)
+
+	// Mode is ModeGuided (default) or ModeRandom.
+	Mode string
+	// MinNodes..MaxNodes: the candidate counts guided chains draw from (0: 3..5).
+	MinNodes, MaxNodes int
+	// Corpus is what a guided search grows and mutates (nil: a fresh one); a loaded corpus
+	// resumes where it stopped. CorpusPath, when set, receives it after every try.
+	Corpus     *Corpus
+	CorpusPath string
+	// Runner runs one try (nil: a real harness run whose history gives the signature);
+	// tests give a fake one.
+	Runner func(ctx context.Context, cfg harness.Config, i int, spec string) Try
 }
+
+// Search modes.
+const (
+	ModeGuided = "guided"
+	ModeRandom = "random"
+)
 
 // Try is one run of the search.
 type Try struct {
@@ -50,6 +76,18 @@ type Try struct {
 	Codes   []string
 	Elapsed time.Duration
 	Err     error // a harness failure (the search goes on; the try counts as proving nothing)
+
+	// Signature is the run's behaviour (BehaviourSignature of its history).
+	Signature Signature
+	// New are the signature's features no earlier try of the search had shown.
+	New []string
+	// Guided tries: the chain run, the swarm's kinds, and where it came from (Parent is the
+	// corpus entry's try, 0 for a fresh draw; Mutations what was changed).
+	Chain     *Chain
+	Swarm     []string
+	Parent    int
+	Mutations []string
+	Nodes     int
 }
 
 // Stop reasons.
@@ -69,6 +107,8 @@ type Result struct {
 	// (e.g. store-leader on a store without one); they were redrawn, never run.
 	Refused int
 	Stop    string
+	// Corpus is the search's corpus at the end (its Seen features are the behaviour covered).
+	Corpus *Corpus
 }
 
 // Tally counts the tries by verdict ("error" for harness failures).
@@ -99,6 +139,13 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 	if opt.Budget <= 0 && opt.MaxRuns <= 0 {
 		return res, errors.New("explore: give a time budget or a number of runs")
 	}
+	switch opt.Mode {
+	case "":
+		opt.Mode = ModeGuided
+	case ModeGuided, ModeRandom:
+	default:
+		return res, fmt.Errorf("explore: unknown mode %q: want %s or %s", opt.Mode, ModeGuided, ModeRandom)
+	}
 	if opt.Vocabulary.MaxFaults < 1 {
 		opt.Vocabulary.MaxFaults = 1
 	}
@@ -106,7 +153,24 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 		// Durations are drawn as TTL multiples; the run applies the same default.
 		opt.Base.TTL = harness.DefaultTTL
 	}
-	rng := rand.New(rand.NewPCG(uint64(opt.Seed), 0x5eed))
+	if opt.MinNodes <= 0 {
+		opt.MinNodes, opt.MaxNodes = 3, 5
+	}
+	if opt.Runner == nil {
+		opt.Runner = runTry
+	}
+	corpus := opt.Corpus
+	if corpus == nil {
+		corpus = NewCorpus(CorpusTarget(opt.Base), opt.Seed)
+	}
+	res.Corpus = corpus
+	// A resumed search continues on its own stream: the same seed and corpus draw the same
+	// schedules again, and a resume does not repeat the draws of the first session.
+	rng := rand.New(rand.NewPCG(uint64(opt.Seed), 0x5eed^uint64(corpus.Tries)<<20))
+	guide := Guide{Vocabulary: opt.Vocabulary, MinNodes: opt.MinNodes, MaxNodes: opt.MaxNodes}
+	if opt.Mode == ModeGuided {
+		guide.Vocabulary = runnableAtoms(opt)
+	}
 	start := time.Now()
 	for i := 1; ; i++ {
 		switch {
@@ -120,14 +184,40 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 			res.Stop = StopBudget
 			return res, nil
 		}
-		cfg, spec, err := drawRunnable(rng, opt, i, &res.Refused)
+		n := corpus.Tries + 1
+		var (
+			cfg  harness.Config
+			spec string
+			meta Try
+			err  error
+		)
+		if opt.Mode == ModeRandom {
+			cfg, spec, err = drawRunnable(rng, opt, n, &res.Refused)
+		} else {
+			cfg, spec, meta, err = drawGuided(rng, opt, guide, corpus, n, &res.Refused)
+		}
 		if err != nil {
 			return res, err
 		}
 		if opt.Started != nil {
-			opt.Started(i, spec, cfg.Seed)
+			opt.Started(n, spec, cfg.Seed)
 		}
-		t := runTry(ctx, cfg, i, spec)
+		t := opt.Runner(ctx, cfg, n, spec)
+		t.N, t.Spec, t.Seed, t.Nodes = n, spec, cfg.Seed, cfg.Nodes
+		t.Chain, t.Swarm, t.Parent, t.Mutations = meta.Chain, meta.Swarm, meta.Parent, meta.Mutations
+		if t.Err == nil && ctx.Err() == nil {
+			corpus.Tries++
+			t.New = corpus.Observe(t.Signature)
+			// A schedule none of whose faults took effect showed nothing about faults.
+			if len(t.New) > 0 && t.Chain != nil && slices.ContainsFunc(t.Signature, func(f string) bool { return strings.HasPrefix(f, "fault:") }) {
+				corpus.Add(Entry{Chain: *t.Chain, Spec: spec, Signature: t.Signature, New: t.New, Try: n, Verdict: t.Verdict, RunDir: t.RunDir})
+			}
+			if opt.CorpusPath != "" {
+				if err := corpus.Save(opt.CorpusPath); err != nil {
+					return res, err
+				}
+			}
+		}
 		res.Tries = append(res.Tries, t)
 		if opt.Each != nil {
 			opt.Each(t)
@@ -138,6 +228,89 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 			return res, nil
 		}
 	}
+}
+
+// runnableAtoms leaves out stale-leader targets and the atoms this configuration refuses
+// on their own (evict off
+// the kubernetes store, store-leader on a store without one, clock skew of a server that
+// cannot be skewed), so swarms and mutations do not spend their draws on them. When it
+// would leave nothing, the vocabulary stays whole and the refusals are reported per draw.
+func runnableAtoms(opt Options) Vocabulary {
+	v := opt.Vocabulary
+	var keep []atom
+	for _, a := range v.atoms {
+		if a.target == nemesis.TargetStaleLeader && len(v.atoms) > 1 {
+			// Resolves only while a zombie exists, which is the bug already; otherwise the
+			// fault fails and the run is unknown after its whole timeout.
+			continue
+		}
+		cfg := opt.Base
+		cfg.Plan, cfg.Seed, cfg.Until = nil, 1, GuidedUntil
+		cfg.Nodes = opt.MaxNodes
+		cfg.Nemesis = a.String() + ",on=" + nemesis.EventWrite + ":3,count=1,for=1xTTL"
+		if harness.CheckConfig(&cfg) == nil {
+			keep = append(keep, a)
+		}
+	}
+	if len(keep) > 0 {
+		v.atoms = keep
+	}
+	return v
+}
+
+// CorpusTarget names what a corpus was grown on.
+func CorpusTarget(c harness.Config) string {
+	who := c.Recipe
+	switch {
+	case c.CandidateCmd != "":
+		who = "cmd:" + c.CandidateCmd
+	case c.CandidateImage != "":
+		who = "image:" + c.CandidateImage
+	}
+	return fmt.Sprintf("%s/%s/%s", c.Store, who, c.ResourceMode)
+}
+
+// GuidedUntil ends a guided run's faults phase once the chain ran and healed and a leader
+// is back at work (the faults phase length is then only its timeout).
+const GuidedUntil = "faults"
+
+// drawGuided composes the next chain: a fresh one while the corpus is empty and one time in
+// four, else a mutation of a corpus entry; redrawn until the configuration accepts it.
+func drawGuided(rng *rand.Rand, opt Options, g Guide, corpus *Corpus, i int, refused *int) (harness.Config, string, Try, error) {
+	var last error
+	for range maxRefusals {
+		var meta Try
+		meta.Swarm = g.Swarm(rng)
+		var ch Chain
+		if parent := corpus.pick(rng.IntN); parent != nil && rng.IntN(4) != 0 {
+			ch, meta.Mutations = g.Mutate(rng, parent.Chain, meta.Swarm)
+			meta.Parent = parent.Try
+		} else {
+			ch = g.Draw(rng, meta.Swarm)
+		}
+		meta.Chain = &ch
+		if !ch.Sane() {
+			*refused++
+			continue
+		}
+		cfg := opt.Base
+		cfg.Plan = nil
+		cfg.Nodes = ch.Nodes
+		cfg.Nemesis = ch.Spec()
+		if cfg.Until == "" {
+			cfg.Until = GuidedUntil
+		}
+		cfg.Seed = rng.Int64N(1<<53) + 1
+		if opt.Configure != nil {
+			opt.Configure(i, &cfg)
+		}
+		probe := cfg
+		if last = harness.CheckConfig(&probe); last == nil {
+			return cfg, cfg.Nemesis, meta, nil
+		}
+		*refused++
+	}
+	return harness.Config{}, "", Try{}, fmt.Errorf("explore: %d composed schedules in a row were refused by this store/recipe; narrow --faults to faults it takes (last refusal: %v)", maxRefusals, last)
 }
 
 // drawRunnable draws schedules until the configuration accepts one.
@@ -167,6 +340,11 @@ func runTry(ctx context.Context, cfg harness.Config, i int, spec string) Try {
 	t.Elapsed = time.Since(t0)
 	if out != nil {
 		t.RunDir = out.RunDir
+	}
+	if t.RunDir != "" {
+		if evs, _, herr := history.ReadFile(filepath.Join(t.RunDir, harness.HistoryFile)); herr == nil {
+			t.Signature = BehaviourSignature(evs)
+		}
 	}
 	if err != nil {
 		t.Err = err

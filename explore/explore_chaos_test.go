@@ -3,6 +3,7 @@
 package explore
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -78,5 +79,54 @@ func TestExploreFindsTheRedisZombie(t *testing.T) {
 	}
 	if _, err := nemesis.Parse(cfg.Nemesis); err != nil {
 		t.Errorf("recorded schedule does not parse: %v", err)
+	}
+}
+
+// Guided search with no schedule given finds the unfenced Redis zombie on real containers:
+// chains start on protocol events, the runs end once the chain healed (--until faults), the
+// store cluster is kept between runs, and every run's history gives a signature that grows
+// the corpus.
+func TestGuidedExploreFindsTheRedisZombie(t *testing.T) {
+	root := t.TempDir()
+	if r := os.Getenv(harness.EnvStoreDir); r != "" {
+		root = filepath.Join(r, "chaos-tests", t.Name())
+	}
+	vocab, err := NewVocabulary([]string{"pause"}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := harness.NewStorePool()
+	defer pool.Close(context.WithoutCancel(t.Context()))
+	base := harness.Config{Store: "redis", Recipe: "redis-setnx", ResourceMode: "unfenced",
+		Warmup: 8 * time.Second, FaultTime: 20 * time.Second, Recovery: 5 * time.Second,
+		StoreRoot: root, TestName: "guided", Progress: testWriter{t}, ProgressMode: progress.ProgressQuiet}
+	corpus := filepath.Join(t.TempDir(), "corpus.json")
+	res, err := Explore(t.Context(), Options{Base: base, MaxRuns: 5, Vocabulary: vocab, Seed: 3,
+		MinNodes: 3, MaxNodes: 3, CorpusPath: corpus,
+		Configure: func(i int, c *harness.Config) { c.StorePool = pool },
+		Each: func(tr Try) {
+			t.Logf("try %d: %s → %s %v %v (%v) new %v", tr.N, tr.Spec, tr.Verdict, tr.Codes, tr.Err, tr.Elapsed.Round(time.Second), tr.New)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range res.Tries {
+		if tr.Err == nil && !slices.ContainsFunc(tr.Signature, func(f string) bool { return strings.HasPrefix(f, "fault:pause@") }) && tr.Verdict != harness.VerdictUnknown {
+			t.Errorf("try %d (%s) ran a pause, its signature has none: %v", tr.N, tr.Verdict, tr.Signature)
+		}
+	}
+	if res.Found == nil {
+		t.Fatalf("no violation in %d guided tries (tally %v); a leader paused on its 3rd write past the TTL exposes the zombie", len(res.Tries), res.Tally())
+	}
+	if !slices.Contains(res.Found.Codes, "stale-write-accepted") {
+		t.Errorf("found %v, want stale-write-accepted", res.Found.Codes)
+	}
+	saved, err := LoadCorpus(corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Tries != len(res.Tries) || len(saved.Entries) == 0 {
+		t.Errorf("saved corpus: %d tries, %d entries; the search ran %d", saved.Tries, len(saved.Entries), len(res.Tries))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ func Load(dir string) (*Recorded, error) {
 	c := harness.Config{
 		Store: f.Store, StoreNodes: f.StoreNodes, Recipe: f.Recipe, Nodes: f.Nodes,
 		Workload: f.Workload, ResourceMode: f.ResourceMode, CandidateCmd: f.CandidateCmd,
-		CandidateImage: f.CandidateImage, Seed: rc.Seed, Nemesis: f.Nemesis,
+		CandidateImage: f.CandidateImage, Seed: rc.Seed, Nemesis: f.Nemesis, Until: f.Until,
 		Profile: images.Profile(f.Profile), Require: f.Require, ReplayOf: abs,
 		// Replays and shrink tries sit next to the original: <root>/<test>-replay/<run>.
 		StoreRoot: filepath.Dir(filepath.Dir(abs)),
@@ -190,33 +191,58 @@ func ForCase(base harness.Config, c Case) harness.Config {
 // other seeded shapes keep their expression, so the spec is exact only with the run's
 // --seed (the replay command always is). exact says whether the spec pins every choice.
 func Spec(p nemesis.Plan) (spec string, exact bool) {
-	if len(p.Faults) == 0 {
+	if len(p.Faults) == 0 && len(p.Triggers) == 0 {
 		return "none", true
 	}
 	exact = true
 	var parts []string
 	for _, f := range p.Faults {
-		target := f.Target
-		switch {
-		case len(f.Chosen) == 1 && len(f.Grudge) == 0:
-			target = "node:" + f.Chosen[0]
-		case len(f.Chosen) > 1 || len(f.Grudge) > 0:
-			exact = false
+		part, ex := faultSpec(f, "at="+time.Duration(f.At).String(), "for="+time.Duration(f.For).String())
+		exact = exact && ex
+		parts = append(parts, part)
+	}
+	// Triggered faults keep their event; what fires them is up to the run, as in the original.
+	for _, t := range p.Triggers {
+		kv := []string{"on=" + t.On}
+		if t.After > 0 {
+			kv = append(kv, "after="+time.Duration(t.After).String())
 		}
-		kv := []string{}
-		if target != "" {
-			kv = append(kv, "target="+target)
+		kv = append(kv, "for="+time.Duration(t.Fault.For).String())
+		if t.Every > t.After+t.Fault.For {
+			kv = append(kv, "every="+time.Duration(t.Every).String())
 		}
-		keys := make([]string, 0, len(f.Params))
-		for k := range f.Params {
-			keys = append(keys, k)
+		if t.Count > 0 {
+			kv = append(kv, "count="+strconv.Itoa(t.Count))
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			kv = append(kv, k+"="+f.Params[k])
-		}
-		kv = append(kv, "at="+time.Duration(f.At).String(), "for="+time.Duration(f.For).String())
-		parts = append(parts, f.Kind+":"+strings.Join(kv, ","))
+		part, ex := faultSpec(t.Fault, kv...)
+		exact = exact && ex
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, "; "), exact
+}
+
+// faultSpec renders one fault with its target, parameters and the given timing keys.
+func faultSpec(f nemesis.PlannedFault, timing ...string) (string, bool) {
+	exact := true
+	target := f.Target
+	switch {
+	case len(f.Chosen) == 1 && len(f.Grudge) == 0:
+		target = "node:" + f.Chosen[0]
+	case len(f.Chosen) > 1 || len(f.Grudge) > 0:
+		exact = false
+	}
+	kv := []string{}
+	if target != "" {
+		kv = append(kv, "target="+target)
+	}
+	keys := make([]string, 0, len(f.Params))
+	for k := range f.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		kv = append(kv, k+"="+f.Params[k])
+	}
+	kv = append(kv, timing...)
+	return f.Kind + ":" + strings.Join(kv, ","), exact
 }

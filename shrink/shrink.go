@@ -36,30 +36,41 @@ func (c Case) Length() time.Duration { return c.Warmup + c.FaultPhase() + c.Reco
 // Size is what shrinking reduces. A case is smaller than another when no part is larger
 // and one is smaller: every accepted step shrinks, which is why the search ends.
 type Size struct {
-	Faults    int           `json:"faults"`
-	FaultTime time.Duration `json:"fault_time"` // sum of the faults' durations
-	RunTime   time.Duration `json:"run_time"`   // warmup + faults phase + recovery
-	Nodes     int           `json:"nodes"`
+	Faults    int           `json:"faults"`     // planned faults plus triggered ones
+	FaultTime time.Duration `json:"fault_time"` // sum of the faults' durations (triggered ones included)
+	// Delay is the sum of the triggered faults' after= (a chain whose faults follow their
+	// events sooner is smaller).
+	Delay   time.Duration `json:"delay,omitempty"`
+	RunTime time.Duration `json:"run_time"` // warmup + faults phase + recovery
+	Nodes   int           `json:"nodes"`
 }
 
 func (c Case) Size() Size {
-	s := Size{Faults: len(c.Plan.Faults), RunTime: c.Length(), Nodes: c.Nodes}
+	s := Size{Faults: len(c.Plan.Faults) + len(c.Plan.Triggers), RunTime: c.Length(), Nodes: c.Nodes}
 	for _, f := range c.Plan.Faults {
 		s.FaultTime += time.Duration(f.For)
+	}
+	for _, t := range c.Plan.Triggers {
+		s.FaultTime += time.Duration(t.Fault.For)
+		s.Delay += time.Duration(t.After)
 	}
 	return s
 }
 
 // Less reports whether s is strictly smaller than o (no part larger, one part smaller).
 func (s Size) Less(o Size) bool {
-	if s.Faults > o.Faults || s.FaultTime > o.FaultTime || s.RunTime > o.RunTime || s.Nodes > o.Nodes {
+	if s.Faults > o.Faults || s.FaultTime > o.FaultTime || s.RunTime > o.RunTime || s.Nodes > o.Nodes || s.Delay > o.Delay {
 		return false
 	}
 	return s != o
 }
 
 func (s Size) String() string {
-	return fmt.Sprintf("%d faults (%v of faults), %v run, %d nodes", s.Faults, s.FaultTime, s.RunTime, s.Nodes)
+	out := fmt.Sprintf("%d faults (%v of faults), %v run, %d nodes", s.Faults, s.FaultTime, s.RunTime, s.Nodes)
+	if s.Delay > 0 {
+		out += fmt.Sprintf(", %v of trigger delays", s.Delay)
+	}
+	return out
 }
 
 // Outcome is one try's result.
@@ -282,7 +293,8 @@ func moves(c Case, lim Limits) []move {
 	for _, f := range fs {
 		lastEnd = max(lastEnd, time.Duration(f.At+f.For))
 	}
-	if phase := max(lastEnd, lim.MinFault); phase < c.FaultPhase() {
+	// Not with triggers: when they fire is up to the run, so the phase must keep its room.
+	if phase := max(lastEnd, lim.MinFault); phase < c.FaultPhase() && len(c.Plan.Triggers) == 0 {
 		n := c.clone()
 		n.Plan.FaultPhase = nemesis.Duration(phase)
 		out = append(out, move{fmt.Sprintf("faults phase %v → %v", c.FaultPhase(), phase), n})
@@ -313,7 +325,7 @@ func moves(c Case, lim Limits) []move {
 		out = append(out, move{fmt.Sprintf("recovery %v → %v", c.Recovery, rc), n})
 	}
 	// Fewer candidates, when no fault names the last one.
-	if c.Nodes > lim.MinNodes && !mentions(fs, candidateName(c.Nodes)) {
+	if c.Nodes > lim.MinNodes && !mentions(fs, candidateName(c.Nodes)) && !mentions(triggerFaults(c.Plan.Triggers), candidateName(c.Nodes)) {
 		n := c.clone()
 		n.Nodes--
 		n.Plan.Topology.Candidates = slices.DeleteFunc(slices.Clone(n.Plan.Topology.Candidates),
@@ -326,6 +338,46 @@ func moves(c Case, lim Limits) []move {
 			n.Plan.Faults[i].For = nemesis.Duration(d)
 			out = append(out, move{fmt.Sprintf("fault %d for %v → %v", f.ID, time.Duration(f.For), d), n})
 		}
+	}
+	return append(out, triggerMoves(c, lim)...)
+}
+
+// triggerMoves shrinks the causal chain of triggered faults: drop a link (the faults
+// chained on it then follow the one before), start a link sooner after its event, hold it
+// shorter. A trigger is named by its event and spec, which do not change as others go.
+func triggerMoves(c Case, lim Limits) []move {
+	var drops, sooner, shorter []move
+	for i, t := range c.Plan.Triggers {
+		name := fmt.Sprintf("%s on=%s", t.Fault.Kind, t.On)
+		if len(c.Plan.Faults)+len(c.Plan.Triggers) > 1 || len(c.Plan.Triggers) == 1 {
+			n := c.clone()
+			n.Plan.Triggers = slices.Delete(n.Plan.Triggers, i, i+1)
+			drops = append(drops, move{"drop fault " + name + " (" + t.Fault.Spec + ")", n})
+		}
+		if a := time.Duration(t.After); a > 0 {
+			next := (a / 2).Round(time.Millisecond)
+			if next < 10*time.Millisecond {
+				next = 0
+			}
+			n := c.clone()
+			n.Plan.Triggers[i].After = nemesis.Duration(next)
+			n.Plan.Triggers[i].Every = n.Plan.Triggers[i].Every - nemesis.Duration(a-next)
+			sooner = append(sooner, move{fmt.Sprintf("%s after %v → %v", name, a, next), n})
+		}
+		if d := half(time.Duration(t.Fault.For), lim.MinFault); d < time.Duration(t.Fault.For) {
+			n := c.clone()
+			n.Plan.Triggers[i].Fault.For = nemesis.Duration(d)
+			n.Plan.Triggers[i].Every = n.Plan.Triggers[i].Every - (t.Fault.For - nemesis.Duration(d))
+			shorter = append(shorter, move{fmt.Sprintf("%s for %v → %v", name, time.Duration(t.Fault.For), d), n})
+		}
+	}
+	return slices.Concat(drops, sooner, shorter)
+}
+
+func triggerFaults(ts []nemesis.PlannedTrigger) []nemesis.PlannedFault {
+	var out []nemesis.PlannedFault
+	for _, t := range ts {
+		out = append(out, t.Fault)
 	}
 	return out
 }
@@ -342,12 +394,14 @@ func half(d, floor time.Duration) time.Duration {
 func (c Case) clone() Case {
 	n := c
 	n.Plan.Faults = slices.Clone(c.Plan.Faults)
+	n.Plan.Triggers = slices.Clone(c.Plan.Triggers)
 	return n
 }
 
 func (c Case) withFaults(fs []nemesis.PlannedFault) Case {
 	n := c
 	n.Plan.Faults = slices.Clone(fs)
+	n.Plan.Triggers = slices.Clone(c.Plan.Triggers)
 	if n.Plan.Faults == nil {
 		n.Plan.Faults = []nemesis.PlannedFault{}
 	}

@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	register(command{name: "explore", summary: "search for a violation: run a recipe again and again with random fault schedules until one is invalid", run: runExplore})
+	register(command{name: "explore", summary: "search for a violation: guided fault chains (or random schedules) run again and again until one is invalid, then shrunk to a one-line reproduction", run: runExplore})
 }
 
 func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -28,16 +28,45 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	budget := fs.Duration("budget", 10*time.Minute, "stop starting runs after this long (a started run finishes)")
 	maxRuns := fs.Int("runs", 0, "stop after this many runs (0: until the budget)")
 	faults := fs.String("faults", "", "the vocabulary, comma-separated kinds or forms, e.g. pause,kill or pause:target=leader,partition:shape=halves (default: every kind, target and shape)")
-	maxFaults := fs.Int("max-faults", 3, "faults per drawn schedule: 1..N")
-	seed := fs.Int64("seed", 0, "seed of the draws (0 = from the clock); the same seed draws the same schedules")
+	maxFaults := fs.Int("max-faults", 3, "faults per schedule: 1..N (guided chains: at most 3)")
+	seed := fs.Int64("seed", 0, "seed of the draws (0 = from the clock); the same seed (and the same run outcomes) draws the same schedules")
 	verbose := fs.Bool("v", false, "print each run's progress lines too")
+	mode := fs.String("mode", explore.ModeGuided, "guided (causal fault chains, feedback from each run's behaviour, a corpus that is mutated) or random (independent random schedules, the search before issue 36)")
+	corpusPath := fs.String("corpus", "", "guided: save the corpus (schedules that showed new behaviour, every feature seen) to FILE after every run")
+	resume := fs.Bool("resume", false, "guided: load --corpus FILE and go on from it (its try count, its features, its schedules)")
+	shrinkBudget := fs.Duration("shrink-budget", 10*time.Minute, "shrink a find for at most this long (0: do not shrink)")
+	shrinkTries := fs.Int("shrink-tries", 2, "tries per smaller schedule while shrinking; kept if one of them fails")
+	repro := fs.Int("repro", 5, "re-run the shrunk one-line reproduction this many times and print its rate (0: do not)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: splitbrain explore --store S --recipe R [run flags] [--budget 10m] [--faults pause,kill]
+		fmt.Fprint(stderr, `Usage: splitbrain explore --store S --recipe R --time 30s [run flags] [--budget 10m]
+       [--mode guided|random] [--faults pause,kill] [--corpus FILE [--resume]]
 
-Runs the recipe again and again, each time with a fresh seed and a fault schedule composed at
-random from the vocabulary (kinds, targets, partition shapes; each fault held 1-4xTTL, once
-or repeatedly). Stops at the first invalid run and prints its directory and the commands that
-replay and shrink it. Every try is a normal run directory under <out>/<name>/.
+Runs the recipe again and again with a fresh seed and fault schedule each time, until one
+run is invalid; then shrinks that run and prints a one-line 'splitbrain run' that reproduces
+it, with its measured reproduction rate. Every run is a normal run directory under
+<out>/<name>/ (report, replay, shrink work on it); a store cluster is kept between runs.
+
+--mode guided (default): each schedule is a causal chain of 1-3 faults: the first starts on
+the leader's writes (on=write:3, on=write) or 0-4xTTL into the faults phase; each next one on
+the previous fault's start or end (on=fault-start / on=fault-end) or on a protocol event the
+faults cause (elected, stepped-down, campaigning, a step the recipe declares), after
+0-1xTTL. Targets are roles (leader, follower, the event's candidate, all candidates, store
+leader, all store, ...), durations 0.5-4xTTL, 3-5 candidates (giving --nodes fixes it). Each run may use only a random half of the fault
+kinds (swarm testing). The run's faults phase ends once the chain ran and healed and a
+leader is back at work (--until faults; --time is its timeout). From each run's history a
+behaviour signature is computed (faults by the role they hit, elections, step-downs and
+writes during faults, two leaders at once, a token granted twice, a step-down with no new
+election, the order of these steps); a schedule that showed a feature no run had shown
+enters the corpus, and 3 of 4 later schedules are mutations of corpus entries (another
+trigger, target, kind or duration, a fault added to or removed from the chain, another
+node count). --corpus FILE keeps the corpus; --resume goes on from it.
+--mode random: independent schedules, each fault at a random time or on a candidate event,
+held 1-4xTTL once or repeatedly (the faults phase lasts --time).
+
+A find is shrunk (drop faults and chain links, start links sooner after their events,
+shorten faults and phases, fewer candidates; a smaller schedule is kept if it fails again
+with one of the find's codes) for --shrink-budget, and its one-line 'splitbrain run' is run
+--repro times.
 Exit code: 1 when a violation was found, 0 when none was and some run proved its schedule
 valid, 2 when no run proved anything (all unknown), 255 on a harness error, 64 on bad flags.
 
@@ -52,6 +81,18 @@ valid, 2 when no run proved anything (all unknown), 255 on a harness error, 64 o
 	problems = append(problems, rf.finish()...)
 	if *budget <= 0 && *maxRuns <= 0 {
 		problems = append(problems, "--budget and --runs are both unset: give a time budget (e.g. --budget 10m) or a number of runs")
+	}
+	if *mode != explore.ModeGuided && *mode != explore.ModeRandom {
+		problems = append(problems, fmt.Sprintf("--mode %q: want %s or %s", *mode, explore.ModeGuided, explore.ModeRandom))
+	}
+	if *resume && *corpusPath == "" {
+		problems = append(problems, "--resume needs --corpus FILE (the corpus an earlier explore saved)")
+	}
+	if (*corpusPath != "" || *resume) && *mode == explore.ModeRandom {
+		problems = append(problems, "--corpus/--resume belong to --mode guided: random draws do not use a corpus")
+	}
+	if *shrinkBudget < 0 || *repro < 0 || *shrinkTries < 1 {
+		problems = append(problems, "--shrink-budget and --repro must be >= 0 and --shrink-tries >= 1 (e.g. --shrink-budget 10m --shrink-tries 2 --repro 5)")
 	}
 	if *maxRuns < 0 {
 		problems = append(problems, fmt.Sprintf("--runs %d: want 0 (no limit) or more", *maxRuns))
@@ -76,27 +117,56 @@ valid, 2 when no run proved anything (all unknown), 255 on a harness error, 64 o
 	if err := harness.CheckConfig(&probe); err != nil {
 		problems = append(problems, strings.Split(err.Error(), "\n")...)
 	}
+	nodesGiven := false
+	fs.Visit(func(f *flag.Flag) { nodesGiven = nodesGiven || f.Name == "nodes" })
+	var corpus *explore.Corpus
+	if *resume && *corpusPath != "" {
+		var err error
+		if corpus, err = explore.LoadCorpus(*corpusPath); err != nil {
+			problems = append(problems, err.Error())
+		} else if want := explore.CorpusTarget(*c); corpus.Target != want {
+			problems = append(problems, fmt.Sprintf("--corpus %s was grown on %s, this search is on %s: give another --corpus file", *corpusPath, corpus.Target, want))
+		}
+	}
 	if len(problems) > 0 {
 		return exitUsage, usageError{fmt.Sprintf("%d problem(s):\n  %s", len(problems), strings.Join(problems, "\n  "))}
+	}
+	if *seed == 0 && corpus != nil {
+		*seed = corpus.Seed
 	}
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()
 	}
-	mode := progress.ProgressQuiet
+	minNodes, maxNodes := 3, 5
+	if nodesGiven {
+		minNodes, maxNodes = c.Nodes, c.Nodes
+	}
+	pool := harness.NewStorePool()
+	defer pool.Close(context.WithoutCancel(ctx))
+	progressMode := progress.ProgressQuiet
 	if *verbose {
-		mode = progress.ProgressAuto
+		progressMode = progress.ProgressAuto
 	}
 	limit := fmt.Sprintf("budget %v", *budget)
 	if *maxRuns > 0 {
 		limit += fmt.Sprintf(", at most %d runs", *maxRuns)
 	}
-	fmt.Fprintf(stdout, "splitbrain explore: %s on %s, %d candidates, %v faults phase a run, %s, %d fault forms, seed %d\n",
-		candidateDesc(c), c.Store, c.Nodes, c.FaultTime, limit, len(vocab.Atoms()), *seed)
+	nodesText := fmt.Sprint(c.Nodes)
+	if *mode == explore.ModeGuided && minNodes != maxNodes {
+		nodesText = fmt.Sprintf("%d-%d", minNodes, maxNodes)
+	}
+	fmt.Fprintf(stdout, "splitbrain explore (%s): %s on %s, %s candidates, %v faults phase a run, %s, %d fault forms, seed %d\n",
+		*mode, candidateDesc(c), c.Store, nodesText, c.FaultTime, limit, len(vocab.Atoms()), *seed)
+	if corpus != nil {
+		fmt.Fprintf(stdout, "resuming corpus %s: %d runs so far, %d schedules, %d behaviour features\n", *corpusPath, corpus.Tries, len(corpus.Entries), len(corpus.Seen))
+	}
 	t0 := time.Now()
 	res, err := explore.Explore(ctx, explore.Options{
 		Base: *c, Budget: *budget, MaxRuns: *maxRuns, Vocabulary: vocab, Seed: *seed,
+		Mode: *mode, MinNodes: minNodes, MaxNodes: maxNodes, Corpus: corpus, CorpusPath: *corpusPath,
 		Configure: func(i int, cfg *harness.Config) {
-			cfg.Progress, cfg.ProgressMode = io.Discard, mode
+			cfg.StorePool = pool
+			cfg.Progress, cfg.ProgressMode = io.Discard, progressMode
 			if *verbose {
 				cfg.Progress = stdout
 			}
@@ -113,13 +183,30 @@ valid, 2 when no run proved anything (all unknown), 255 on a harness error, 64 o
 			if t.Err != nil {
 				label = "harness error: " + errorText(t.Err)
 			}
-			fmt.Fprintf(stdout, "try %d: %s (%v) %s\n", t.N, label, t.Elapsed.Round(time.Second), t.RunDir)
+			fmt.Fprintf(stdout, "try %d: %s (%v, %d nodes) %s\n", t.N, label, t.Elapsed.Round(time.Second), t.Nodes, t.RunDir)
+			if t.Chain != nil {
+				from := "fresh chain"
+				if t.Parent > 0 {
+					from = fmt.Sprintf("mutated try %d (%s)", t.Parent, strings.Join(t.Mutations, ", "))
+				}
+				fmt.Fprintf(stdout, "  %s; kinds this run: %s; %d new behaviour feature(s)%s\n", from, strings.Join(t.Swarm, ","), len(t.New), newFeatures(t.New))
+			}
 		},
 	})
 	if err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
 	printExploreSummary(stdout, res, time.Since(t0))
+	if res.Corpus != nil && *mode == explore.ModeGuided {
+		fmt.Fprintf(stdout, "corpus: %d schedules, %d behaviour features over %d runs", len(res.Corpus.Entries), len(res.Corpus.Seen), res.Corpus.Tries)
+		if *corpusPath != "" {
+			fmt.Fprintf(stdout, " (saved to %s; --resume goes on from it)", *corpusPath)
+		}
+		fmt.Fprintln(stdout)
+	}
+	if f := res.Found; f != nil && ctx.Err() == nil && (*shrinkBudget > 0 || *repro > 0) {
+		minimizeFind(ctx, stdout, stderr, f, pool, *shrinkBudget, *shrinkTries, *repro)
+	}
 	switch {
 	case res.Found != nil:
 		return exitInvalid, nil
@@ -165,6 +252,70 @@ func printExploreSummary(w io.Writer, res explore.Result, elapsed time.Duration)
 	if tally[harness.VerdictValid] == 0 {
 		fmt.Fprintln(w, "no run proved anything (none came out valid): the search found nothing, and showed nothing safe")
 	}
+}
+
+// newFeatures lists up to 4 features for the try line.
+func newFeatures(fs []string) string {
+	if len(fs) == 0 {
+		return ""
+	}
+	show := fs[:min(4, len(fs))]
+	more := ""
+	if len(fs) > len(show) {
+		more = fmt.Sprintf(", +%d", len(fs)-len(show))
+	}
+	return ": " + strings.Join(show, ", ") + more
+}
+
+// minimizeFind shrinks the find and measures the one-line reproduction.
+func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try, pool *harness.StorePool, budget time.Duration, tries, repro int) {
+	stdout = progress.PrintableWriter{W: stdout}
+	name := replayTestName(filepath.Base(filepath.Dir(f.RunDir)), "-shrink")
+	if budget > 0 {
+		fmt.Fprintf(stdout, "shrinking try %d (budget %v, %d tries per step) ...\n", f.N, budget, tries)
+	}
+	m, err := explore.Minimize(ctx, f.RunDir, explore.MinimizeOptions{
+		ShrinkBudget: budget, ShrinkTries: tries, Repro: repro,
+		Configure: func(c *harness.Config) {
+			c.TestName, c.Progress, c.ProgressMode, c.StorePool = name, io.Discard, progress.ProgressQuiet, pool
+			c.Args = []string{"splitbrain", "explore", "(shrink of " + f.RunDir + ")"}
+		},
+		Step: func(st shrink.Step) {
+			for _, o := range st.Tries {
+				if o.RunDir != "" {
+					publishRun(o.RunDir, io.Discard, stderr)
+				}
+			}
+			verdict := "no failure: discarded"
+			if st.Kept {
+				verdict = "FAILED: kept"
+			}
+			fmt.Fprintf(stdout, "  shrink step %d: %s → %s; now %s\n", st.N, st.Move, verdict, st.Current)
+		},
+		Replayed: func(i int, o shrink.Outcome) {
+			if o.RunDir != "" {
+				publishRun(o.RunDir, io.Discard, stderr)
+			}
+			label := shrink.Label(o.Verdict, o.Codes)
+			if o.Err != "" {
+				label = "harness error: " + o.Err
+			}
+			fmt.Fprintf(stdout, "  reproduction %d/%d: %s (%v)\n", i, repro, label, o.Elapsed.Round(time.Second))
+		},
+	})
+	if err != nil {
+		fmt.Fprintf(stdout, "could not shrink the find: %v\n", err)
+		return
+	}
+	if m.Shrunk {
+		fmt.Fprintf(stdout, "shrunk (%s after %d steps, %v): %s → %s\n", m.Shrink.Stopped, m.Shrink.Steps, m.Shrink.Elapsed.Round(time.Second), m.Shrink.Start.Size(), m.Shrink.Minimal.Size())
+	}
+	fmt.Fprintf(stdout, "REPRODUCE: %s\n", m.RunLine)
+	fmt.Fprintf(stdout, "  reproduces %s of runs", m.Rate())
+	if !m.Exact {
+		fmt.Fprint(stdout, " (seeded targets: the line needs its --seed, which it carries)")
+	}
+	fmt.Fprintln(stdout)
 }
 
 func orText(s, alt string) string {

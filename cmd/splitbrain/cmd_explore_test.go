@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/splitbrain-chaos/splitbrain/explore"
 )
 
 func TestExploreRefusesBadInputBeforeAnyRun(t *testing.T) {
@@ -17,6 +20,11 @@ func TestExploreRefusesBadInputBeforeAnyRun(t *testing.T) {
 		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--max-faults", "0"}, "want at least 1"},
 		{[]string{"--store", "redis", "--recipe", "etcd-election", "--time", "10s"}, `runs on store "etcd"`},
 		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--nemesis", "pause-leader"}, "nemesis"},
+		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--mode", "smart"}, `--mode "smart": want guided or random`},
+		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--resume"}, "--resume needs --corpus FILE"},
+		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--mode", "random", "--corpus", "x.json"}, "belong to --mode guided"},
+		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--corpus", "/nonexistent/c.json", "--resume"}, "drop --resume"},
+		{[]string{"--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--repro", "-1"}, "--repro must be >= 0"},
 	} {
 		var out, errOut bytes.Buffer
 		code := runMain(append([]string{"explore"}, c.args...), &out, &errOut)
@@ -26,5 +34,21 @@ func TestExploreRefusesBadInputBeforeAnyRun(t *testing.T) {
 		if strings.Contains(out.String(), "try 1") {
 			t.Errorf("explore %v started a run", c.args)
 		}
+	}
+}
+
+// A corpus grown on another store/recipe is refused before any run; one grown here loads.
+func TestExploreResumeChecksTheCorpusTarget(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "corpus.json")
+	if err := explore.NewCorpus("redis/redis-setnx/unfenced", 9).Save(path); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := runMain([]string{"explore", "--store", "etcd", "--recipe", "etcd-election", "--time", "10s", "--corpus", path, "--resume"}, &out, &errOut)
+	if code != exitUsage || !strings.Contains(errOut.String(), "was grown on redis/redis-setnx/unfenced, this search is on etcd/etcd-election/fenced") {
+		t.Errorf("exit %d, stderr %q; want the target mismatch named", code, errOut.String())
+	}
+	if strings.Contains(out.String(), "try 1") {
+		t.Error("a run started")
 	}
 }

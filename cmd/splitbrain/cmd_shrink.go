@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
@@ -136,13 +135,8 @@ the minimal plan as a --nemesis spec and a replay command.
 	if !exact {
 		fmt.Fprintf(stdout, "  (seeded targets: the spec matches the plan with --seed %d; the replay command is exact)\n", rec.Config.Seed)
 	}
-	m := res.Minimal
-	runLine := fmt.Sprintf("splitbrain run --store %s %s --nodes %d --warmup %v --time %v --recovery %v --ttl %v --resource %s --workload %s --seed %d",
-		rec.Config.Store, candidateFlag(rec.Config), m.Nodes, m.Warmup, m.FaultPhase(), m.Recovery, rec.Config.TTL, rec.Config.ResourceMode, rec.Config.Workload, rec.Config.Seed)
-	if len(rec.Config.Require) > 0 {
-		runLine += " --require " + strings.Join(rec.Config.Require, ",")
-	}
-	fmt.Fprintf(stdout, "as a run:  %s --nemesis %s\n", runLine, shellQuoteArg(spec))
+	runLine, _ := shrink.RunLine(rec.Config, res.Minimal)
+	fmt.Fprintf(stdout, "as a run:  %s\n", runLine)
 	fmt.Fprintf(stdout, "replay:    %s\n", replay)
 	fmt.Fprintf(stdout, "log:       %s\n", filepath.Join(rec.Dir, shrinkLogFile))
 	if res.Stopped == shrink.StopCancelled {
@@ -151,35 +145,5 @@ the minimal plan as a --nemesis spec and a replay command.
 	return exitInvalid, nil
 }
 
-func candidateFlag(c harness.Config) string {
-	switch {
-	case c.CandidateCmd != "":
-		return "--candidate-cmd " + shellQuoteArg(c.CandidateCmd)
-	case c.CandidateImage != "":
-		return "--candidate-image " + shellQuoteArg(c.CandidateImage)
-	}
-	return "--recipe " + c.Recipe
-}
-
 // shellQuoteArg single-quotes s unless it is plainly safe.
-func shellQuoteArg(s string) string {
-	safe := s != ""
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '/' || c == '.' || c == '-' || c == '_' || c == ':' || c == '=' || c == ',') {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	out := "'"
-	for _, c := range s {
-		if c == '\'' {
-			out += `'\''`
-		} else {
-			out += string(c)
-		}
-	}
-	return out + "'"
-}
+func shellQuoteArg(s string) string { return shrink.ShellQuote(s) }

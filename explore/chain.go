@@ -1,0 +1,337 @@
+package explore
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+// Link is one fault of a causal chain. The first link starts on a protocol event of a
+// candidate (or at an offset of the faults phase); every later one starts on the start or
+// the end of the faults before it (on=fault-start / on=fault-end) or on a protocol event
+// they cause (a successor's election, a step-down). Durations are written
+// relative to the recipe's TTL, so one chain means the same on every recipe.
+type Link struct {
+	Kind   string `json:"kind"`
+	Target string `json:"target,omitempty"` // a role: leader, follower, all-candidates, store-leader, all-store, trigger, ...
+	Shape  string `json:"shape,omitempty"`  // partitions: the shape instead of a target
+	// On is the event it starts on; "" starts it At into the faults phase.
+	On    string `json:"on,omitempty"`
+	At    string `json:"at,omitempty"`
+	After string `json:"after,omitempty"` // delay from the event, e.g. 30ms or 0.5xTTL
+	For   string `json:"for"`             // e.g. 2xTTL
+}
+
+// Chain is a schedule the guided search composes and mutates: 1-3 links and the number
+// of candidates it runs with.
+type Chain struct {
+	Nodes int    `json:"nodes"`
+	Links []Link `json:"links"`
+}
+
+// MaxLinks is the longest chain: real election bugs need two or three faults in order.
+const MaxLinks = 3
+
+// Menus the durations are drawn from (TTL multiples, so the same across recipes).
+var (
+	forMenu = []string{"0.5xTTL", "1xTTL", "1.5xTTL", "2xTTL", "3xTTL", "4xTTL"}
+	// afterMenu has milliseconds for the narrow windows right after an event (between two
+	// store commands, right after an election) and TTL fractions for the wider ones.
+	afterMenu   = []string{"0s", "10ms", "30ms", "0.25xTTL", "0.5xTTL", "1xTTL"}
+	chainEvents = []string{nemesis.EventFaultStart, nemesis.EventFaultEnd}
+	atMenu      = []string{"0s", "1xTTL", "2xTTL", "4xTTL"}
+)
+
+func (l Link) atom() string {
+	if l.Shape != "" {
+		return l.Kind + ":shape=" + l.Shape
+	}
+	return l.Kind + ":target=" + l.Target
+}
+
+// Spec renders the chain as a --nemesis spec. Every link fires once (a trigger's default
+// count), so a run is one pass through the chain and --until can end it.
+func (c Chain) Spec() string {
+	var parts []string
+	for _, l := range c.Links {
+		s := l.atom()
+		if l.On != "" {
+			s += ",on=" + l.On
+			if l.After != "" && l.After != "0s" {
+				s += ",after=" + l.After
+			}
+			s += ",count=1"
+		} else {
+			s += ",at=" + l.At
+		}
+		parts = append(parts, s+",for="+l.For)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// exclusiveKinds cannot overlap on one node: the nemesis refuses to freeze a frozen
+// container or kill a killed one (pause is reference-counted and may overlap), so such a
+// fault fails and the run is unknown.
+var exclusiveKinds = []string{"freeze", "kill", "evict"}
+
+// Sane reports whether the chain can take effect as written: no link of an exclusive kind
+// aimed (target=trigger) at the nodes of a fault of the same kind that started it.
+func (c Chain) Sane() bool {
+	for i, l := range c.Links {
+		if i == 0 || l.Target != nemesis.TargetTrigger || l.On != nemesis.EventFaultStart || !slices.Contains(exclusiveKinds, l.Kind) {
+			continue
+		}
+		for _, prev := range c.Links[:i] {
+			if prev.Kind == l.Kind {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Key identifies a chain (corpus deduplication).
+func (c Chain) Key() string { return fmt.Sprintf("%d|%s", c.Nodes, c.Spec()) }
+
+// Guide is what guided draws and mutations choose from.
+type Guide struct {
+	Vocabulary Vocabulary
+	// MinNodes..MaxNodes is the candidate count range (3-5 by default).
+	MinNodes, MaxNodes int
+}
+
+// Swarm draws the fault kinds one run may use (swarm testing: each run leaves some kinds
+// out entirely, so a fault is not always drowned by the others). Each kind is in with
+// probability 1/2, at least one always.
+func (g Guide) Swarm(rng *rand.Rand) []string {
+	var kinds []string
+	for _, a := range g.Vocabulary.atoms {
+		if !slices.Contains(kinds, a.kind) {
+			kinds = append(kinds, a.kind)
+		}
+	}
+	var in []string
+	for _, k := range kinds {
+		if rng.IntN(2) == 0 {
+			in = append(in, k)
+		}
+	}
+	if len(in) == 0 {
+		in = append(in, kinds[rng.IntN(len(kinds))])
+	}
+	return in
+}
+
+// atomsOf lists the vocabulary's atoms of the swarm's kinds that can join links already
+// in the chain (no proxy fault with an iptables one).
+func (g Guide) atomsOf(swarm []string, links []Link) []atom {
+	var proxy, network bool
+	for _, l := range links {
+		for _, a := range g.Vocabulary.atoms {
+			if a.kind == l.Kind {
+				proxy, network = proxy || a.proxy, network || a.network
+				break
+			}
+		}
+	}
+	var out []atom
+	for _, a := range g.Vocabulary.atoms {
+		if slices.Contains(swarm, a.kind) && !(a.proxy && network) && !(a.network && proxy) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// candidateEvents are the protocol events a first link starts on: the leader's writes (a
+// leader at work, which every run reaches in its faults phase). An election, a campaign, a
+// step-down or a recipe's acquire step happens in the faults phase only when a fault causes
+// it, so a chain that started on one would wait out the phase's timeout and prove nothing
+// (measured: such runs were unknown after a minute each); those events start later links.
+func (g Guide) candidateEvents() []string {
+	return []string{nemesis.EventWrite + ":3", nemesis.EventWrite + ":3", nemesis.EventWrite + ":3", nemesis.EventWrite}
+}
+
+// chainedEvent draws what a later link starts on: mostly the start or end of the faults
+// before it, sometimes a protocol event those faults cause (the election of a successor,
+// a step-down, a campaign, a recipe step), e.g. "pause the leader; kill whoever is
+// elected next".
+func (g Guide) chainedEvent(rng *rand.Rand) string {
+	if rng.IntN(3) != 0 {
+		return chainEvents[rng.IntN(len(chainEvents))]
+	}
+	var caused []string
+	for _, e := range g.Vocabulary.events {
+		if !strings.HasPrefix(e, nemesis.EventWrite) {
+			caused = append(caused, e)
+		}
+	}
+	if len(caused) == 0 {
+		return chainEvents[rng.IntN(len(chainEvents))]
+	}
+	return caused[rng.IntN(len(caused))]
+}
+
+func (g Guide) nodes(rng *rand.Rand) int {
+	lo, hi := g.MinNodes, g.MaxNodes
+	if lo < 1 {
+		lo = 3
+	}
+	if hi < lo {
+		hi = lo
+	}
+	return lo + rng.IntN(hi-lo+1)
+}
+
+// drawLink draws one link; first says it starts the chain.
+func (g Guide) drawLink(rng *rand.Rand, swarm []string, links []Link, first bool) (Link, bool) {
+	atoms := g.atomsOf(swarm, links)
+	if len(atoms) == 0 {
+		return Link{}, false
+	}
+	a := atoms[rng.IntN(len(atoms))]
+	l := Link{Kind: a.kind, Target: a.target, Shape: a.shape, For: forMenu[rng.IntN(len(forMenu))]}
+	switch {
+	case !first:
+		l.On = g.chainedEvent(rng)
+		l.After = afterMenu[rng.IntN(len(afterMenu))]
+	case rng.IntN(5) == 0 && !a.triggered:
+		l.At = atMenu[rng.IntN(len(atMenu))]
+	default:
+		ev := g.candidateEvents()
+		l.On = ev[rng.IntN(len(ev))]
+		l.After = afterMenu[rng.IntN(len(afterMenu))]
+	}
+	return l, true
+}
+
+// Draw composes a fresh chain of 1..MaxFaults links from the swarm's kinds.
+func (g Guide) Draw(rng *rand.Rand, swarm []string) Chain {
+	n := 1 + rng.IntN(min(max(g.Vocabulary.MaxFaults, 1), MaxLinks))
+	c := Chain{Nodes: g.nodes(rng)}
+	for i := range n {
+		l, ok := g.drawLink(rng, swarm, c.Links, i == 0)
+		if !ok {
+			break
+		}
+		c.Links = append(c.Links, l)
+	}
+	return c
+}
+
+// Mutations a corpus chain goes through (Mutate applies one or two).
+const (
+	MutTrigger  = "trigger"  // change what a link starts on
+	MutTarget   = "target"   // another atom of the same kind (target or shape)
+	MutKind     = "kind"     // another fault (any swarm kind) in the same place
+	MutDuration = "duration" // change for= or after=
+	MutAdd      = "add"      // chain one more fault on the last one
+	MutRemove   = "remove"   // drop a link (the next one then chains on the one before)
+	MutNodes    = "nodes"    // another candidate count
+)
+
+// Mutate returns a changed copy of c and the mutations applied.
+func (g Guide) Mutate(rng *rand.Rand, c Chain, swarm []string) (Chain, []string) {
+	out := Chain{Nodes: c.Nodes, Links: slices.Clone(c.Links)}
+	var applied []string
+	// Until the chain really changed (a mutation may not apply, or undo another): a
+	// mutant equal to its parent would only repeat a run.
+	for want, tries := 1+rng.IntN(2), 0; (len(applied) < want || out.Key() == c.Key()) && tries < 50; tries++ {
+		if m := g.mutateOnce(rng, &out, swarm); m != "" {
+			applied = append(applied, m)
+		}
+	}
+	if len(out.Links) == 0 {
+		l, _ := g.drawLink(rng, swarm, nil, true)
+		out.Links = []Link{l}
+	}
+	return out, applied
+}
+
+func (g Guide) mutateOnce(rng *rand.Rand, c *Chain, swarm []string) string {
+	if len(c.Links) == 0 {
+		return ""
+	}
+	i := rng.IntN(len(c.Links))
+	l := &c.Links[i]
+	longest := min(max(g.Vocabulary.MaxFaults, 1), MaxLinks)
+	switch rng.IntN(7) {
+	case 0:
+		if i == 0 {
+			ev := g.candidateEvents()
+			if rng.IntN(5) == 0 && l.Target != nemesis.TargetTrigger {
+				l.On, l.After, l.At = "", "", atMenu[rng.IntN(len(atMenu))]
+			} else {
+				l.On, l.At = ev[rng.IntN(len(ev))], ""
+				if l.After == "" {
+					l.After = "0s"
+				}
+			}
+		} else {
+			l.On = g.chainedEvent(rng)
+		}
+		return MutTrigger
+	case 1:
+		var same []atom
+		for _, a := range g.Vocabulary.atoms {
+			if a.kind == l.Kind && (a.target != nemesis.TargetTrigger || l.On != "") {
+				same = append(same, a)
+			}
+		}
+		if len(same) == 0 {
+			return ""
+		}
+		a := same[rng.IntN(len(same))]
+		l.Target, l.Shape = a.target, a.shape
+		return MutTarget
+	case 2:
+		others := slices.Delete(slices.Clone(c.Links), i, i+1)
+		atoms := g.atomsOf(swarm, others)
+		if len(atoms) == 0 {
+			return ""
+		}
+		a := atoms[rng.IntN(len(atoms))]
+		if a.triggered && l.On == "" {
+			return ""
+		}
+		l.Kind, l.Target, l.Shape = a.kind, a.target, a.shape
+		return MutKind
+	case 3:
+		if l.On != "" && rng.IntN(2) == 0 {
+			l.After = afterMenu[rng.IntN(len(afterMenu))]
+		} else {
+			l.For = forMenu[rng.IntN(len(forMenu))]
+		}
+		return MutDuration
+	case 4:
+		if len(c.Links) >= longest {
+			return ""
+		}
+		nl, ok := g.drawLink(rng, swarm, c.Links, false)
+		if !ok {
+			return ""
+		}
+		c.Links = append(c.Links, nl)
+		return MutAdd
+	case 5:
+		if len(c.Links) < 2 {
+			return ""
+		}
+		c.Links = slices.Delete(c.Links, i, i+1)
+		if i == 0 {
+			// The new first link cannot chain on a fault that no longer comes before it.
+			ev := g.candidateEvents()
+			c.Links[0].On, c.Links[0].At = ev[rng.IntN(len(ev))], ""
+		}
+		return MutRemove
+	default:
+		if n := g.nodes(rng); n != c.Nodes {
+			c.Nodes = n
+			return MutNodes
+		}
+	}
+	return ""
+}

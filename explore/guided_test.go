@@ -1,0 +1,348 @@
+package explore
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+// A history in which c1 leads, is paused, c2 is elected during the pause, the unfenced
+// resource takes c1's stale write after the pause, a waiter starts over while c2 leads,
+// and c2 steps down with nobody elected after it.
+func zombieHistory() []history.Event {
+	var evs []history.Event
+	seq := int64(0)
+	at := func(ms int64, e history.Event) {
+		seq++
+		e.Seq, e.T, e.V = seq, ms*1e6, history.Version
+		evs = append(evs, e)
+	}
+	cand := func(kind history.Kind, node string) history.Event {
+		return history.Event{Source: history.SourceCandidate, Kind: kind, Node: node}
+	}
+	at(0, history.Event{Source: history.SourceHarness, Kind: history.KindPhase, Phase: history.PhaseWarmup})
+	at(1, cand(history.KindCampaigning, "c1"))
+	at(2, cand(history.KindCampaigning, "c2"))
+	at(3, cand(history.KindCampaigning, "c3"))
+	e := cand(history.KindElected, "c1")
+	e.Token = 1
+	at(10, e)
+	at(100, history.Event{Source: history.SourceHarness, Kind: history.KindPhase, Phase: history.PhaseFaults})
+	at(200, history.Event{Source: history.SourceNemesis, Kind: history.KindFaultStart, FaultID: 1, Fault: "pause", Targets: []string{"c1"}, Trigger: "write:3"})
+	e = cand(history.KindElected, "c2")
+	e.Token = 2
+	at(300, e)
+	at(350, cand(history.KindCampaigning, "c3"))
+	at(400, history.Event{Source: history.SourceNemesis, Kind: history.KindFaultEnd, FaultID: 1, Fault: "pause", Targets: []string{"c1"}})
+	w := cand(history.KindWrite, "c1")
+	w.Token, w.Result = 1, history.ResultAccepted
+	at(410, w)
+	at(411, history.Event{Source: history.SourceResource, Kind: history.KindDecision, Token: 1, Result: history.ResultAccepted, Stale: true})
+	at(500, cand(history.KindSteppedDown, "c2"))
+	return evs
+}
+
+func TestBehaviourSignature(t *testing.T) {
+	sig := BehaviourSignature(zombieHistory())
+	for _, want := range []string{
+		"fault:pause@leader", "chain:write>pause", "elected-during:pause", "elected-while-another-leads",
+		"waiter-recampaign-while-led", "waiter-recampaign-during:pause", "write-by-stale-leader",
+		"stale-write-accepted", "two-believe-they-lead", "two-lead-during:pause",
+		"stepped-down:leader", "stepped-down-no-new-election", "elections-in-faults:1",
+		"order:E>F+pause@leader", "order:F+pause@leader>E",
+	} {
+		if !sig.Contains(want) {
+			t.Errorf("signature lacks %s: %v", want, sig)
+		}
+	}
+	for _, not := range []string{"token-granted-twice", "write-during:pause", "fault:pause@follower"} {
+		if sig.Contains(not) {
+			t.Errorf("signature has %s, which did not happen", not)
+		}
+	}
+	if !slices.IsSorted(sig) {
+		t.Errorf("signature not sorted: %v", sig)
+	}
+	// A pure function: the order events arrive in (seq) does not matter when t orders them,
+	// and the input is not modified.
+	evs := zombieHistory()
+	slices.Reverse(evs)
+	if got := BehaviourSignature(evs); !slices.Equal(got, sig) {
+		t.Errorf("reversed input gave %v, want %v", got, sig)
+	}
+	if evs[0].Seq != int64(len(evs)) {
+		t.Error("BehaviourSignature reordered its input")
+	}
+
+	// The same run without the fault: another behaviour.
+	var quiet []history.Event
+	for _, e := range zombieHistory() {
+		if e.Kind != history.KindFaultStart && e.Kind != history.KindFaultEnd {
+			quiet = append(quiet, e)
+		}
+	}
+	q := BehaviourSignature(quiet)
+	if q.Contains("elected-during:pause") || slices.Equal(q, sig) {
+		t.Errorf("signature without the fault %v", q)
+	}
+	// A token granted twice.
+	dup := zombieHistory()
+	for i := range dup {
+		if dup[i].Kind == history.KindElected && dup[i].Node == "c2" {
+			dup[i].Token = 1
+		}
+	}
+	if d := BehaviourSignature(dup); !d.Contains("token-granted-twice") {
+		t.Errorf("token granted twice not in %v", d)
+	}
+}
+
+func testGuide(t *testing.T) Guide {
+	t.Helper()
+	v, err := NewVocabulary(nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Guide{Vocabulary: v.WithSteps([]string{"lock-acquired"}), MinNodes: 3, MaxNodes: 5}
+}
+
+// checkChain holds a chain to the causal form: 1-3 links, the first on a candidate event
+// or a time, every later one on fault-start/fault-end, 3-5 nodes, and a spec that parses.
+func checkChain(t *testing.T, c Chain) {
+	t.Helper()
+	if len(c.Links) < 1 || len(c.Links) > MaxLinks || c.Nodes < 3 || c.Nodes > 5 {
+		t.Fatalf("chain %+v: %d links, %d nodes", c, len(c.Links), c.Nodes)
+	}
+	for i, l := range c.Links {
+		chained := l.On == nemesis.EventFaultStart || l.On == nemesis.EventFaultEnd
+		caused := l.On != "" && !strings.HasPrefix(l.On, nemesis.EventWrite)
+		if i == 0 && chained || i > 0 && !chained && !caused {
+			t.Fatalf("chain %s: link %d starts on %q", c.Spec(), i, l.On)
+		}
+		if l.On == "" && l.Target == nemesis.TargetTrigger {
+			t.Fatalf("chain %s: a time-started link targets the trigger", c.Spec())
+		}
+	}
+	if _, err := nemesis.Parse(c.Spec()); err != nil {
+		t.Fatalf("chain spec %q does not parse: %v", c.Spec(), err)
+	}
+}
+
+func TestChainSanity(t *testing.T) {
+	bad := Chain{Nodes: 3, Links: []Link{{Kind: "freeze", Target: "leader", On: "write:3", For: "1xTTL"},
+		{Kind: "freeze", Target: "trigger", On: "fault-start", For: "1xTTL"}}}
+	if bad.Sane() {
+		t.Errorf("%s: a freeze of the frozen node passed", bad.Spec())
+	}
+	ok := bad
+	ok.Links = []Link{bad.Links[0], {Kind: "pause", Target: "trigger", On: "fault-start", For: "1xTTL"}}
+	if !ok.Sane() {
+		t.Errorf("%s: a pause on a frozen node (reference-counted) refused", ok.Spec())
+	}
+}
+
+func TestChainsDrawnAndMutatedStayCausal(t *testing.T) {
+	g := testGuide(t)
+	rng := rand.New(rand.NewPCG(11, 0))
+	muts := map[string]int{}
+	lengths := map[int]int{}
+	base := harness.Config{Store: "etcd", Recipe: "etcd-election", TTL: 2 * time.Second, FaultTime: 60 * time.Second,
+		Warmup: 5 * time.Second, Recovery: 5 * time.Second, WriteInterval: 50 * time.Millisecond,
+		Workload: harness.DefaultWorkload, ResourceMode: harness.DefaultResourceMode, Until: GuidedUntil}
+	accepted := 0
+	for range 300 {
+		swarm := g.Swarm(rng)
+		if len(swarm) == 0 {
+			t.Fatal("empty swarm")
+		}
+		c := g.Draw(rng, swarm)
+		checkChain(t, c)
+		for _, l := range c.Links {
+			if !slices.Contains(swarm, l.Kind) {
+				t.Fatalf("drawn %s uses %s outside the swarm %v", c.Spec(), l.Kind, swarm)
+			}
+		}
+		m, applied := g.Mutate(rng, c, swarm)
+		checkChain(t, m)
+		if m.Key() == c.Key() {
+			t.Fatalf("mutant %s equals its parent (mutations %v)", m.Spec(), applied)
+		}
+		for _, a := range applied {
+			muts[a]++
+		}
+		lengths[len(m.Links)]++
+		cfg := base
+		cfg.Nemesis, cfg.Nodes, cfg.Seed = m.Spec(), m.Nodes, 1
+		if harness.CheckConfig(&cfg) == nil {
+			accepted++
+		}
+	}
+	for _, k := range []string{MutTrigger, MutTarget, MutKind, MutDuration, MutAdd, MutRemove, MutNodes} {
+		if muts[k] == 0 {
+			t.Errorf("mutation %s never applied (%v)", k, muts)
+		}
+	}
+	for n := 1; n <= MaxLinks; n++ {
+		if lengths[n] == 0 {
+			t.Errorf("no chain of %d links (%v)", n, lengths)
+		}
+	}
+	t.Logf("mutations %v, lengths %v, %d of 300 run on etcd", muts, lengths, accepted)
+	if accepted < 150 {
+		t.Errorf("only %d of 300 mutated chains run on etcd", accepted)
+	}
+}
+
+// fakeRun stands for a run: its signature follows from the schedule (kinds and events in
+// it), and a pause chained on a kill of the trigger is the "bug".
+func fakeRun(_ context.Context, cfg harness.Config, i int, spec string) Try {
+	var sig []string
+	for _, item := range strings.Split(spec, "; ") {
+		kind, rest, _ := strings.Cut(item, ":")
+		on := "time"
+		for _, kv := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "on="); ok {
+				on = v
+			}
+		}
+		sig = append(sig, "fault:"+kind, "chain:"+on+">"+kind)
+	}
+	slices.Sort(sig)
+	t := Try{Verdict: harness.VerdictValid, Signature: slices.Compact(sig), RunDir: "run"}
+	if strings.Contains(spec, "pause:") && strings.Contains(spec, "kill:") && strings.Contains(spec, "on=fault-end") {
+		t.Verdict, t.Codes = harness.VerdictInvalid, []string{"stale-write-accepted"}
+	}
+	return t
+}
+
+func guidedOptions(t *testing.T, runs int) Options {
+	v, err := NewVocabulary(nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{Vocabulary: v, MaxRuns: runs, Seed: 5, Runner: fakeRun,
+		Base: harness.Config{Store: "redis", Recipe: "redis-setnx", TTL: 2 * time.Second, FaultTime: 60 * time.Second,
+			Warmup: 5 * time.Second, Recovery: 5 * time.Second, WriteInterval: 50 * time.Millisecond,
+			Workload: harness.DefaultWorkload, ResourceMode: "unfenced"}}
+}
+
+func specs(r Result) []string {
+	var out []string
+	for _, t := range r.Tries {
+		out = append(out, t.Spec)
+	}
+	return out
+}
+
+// The same seed and the same run outcomes make the same search; another seed another one.
+func TestGuidedSearchIsSeeded(t *testing.T) {
+	a, err := Explore(context.Background(), guidedOptions(t, 25))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Explore(context.Background(), guidedOptions(t, 25))
+	if !slices.Equal(specs(a), specs(b)) {
+		t.Fatalf("same seed, different searches:\n%v\n%v", specs(a), specs(b))
+	}
+	o := guidedOptions(t, 25)
+	o.Seed = 6
+	c, _ := Explore(context.Background(), o)
+	if slices.Equal(specs(a), specs(c)) {
+		t.Fatal("seeds 5 and 6 made the same search")
+	}
+	mutated := 0
+	for _, tr := range a.Tries {
+		if tr.Chain == nil {
+			continue
+		}
+		if tr.Parent > 0 {
+			mutated++
+		}
+	}
+	if len(a.Corpus.Entries) == 0 || len(a.Corpus.Seen) == 0 {
+		t.Fatalf("no corpus grew: %+v", a.Corpus)
+	}
+	if a.Stop != StopFound {
+		if mutated == 0 {
+			t.Errorf("no try of %d mutated a corpus entry", len(a.Tries))
+		}
+	}
+	t.Logf("seed 5: %d tries, stop %s, %d entries, %d features, %d mutated", len(a.Tries), a.Stop, len(a.Corpus.Entries), len(a.Corpus.Seen), mutated)
+}
+
+// A corpus saved after every try loads back the same, and a resume continues from it on
+// its own stream: it does not repeat the first session's draws, and is itself reproducible.
+func TestCorpusSaveLoadResume(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "corpus.json")
+	o := guidedOptions(t, 6)
+	o.Runner = func(ctx context.Context, cfg harness.Config, i int, spec string) Try {
+		tr := fakeRun(ctx, cfg, i, spec)
+		tr.Verdict, tr.Codes = harness.VerdictValid, nil // search the whole budget
+		return tr
+	}
+	o.CorpusPath = path
+	first, err := Explore(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadCorpus(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Tries != 6 || len(loaded.Entries) != len(first.Corpus.Entries) || len(loaded.Seen) != len(first.Corpus.Seen) {
+		t.Fatalf("loaded %d tries, %d entries, %d features; saved 6, %d, %d", loaded.Tries, len(loaded.Entries), len(loaded.Seen), len(first.Corpus.Entries), len(first.Corpus.Seen))
+	}
+	for i, e := range loaded.Entries {
+		if e.Chain.Key() != first.Corpus.Entries[i].Chain.Key() || !slices.Equal(e.Signature, first.Corpus.Entries[i].Signature) {
+			t.Fatalf("entry %d changed on the way through the file", i)
+		}
+	}
+	resume := func() Result {
+		c, err := LoadCorpus(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := o
+		r.CorpusPath, r.Corpus = "", c
+		res, err := Explore(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	r1, r2 := resume(), resume()
+	if !slices.Equal(specs(r1), specs(r2)) {
+		t.Fatal("two resumes from the same corpus differ")
+	}
+	if slices.Equal(specs(r1), specs(first)) {
+		t.Fatal("the resume repeated the first session's draws")
+	}
+	if r1.Tries[0].N != 7 || r1.Corpus.Tries != 12 {
+		t.Errorf("resumed tries numbered from %d, corpus at %d tries; want 7 and 12", r1.Tries[0].N, r1.Corpus.Tries)
+	}
+	if _, err := LoadCorpus(filepath.Join(t.TempDir(), "none.json")); err == nil || !strings.Contains(err.Error(), "drop --resume") {
+		t.Errorf("missing corpus: %v", err)
+	}
+}
+
+// The fake bug (a kill chained on a pause's end) is found by the guided search.
+func TestGuidedSearchFindsAChainedBug(t *testing.T) {
+	o := guidedOptions(t, 400)
+	o.Vocabulary, _ = NewVocabulary([]string{"pause", "kill", "freeze", "partition"}, 3)
+	res, err := Explore(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Found == nil {
+		t.Fatalf("no find in %d tries", len(res.Tries))
+	}
+	t.Logf("found in try %d: %s", res.Found.N, res.Found.Spec)
+}

@@ -1,0 +1,115 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/shrink"
+)
+
+// MinimizeOptions control what happens to a find: the shrink, then the reproduction runs.
+type MinimizeOptions struct {
+	// ShrinkBudget bounds the shrink (0: no shrink; the find itself is reproduced).
+	ShrinkBudget time.Duration
+	ShrinkTries  int // tries per smaller case (default 2)
+	// Repro re-runs the one-line reproduction this many times to measure its rate.
+	Repro int
+	// Configure adjusts every shrink try and reproduction run (test name, progress).
+	Configure func(c *harness.Config)
+	Trying    func(step int, move string, size shrink.Size, try int)
+	Step      func(shrink.Step)
+	Replayed  func(i int, o shrink.Outcome)
+}
+
+// Minimized is a find made small: the shrink, the one-line run and how often it reproduces.
+type Minimized struct {
+	Shrink shrink.Result
+	Shrunk bool // a shrink ran
+	// RunLine is `splitbrain run ...` with the minimal schedule as --nemesis; Exact says
+	// the spec pins every seeded choice (otherwise it needs the same --seed, which it has).
+	RunLine string
+	Exact   bool
+	Repro   []shrink.Outcome
+	// Reproduced of len(Repro) runs were invalid with one of the find's codes.
+	Reproduced int
+}
+
+// Rate is "4/5 (80%)" or "not measured".
+func (m Minimized) Rate() string {
+	if len(m.Repro) == 0 {
+		return "not measured"
+	}
+	return fmt.Sprintf("%d/%d (%d%%)", m.Reproduced, len(m.Repro), 100*m.Reproduced/len(m.Repro))
+}
+
+// Minimize shrinks the invalid run in runDir (faults, phases, node count and the trigger
+// chain) and re-runs the resulting one-line `splitbrain run` Repro times. The reproduction
+// runs the printed line itself (its --nemesis spec planned anew with the same seed), not
+// the recorded plan, so its rate is the rate a reader of the line will see.
+func Minimize(ctx context.Context, runDir string, opt MinimizeOptions) (Minimized, error) {
+	var m Minimized
+	rec, err := shrink.Load(runDir)
+	if err != nil {
+		return m, err
+	}
+	if rec.Verdict != harness.VerdictInvalid {
+		return m, fmt.Errorf("%s is %s: %w", rec.Dir, rec.Verdict, shrink.ErrNotFailing)
+	}
+	start, err := rec.CaseOf()
+	if err != nil {
+		return m, err
+	}
+	runner := shrink.HarnessRunner{Base: rec.Config, Want: rec.Codes, Configure: opt.Configure}
+	m.Shrink = shrink.Result{Start: start, Minimal: start}
+	if opt.ShrinkBudget > 0 {
+		tries := opt.ShrinkTries
+		if tries <= 0 {
+			tries = 2
+		}
+		m.Shrink, err = shrink.Shrink(ctx, runner, start, shrink.Options{Tries: tries, Budget: opt.ShrinkBudget, Trying: opt.Trying, Step: opt.Step})
+		if err != nil {
+			return m, err
+		}
+		m.Shrunk = true
+	}
+	m.RunLine, m.Exact = shrink.RunLine(rec.Config, m.Shrink.Minimal)
+	spec, _ := shrink.Spec(m.Shrink.Minimal.Plan)
+	for i := 1; i <= opt.Repro && ctx.Err() == nil; i++ {
+		cfg := shrink.ForCase(rec.Config, m.Shrink.Minimal)
+		cfg.Plan, cfg.Nemesis, cfg.ReplayOf = nil, spec, ""
+		if opt.Configure != nil {
+			opt.Configure(&cfg)
+		}
+		o := runOutcome(ctx, cfg, rec.Codes)
+		m.Repro = append(m.Repro, o)
+		if o.Failed {
+			m.Reproduced++
+		}
+		if opt.Replayed != nil {
+			opt.Replayed(i, o)
+		}
+	}
+	return m, nil
+}
+
+// runOutcome runs cfg once; it failed when it is invalid with one of want's codes.
+func runOutcome(ctx context.Context, cfg harness.Config, want []string) shrink.Outcome {
+	t0 := time.Now()
+	out, err := harness.Run(ctx, cfg)
+	o := shrink.Outcome{Elapsed: time.Since(t0), Verdict: harness.VerdictUnknown}
+	if out != nil {
+		o.RunDir = out.RunDir
+	}
+	if err == nil {
+		o.Verdict, o.Codes, err = shrink.ReadVerdict(o.RunDir)
+	}
+	if err != nil {
+		o.Err = err.Error()
+		return o
+	}
+	o.Failed = o.Verdict == harness.VerdictInvalid && slices.ContainsFunc(o.Codes, func(c string) bool { return slices.Contains(want, c) })
+	return o
+}

@@ -1,0 +1,101 @@
+package shrink
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
+)
+
+func chainCase(t *testing.T, spec string) Case {
+	t.Helper()
+	s, err := nemesis.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo := nemesis.Topology{Candidates: []string{"c1", "c2", "c3", "c4"}, StoreNodes: []string{"redis-1"}, StoreKind: "redis", TTL: 2 * time.Second}
+	p, err := s.Plan(1, 30*time.Second, topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Case{Nodes: 4, Warmup: 8 * time.Second, Recovery: 8 * time.Second, Plan: p}
+}
+
+func trigger(c Case, kind string) *nemesis.PlannedTrigger {
+	for i := range c.Plan.Triggers {
+		if c.Plan.Triggers[i].Fault.Kind == kind {
+			return &c.Plan.Triggers[i]
+		}
+	}
+	return nil
+}
+
+// The chain itself shrinks: a link the failure does not need is dropped, the needed one
+// starts sooner after its event and is held shorter, down to what still fails; the phase
+// keeps its length (when triggers fire is up to the run).
+func TestShrinkTriggerChain(t *testing.T) {
+	start := chainCase(t, "pause:target=leader,on=write:3,after=500ms,for=4s; kill:target=trigger,on=fault-end,after=1s,for=2s")
+	if got := start.Size(); got.Faults != 2 || got.FaultTime != 6*time.Second || got.Delay != 1500*time.Millisecond {
+		t.Fatalf("start size %s, want 2 faults, 6s of faults, 1.5s of delays", got)
+	}
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	r := &fakeRunner{clock: clock, oracle: func(c Case) bool {
+		p := trigger(c, "pause")
+		return p != nil && time.Duration(p.Fault.For) >= time.Second
+	}}
+	res, err := Shrink(context.Background(), r, start, Options{Now: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Minimal
+	p := trigger(m, "pause")
+	if len(m.Plan.Triggers) != 1 || p == nil {
+		t.Fatalf("minimal chain %+v, want the pause alone", m.Plan.Triggers)
+	}
+	if p.After != 0 || time.Duration(p.Fault.For) < time.Second || time.Duration(p.Fault.For) >= 2*time.Second {
+		t.Errorf("pause after=%v for=%v, want after=0 and 1s <= for < 2s", p.After, p.Fault.For)
+	}
+	if p.Every != p.After+p.Fault.For {
+		t.Errorf("cooldown %v no longer after+for (%v)", p.Every, p.After+p.Fault.For)
+	}
+	if m.FaultPhase() != start.FaultPhase() {
+		t.Errorf("faults phase shrunk to %v with a trigger left", m.FaultPhase())
+	}
+	spec, exact := Spec(m.Plan)
+	if !strings.Contains(spec, "on=write:3") || !exact {
+		t.Errorf("minimal spec %q (exact %v) lost its event", spec, exact)
+	}
+	if _, err := nemesis.Parse(spec); err != nil {
+		t.Errorf("minimal spec %q does not parse: %v", spec, err)
+	}
+}
+
+func TestSpecRendersTriggers(t *testing.T) {
+	c := chainCase(t, "pause:target=follower,at=2s,for=4s; kill:target=trigger,on=fault-start,after=1s,for=2s,count=2,every=10s")
+	spec, _ := Spec(c.Plan)
+	for _, want := range []string{"pause:target=follower,process=all,at=", "kill:target=trigger,on=fault-start,after=1s,for=2s,every=10s,count=2"} {
+		if !strings.Contains(spec, want) {
+			t.Errorf("spec %q lacks %q", spec, want)
+		}
+	}
+	if _, err := nemesis.Parse(spec); err != nil {
+		t.Errorf("spec %q does not parse: %v", spec, err)
+	}
+}
+
+func TestRunLineCarriesUntilAndTheChain(t *testing.T) {
+	c := chainCase(t, "pause:target=leader,on=write:3,after=30ms,count=1,for=4s")
+	base := harness.Config{Store: "redis", Recipe: "redis-setnx", TTL: 2 * time.Second, ResourceMode: "unfenced",
+		Workload: "steady", Seed: 42, Until: "faults"}
+	line, exact := RunLine(base, c)
+	want := "splitbrain run --store redis --recipe redis-setnx --nodes 4 --warmup 8s --time 30s --recovery 8s --ttl 2s --resource unfenced --workload steady --seed 42 --until faults --nemesis pause:target=leader,process=all,on=write:3,after=30ms,for=4s,count=1"
+	if line != want || !exact {
+		t.Errorf("run line\n%s (exact %v)\nwant\n%s", line, exact, want)
+	}
+	if got := ShellQuote("it's"); got != `'it'\''s'` {
+		t.Errorf("ShellQuote(it's) = %s", got)
+	}
+}
