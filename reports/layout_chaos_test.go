@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -116,36 +117,17 @@ func TestBrowserPagesFitTheWindow(t *testing.T) {
 	}
 	defer closeRoot()
 	list, _ := json.Marshal(pages)
-	mux := http.NewServeMux()
-	mux.HandleFunc("/__probe.html", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, probePage, windowW, windowH, list)
-	})
-	mux.Handle("/", h)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
-	defer srv.Close()
-	base := "http://" + ln.Addr().String()
-
 	// A generous virtual-time budget: pages load one after another in the iframe. Scrollbars
 	// stay, as in a real window: the vertical one takes its width from the page.
-	dom := headless(t, bin, base+"/__probe.html", "--virtual-time-budget=120000", "--dump-dom")
-	m := regexp.MustCompile(`(?s)<pre id="probe">(.*?)</pre>`).FindStringSubmatch(dom)
-	if m == nil {
-		t.Fatalf("the probe page wrote nothing:\n%s", tail(dom, 2000))
-	}
+	out, base := probeInBrowser(t, bin, fmt.Sprintf(probePage, windowW, windowH, list), h, 120000)
 	var layouts []pageLayout
-	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &layouts); err != nil {
-		t.Fatalf("probe output %q: %v", tail(m[1], 500), err)
+	if err := json.Unmarshal([]byte(out), &layouts); err != nil {
+		t.Fatalf("probe output %q: %v", tail(out, 500), err)
 	}
 	if len(layouts) != len(pages) {
 		t.Fatalf("the probe measured %d of %d pages", len(layouts), len(pages))
 	}
-	os.WriteFile(filepath.Join(art, "layout.json"), []byte(html.UnescapeString(m[1])), 0o644)
+	os.WriteFile(filepath.Join(art, "layout.json"), []byte(out), 0o644)
 	shotReport := ""
 	for _, l := range layouts {
 		if l.ClientWidth < windowW-20 || l.ScrollWidth > l.ClientWidth {
@@ -188,16 +170,43 @@ func TestBrowserPagesFitTheWindow(t *testing.T) {
 			t.Errorf("no page for %s", name)
 			continue
 		}
-		out := filepath.Join(art, name)
-		headless(t, bin, base+page, "--hide-scrollbars", "--screenshot="+out)
-		if st, err := os.Stat(out); err != nil || st.Size() < 10000 {
-			t.Errorf("screenshot %s missing or blank: %v", out, err)
+		shot := filepath.Join(art, name)
+		headless(t, bin, base+page, "--hide-scrollbars", "--screenshot="+shot)
+		if st, err := os.Stat(shot); err != nil || st.Size() < 10000 {
+			t.Errorf("screenshot %s missing or blank: %v", shot, err)
 			continue
 		}
 		if dir := os.Getenv("SPLITBRAIN_DOCS_IMG"); dir != "" {
-			if err := copyFile(out, filepath.Join(dir, name)); err != nil {
+			if err := copyFile(shot, filepath.Join(dir, name)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
+}
+
+// probeInBrowser serves probe (a page that writes its findings as JSON into <pre id="probe">)
+// at /__probe.html beside site until the test ends, loads it in headless Chromium with the
+// given virtual-time budget (ms) and returns what the probe wrote and the server's base URL.
+func probeInBrowser(t *testing.T, bin, probe string, site http.Handler, budgetMS int) (out, base string) {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/__probe.html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, probe)
+	})
+	mux.Handle("/", site)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	base = "http://" + ln.Addr().String()
+	dom := headless(t, bin, base+"/__probe.html", fmt.Sprintf("--virtual-time-budget=%d", budgetMS), "--dump-dom")
+	m := regexp.MustCompile(`(?s)<pre id="probe">(.*?)</pre>`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the probe page wrote nothing:\n%s", tail(dom, 2000))
+	}
+	return html.UnescapeString(m[1]), base
 }

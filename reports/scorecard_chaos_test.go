@@ -5,12 +5,9 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
-	"html"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -87,33 +84,14 @@ f.onload=function(){
   r.wide=wide.slice(0,5); document.getElementById('probe').textContent=JSON.stringify(r);
 };
 </script></body></html>`
-	mux := http.NewServeMux()
-	mux.HandleFunc("/__probe.html", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, probe, windowW, windowH)
-	})
-	mux.Handle("/", http.FileServer(http.Dir(dir)))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
-	defer srv.Close()
-	base := "http://" + ln.Addr().String()
-
-	dom := headless(t, bin, base+"/__probe.html", "--virtual-time-budget=30000", "--dump-dom")
-	m := regexp.MustCompile(`(?s)<pre id="probe">(.*?)</pre>`).FindStringSubmatch(dom)
-	if m == nil {
-		t.Fatalf("the probe page wrote nothing:\n%s", tail(dom, 2000))
-	}
+	out, base := probeInBrowser(t, bin, fmt.Sprintf(probe, windowW, windowH), http.FileServer(http.Dir(dir)), 30000)
 	var l struct {
 		ScrollWidth, ClientWidth, Rows int
 		At                             map[string][2]int
 		Wide                           []string
 	}
-	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &l); err != nil {
-		t.Fatalf("probe output %q: %v", tail(m[1], 500), err)
+	if err := json.Unmarshal([]byte(out), &l); err != nil {
+		t.Fatalf("probe output %q: %v", tail(out, 500), err)
 	}
 	t.Logf("layout: %+v", l)
 	if l.ScrollWidth > l.ClientWidth || l.ClientWidth < windowW-20 {
