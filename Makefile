@@ -58,7 +58,7 @@ test: vet chaos-test
 # fails when any row's outcome differs from the matrix.
 # Images are built as rows need them (the first row starts after base, etcd and candidate,
 # not after every store's image), so a bare machine reaches its first verdict in minutes.
-MATRIX_PARALLEL ?= 1
+MATRIX_PARALLEL ?= 4
 chaos: deps build
 	./$(BIN) matrix --tags default --parallel $(MATRIX_PARALLEL)
 
