@@ -7,9 +7,11 @@ package platform
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"regexp"
 	"time"
@@ -40,6 +42,13 @@ const EnvDockerDebug = "SPLITBRAIN_DOCKER_DEBUG"
 // teardownTimeout bounds cleanup work that runs on an already cancelled context.
 const teardownTimeout = 60 * time.Second
 
+// engineAnswerTimeout bounds how long a call waits for the engine's first answer (response
+// headers): a deadlocked dockerd once held a run inside NetworkList until go test's 60-minute
+// deadline. Streams (logs, events, waits, exec) answer their headers at once and then carry on,
+// so only a silent engine hits it; the slowest legitimate answers (a stop's grace period, a
+// create on a loaded engine) take seconds.
+var engineAnswerTimeout = 2 * time.Minute
+
 // Engine is a connection to the Docker engine.
 type Engine struct {
 	cli        *client.Client
@@ -61,7 +70,20 @@ func Connect(ctx context.Context) (*Engine, error) {
 		// testcontainers-go prints a banner and per-container chatter to stderr by default.
 		tclog.SetDefault(tclog.NewNoopLogger())
 	}
-	cli, err := client.New(client.FromEnv) // negotiates the API version by default
+	// The transport mirrors the client's default one; FromEnv then points it at DOCKER_HOST.
+	// A non-nil TLSNextProto keeps it HTTP/1.1 (the engine's API); without it the client's
+	// clone of the transport sets up HTTP/2 and with it a TLS config, and the client then
+	// talks https to a plain socket.
+	hc := &http.Client{
+		Transport: &http.Transport{
+			MaxIdleConns:          6,
+			IdleConnTimeout:       30 * time.Second,
+			ResponseHeaderTimeout: engineAnswerTimeout,
+			TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
+		},
+		CheckRedirect: client.CheckRedirect,
+	}
+	cli, err := client.New(client.WithHTTPClient(hc), client.FromEnv) // negotiates the API version by default
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}

@@ -1,0 +1,61 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+)
+
+// TestSilentEngineCallFails: an engine that takes a request and never answers (the dockerd
+// deadlock that held a CI run inside NetworkList) makes the call fail with a timeout instead of
+// hanging until the caller's own, much later, deadline.
+func TestSilentEngineCallFails(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "docker.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/_ping"):
+			w.Header().Set("Api-Version", "1.41")
+			w.Write([]byte("OK"))
+		case strings.HasSuffix(r.URL.Path, "/version"):
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"Version":"20.10.24","ApiVersion":"1.41"}`))
+		default:
+			<-release // the deadlock: the request is read, no answer ever comes
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { close(release); srv.Close() })
+	t.Setenv("DOCKER_HOST", "unix://"+sock)
+	old := engineAnswerTimeout
+	engineAnswerTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { engineAnswerTimeout = old })
+
+	eng, err := Connect(context.Background())
+	if err != nil {
+		t.Fatalf("connect to the fake engine: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = eng.Client().NetworkList(ctx, client.NetworkListOptions{})
+	if err == nil {
+		t.Fatal("NetworkList on a silent engine returned no error")
+	}
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		t.Fatalf("the call ran into the caller's deadline instead of the engine answer timeout: %v", err)
+	}
+	if !strings.Contains(err.Error(), "timeout awaiting response headers") {
+		t.Errorf("error %q does not say the engine did not answer", err)
+	}
+}
