@@ -20,19 +20,19 @@ import (
 
 // storeExamples are the example candidates of examples/stores, each written from its store's
 // part of docs/candidates.md section 8, with the one leader fault each runs under: the leader
-// cut off from its store (from its peers with store none), once, for 3×TTL.
+// cut off from its store (from its peers with store none) on its third write, once, for 3×TTL.
 var storeExamples = []struct{ store, fault string }{
-	{"kubernetes", "partition:shape=leader-from-store,mode=drop,for=3xTTL"},
-	{"redis-multi", "partition:shape=leader-from-store,mode=drop,for=3xTTL"},
-	{"consul", "partition:shape=leader-from-store,mode=drop,for=3xTTL"},
-	{"dynamodb", "partition:shape=leader-from-store,mode=drop,for=3xTTL"},
-	{"none", "partition:shape=isolate,mode=drop,for=3xTTL"},
+	{"kubernetes", "partition:shape=leader-from-store,mode=drop,on=write:3,for=3xTTL,count=1"},
+	{"redis-multi", "partition:shape=leader-from-store,mode=drop,on=write:3,for=3xTTL,count=1"},
+	{"consul", "partition:shape=leader-from-store,mode=drop,on=write:3,for=3xTTL,count=1"},
+	{"dynamodb", "partition:shape=leader-from-store,mode=drop,on=write:3,for=3xTTL,count=1"},
+	{"none", "partition:shape=isolate,mode=drop,on=write:3,for=3xTTL,count=1"},
 }
 
 // TestStoreExamples builds each store example static and runs it as `splitbrain run
 // --candidate-cmd` would, on its real store (real servers, real iptables rules), on the
-// first try, twice: fault-free with the handoff workload (the leader gets SIGTERM every
-// 3×TTL), where `candidate check`'s linter must find no contract problem, and under the
+// first try, twice: fault-free with the handoff workload (each leader gets SIGTERM on its
+// fifth accepted write, two handoffs), where `candidate check`'s linter must find no contract problem, and under the
 // leader fault, where the cut-off leader must stop believing within TTL + 1 s (what
 // `candidate check --cut-leader` checks). Both runs must be judged valid, with elections and
 // accepted writes.
@@ -56,11 +56,13 @@ func TestStoreExamples(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
+				// Both phases end on events: the fault healed (or two handoffs happened) and a
+				// leader had writes accepted after it; FaultTime is only their timeout.
 				cfg := harness.Config{Store: ex.store, CandidateCmd: exe, Nodes: 3, Nemesis: fault,
-					FaultTime: 15 * time.Second, Recovery: 5 * time.Second, StoreRoot: store,
+					FaultTime: time.Minute, Until: "writes=3", Recovery: 2 * time.Second, StoreRoot: store,
 					TestName: "store-example-" + ex.store}
 				if fault == "none" {
-					cfg.Workload = "handoff"
+					cfg.Workload, cfg.Until = "handoff", "handoffs=2,writes=3"
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 				defer cancel()

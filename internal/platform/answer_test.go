@@ -59,3 +59,26 @@ func TestSilentEngineCallFails(t *testing.T) {
 		t.Errorf("error %q does not say the engine did not answer", err)
 	}
 }
+
+// TestEngineDialsDefaultSocket: without DOCKER_HOST the client with our transport still dials
+// the engine's default socket (a transport of our own once lost it: "lookup
+// /var/run/docker.sock: no such host").
+func TestEngineDialsDefaultSocket(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "")
+	sock := filepath.Join(t.TempDir(), "docker.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	old := defaultEngineHost
+	defaultEngineHost = "unix://" + sock
+	t.Cleanup(func() { defaultEngineHost = old })
+	_, err = Connect(context.Background())
+	if err == nil {
+		t.Fatal("connect to a socket nobody listens on succeeded")
+	}
+	if !strings.Contains(err.Error(), sock) {
+		t.Errorf("the client did not dial the default socket %s: %v", sock, err)
+	}
+}

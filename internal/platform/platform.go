@@ -49,6 +49,9 @@ const teardownTimeout = 60 * time.Second
 // create on a loaded engine) take seconds.
 var engineAnswerTimeout = 2 * time.Minute
 
+// defaultEngineHost is where the engine listens when DOCKER_HOST is not set.
+var defaultEngineHost = client.DefaultDockerHost
+
 // Engine is a connection to the Docker engine.
 type Engine struct {
 	cli        *client.Client
@@ -83,7 +86,8 @@ func Connect(ctx context.Context) (*Engine, error) {
 		},
 		CheckRedirect: client.CheckRedirect,
 	}
-	cli, err := client.New(client.WithHTTPClient(hc), client.FromEnv) // negotiates the API version by default
+	// WithHost dials the default socket, as the default client does; FromEnv may override it.
+	cli, err := client.New(client.WithHTTPClient(hc), client.WithHost(defaultEngineHost), client.FromEnv)
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
