@@ -338,16 +338,26 @@ func pausesLeader(fault string) bool {
 // faultIs reports whether a row's fault is want; isolateLeader matches any partition spec
 // with shape=isolate that targets the leader.
 func faultIs(fault, want string) bool {
-	if want != isolateLeader {
-		return fault == want
+	if fault == want {
+		return true
 	}
 	sched, err := nemesis.Parse(fault)
 	if err != nil {
 		return false
 	}
-	return slices.ContainsFunc(sched.Faults, func(f nemesis.FaultSpec) bool {
-		return f.Kind == "partition" && f.Params["shape"] == "isolate" && (f.Target == "" || f.Target == nemesis.TargetLeader)
-	})
+	leader := func(f nemesis.FaultSpec) bool { return f.Target == "" || f.Target == nemesis.TargetLeader }
+	switch want {
+	case isolateLeader:
+		return slices.ContainsFunc(sched.Faults, func(f nemesis.FaultSpec) bool {
+			return f.Kind == "partition" && f.Params["shape"] == "isolate" && leader(f)
+		})
+	case "pause-leader":
+		// The profile's fault written out, e.g. placed on the leader's work step.
+		return slices.ContainsFunc(sched.Faults, func(f nemesis.FaultSpec) bool {
+			return f.Kind == "pause" && leader(f) && (f.Params["process"] == "" || f.Params["process"] == "all")
+		})
+	}
+	return false
 }
 
 // TestMatrixFile checks the shipped matrix loads and covers what issue 7 demands.
