@@ -15,10 +15,10 @@ import (
 	"testing"
 )
 
-// TestNoFixedSleepsInTests fails on a time.Sleep (or a bare `<-time.After(d)`) in any test
-// file of the module, chaos tests included, that is neither the poll interval of a `for` loop
-// with a deadline nor annotated with a `// sleep: <reason>` comment on its line or the line
-// above. A fixed "let it happen" sleep is a guess at how long something takes; on a loaded
+// TestNoFixedSleepsInTests fails on a time.Sleep (or a `<-time.After(d)` on its own) in any
+// test file of the module, chaos tests included, that is neither the poll interval of a `for`
+// loop with a deadline nor annotated with a `// sleep: <reason>` comment on its line or the
+// line above. A fixed "let it happen" sleep is a guess at how long something takes; on a loaded
 // machine the guess is wrong, and the test flakes. Wait for the event or state instead
 // (docs/performance.md, "Test-suite determinism").
 func TestNoFixedSleepsInTests(t *testing.T) {
@@ -185,13 +185,17 @@ func sleepsIn(fset *token.FileSet, f *ast.File) []int {
 				at = x
 			}
 		case *ast.UnaryExpr: // a bare `<-time.After(d)` is a sleep by another name
-			if call, ok := x.X.(*ast.CallExpr); ok && x.Op == token.ARROW && isTimeFunc(call.Fun, "After") {
-				if len(stack) >= 3 {
-					_, bare := stack[len(stack)-2].(*ast.ExprStmt)
-					_, inSelect := stack[len(stack)-3].(*ast.CommClause) // a timeout case
-					if bare && !inSelect {
+			if call, ok := x.X.(*ast.CallExpr); ok && x.Op == token.ARROW && isTimeFunc(call.Fun, "After") && len(stack) >= 3 {
+				_, bare := stack[len(stack)-2].(*ast.ExprStmt)
+				switch {
+				case !bare:
+				case len(stack) >= 5 && isCommClause(stack[len(stack)-3]):
+					// A timeout case beside others; alone in its select it is a sleep too.
+					if sel, ok := stack[len(stack)-5].(*ast.SelectStmt); ok && len(sel.Body.List) == 1 {
 						at = x
 					}
+				default:
+					at = x
 				}
 			}
 		}
@@ -214,6 +218,8 @@ func sleepsIn(fset *token.FileSet, f *ast.File) []int {
 	})
 	return lines
 }
+
+func isCommClause(n ast.Node) bool { _, ok := n.(*ast.CommClause); return ok }
 
 // enclosingStmtAndLoop finds, walking up from the top of stack, the innermost ExprStmt that
 // holds it and the ForStmt that directly holds that statement (nil if none does).

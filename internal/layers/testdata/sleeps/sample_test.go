@@ -31,6 +31,9 @@ func TestLetItHappen(t *testing.T) {
 		}
 	}
 	<-time.After(time.Second) // want: a sleep by another name
+	select {
+	case <-time.After(time.Second): // want: alone in its select, the same
+	}
 	// sleep:
 	time.Sleep(time.Second) // want: an annotation without a reason
 	f := time.Sleep         // want: a sleep passed around
