@@ -482,7 +482,7 @@ func (g *group) waitAcceptedAt(node string, token int64, t int64) {
 			}
 		}
 		if time.Now().After(deadline) {
-			g.t.Fatalf("%s has no write accepted under token %d at or after +%v, a minute on", node, token, time.Duration(t-history.Now()))
+			g.t.Fatalf("%s has no write accepted under token %d stamped at or after the point %v before now, a minute on", node, token, time.Duration(history.Now()-t))
 		}
 	}
 }
