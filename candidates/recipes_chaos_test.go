@@ -403,12 +403,11 @@ func (g *group) checkResource() {
 	}
 }
 
-// stable waits at least quiet, then in 500 ms steps, until one node alone believes it leads
-// and has at least writes accepted under its token, and returns that leader's election.
-// The minute's deadline only ends a test whose recipe never settles.
-func (g *group) stable(cur history.Event, writes int, quiet time.Duration) history.Event {
+// stable waits, in 500 ms steps, until one node alone believes it leads and has at least
+// writes accepted under its token, and returns that leader's election. The minute's deadline
+// only ends a test whose recipe never settles.
+func (g *group) stable(cur history.Event, writes int) history.Event {
 	g.t.Helper()
-	time.Sleep(quiet)
 	for deadline := time.Now().Add(time.Minute); ; {
 		time.Sleep(500 * time.Millisecond)
 		cur = g.settle(cur)
@@ -426,6 +425,35 @@ func (g *group) stable(cur history.Event, writes int, quiet time.Duration) histo
 	}
 }
 
+// quietAfterRestart waits, for a node restarted at since, for its campaigning event and then
+// for quiet more: a restarted store-less node that hears no heartbeat within its failure
+// timeout elects itself (under load it may not hear one), and that claim must come before
+// the next fault, not be taken for that fault's failover.
+func (g *group) quietAfterRestart(node string, since int64, quiet time.Duration) {
+	g.t.Helper()
+	if quiet == 0 {
+		return
+	}
+	var campaigning int64
+	for deadline := time.Now().Add(time.Minute); campaigning == 0; time.Sleep(20 * time.Millisecond) {
+		g.mu.Lock()
+		for _, e := range g.events {
+			if e.Node == node && e.Kind == history.KindCampaigning && e.T >= since {
+				campaigning = e.T
+				break
+			}
+		}
+		g.mu.Unlock()
+		if campaigning == 0 && time.Now().After(deadline) {
+			g.t.Fatalf("restarted %s did not campaign within a minute", node)
+		}
+	}
+	// sleep: a follower emits nothing (the contract has no event for "heard the leader"),
+	// so quiet, the failure timeout counted from the node's campaigning, is when it has
+	// either heard the leader or started its own election.
+	time.Sleep(time.Duration(campaigning + int64(quiet) - history.Now()))
+}
+
 // waitAccepted waits until node has at least n writes accepted under token and returns the
 // count; the minute's deadline only ends a hung test.
 func (g *group) waitAccepted(node string, token int64, n int) int {
@@ -438,6 +466,23 @@ func (g *group) waitAccepted(node string, token int64, n int) int {
 		if time.Now().After(deadline) {
 			g.t.Fatalf("%s has %d writes accepted under token %d after a minute, want %d", node, got, token, n)
 			return got
+		}
+	}
+}
+
+// waitAcceptedAt waits until node has a write accepted under token that the resource
+// stamped at or after t (history.Now), a tenure seen to last until t; the minute's deadline
+// only ends a hung test.
+func (g *group) waitAcceptedAt(node string, token int64, t int64) {
+	g.t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		for _, line := range strings.Split(g.resLog.String(), "\n") {
+			if e, err := resource.ParseLine([]byte(line)); err == nil && e.Node == node && e.Token == token && e.Result == history.ResultAccepted && e.T >= t {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			g.t.Fatalf("%s has no write accepted under token %d stamped at or after the point %v before now, a minute on", node, token, time.Duration(history.Now()-t))
 		}
 	}
 }
@@ -487,13 +532,12 @@ func exercise(t *testing.T, g *group, def runtime.Definition, strict bool) {
 	// Store-less recipes may re-elect while the staggered starts join (ring did: c3 at
 	// epochs 1 and 2, then c2 at 3, within 80 ms; under load c2 and c3 both at 5 for a
 	// moment), so the rounds start once one node alone leads and has written.
-	cur = g.stable(cur, 3, 0)
-	// A restarted store-less node that hears no heartbeat within its failure timeout (under
-	// load it may not) elects itself; its claim must come before the next fault, not be
-	// taken for that fault's failover.
+	cur = g.stable(cur, 3)
+	// A restarted store-less node has heard the leader or started an election within its
+	// failure timeout (TTL), checked every heartbeat (Renew).
 	var restartQuiet time.Duration
 	if len(g.cfg.Peers) > 0 {
-		restartQuiet = tm.TTL
+		restartQuiet = tm.TTL + tm.Renew
 	}
 	var handoffs, failovers []time.Duration
 	for r := 0; r < *rounds; r++ {
@@ -514,10 +558,12 @@ func exercise(t *testing.T, g *group, def runtime.Definition, strict bool) {
 		if code := g.waitExit(cur.Node, runtime.ShutdownBound+time.Second); code != 0 {
 			t.Errorf("%s exited %d after SIGTERM, want 0", cur.Node, code)
 		}
+		restarted := history.Now()
 		g.start(cur.Node)
+		g.quietAfterRestart(cur.Node, restarted, restartQuiet)
 		// A restarted higher-ranked node may take over (bully does, by design): the crash
 		// goes to whoever leads now.
-		next = g.stable(next, 1, restartQuiet)
+		next = g.stable(next, 1)
 
 		// Crash failover.
 		sent = g.signal(next.Node, syscall.SIGKILL)
@@ -531,9 +577,11 @@ func exercise(t *testing.T, g *group, def runtime.Definition, strict bool) {
 			t.Errorf("token did not grow: %d after %d", third.Token, next.Token)
 		}
 		g.waitExit(next.Node, time.Minute)
-		third = g.stable(third, 2, 0) // the survivors may re-elect once more (ring does under load)
+		third = g.stable(third, 2) // the survivors may re-elect once more (ring does under load)
+		restarted = history.Now()
 		g.start(next.Node)
-		cur = g.stable(third, 1, restartQuiet)
+		g.quietAfterRestart(next.Node, restarted, restartQuiet)
+		cur = g.stable(third, 1)
 	}
 	t.Logf("%s over %d rounds: handoff median %v max %v (bound %v); crash failover median %v max %v (bound %v)",
 		t.Name(), *rounds, median(handoffs), slices.Max(handoffs), tm.HandoffBound,

@@ -67,10 +67,10 @@ func TestRedlockQuorum(t *testing.T) {
 	before := g.acceptedFrom(lead.Node, lead.Token)
 	at := history.Now()
 	freeze(nodes[order[0]], nodes[order[1]])
-	// The lock must outlive its TTL several times over on the three servers left: three
-	// TTLs pass (a protocol duration, not a guess at timing), and meanwhile the leader
-	// writes on, a TTL's worth of writes at least, however long a loaded machine takes.
-	time.Sleep(3 * tm.TTL)
+	// The lock must outlive its TTL several times over on the three servers left: the
+	// leader has a write accepted under its token three TTLs after the freeze (the write is
+	// the event; a loaded machine only makes it come later), a TTL's worth of writes at least.
+	g.waitAcceptedAt(lead.Node, lead.Token, at+int64(3*tm.TTL))
 	g.waitAccepted(lead.Node, lead.Token, before+int(tm.TTL/g.cfg.WriteInterval))
 	if d := g.stepDownAfter(lead.Node, at); d >= 0 {
 		t.Fatalf("leader %s stepped down %v after 2 of 5 servers froze: a majority was still there", lead.Node, d)
@@ -96,9 +96,13 @@ func TestRedlockQuorum(t *testing.T) {
 	}
 	t.Logf("3 of 5 frozen (the freeze took %v): %s stepped down after %v", time.Duration(frozenT-at), lead.Node, d)
 	g.settle(lead)
-	// An absence check over two TTLs: nobody may win without a majority. A loaded machine
-	// can only hide a wrong election, not fail a correct recipe.
-	time.Sleep(2 * tm.TTL)
+	// An absence check: nobody may win without a majority. The leader's key runs out on the
+	// two live servers within a TTL of its step-down (its last extend came before), and the
+	// waiters then try every Retry for another TTL; no event says "an attempt failed" (the
+	// recipe logs it once, not per attempt), so the window is those two TTLs from the
+	// step-down. A loaded machine can only hide a wrong election, not fail a correct recipe.
+	// sleep: the absence window above, counted from the step-down event.
+	time.Sleep(time.Duration(at + int64(sd) + int64(2*tm.TTL) - history.Now()))
 	g.mu.Lock()
 	var elected []string
 	for _, e := range g.events {

@@ -709,7 +709,9 @@ func TestChaosClockPostgres(t *testing.T) {
 	pg := e.store[0]
 	skew := func() float64 {
 		var last error
-		for i := 0; i < 100; i++ {
+		// Postgres takes a while to accept connections after a start; the minute only ends
+		// a hung test.
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 			ep, err := pg.Endpoint(ctx, "5432")
 			if err == nil {
 				var conn *pgx.Conn

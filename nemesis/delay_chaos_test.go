@@ -164,6 +164,12 @@ s=$(date +%%s%%N); printf 'PING\r\n' >&3
 if read -r -t %d line <&3 2>/tmp/readerr; then r="answer:${line%%$'\r'}"; else c=$?; if [ $c -gt 128 ]; then r="timeout:$c"; elif grep -q reset /tmp/readerr; then r="reset:$c"; else r="eof:$c"; fi; fi
 e=$(date +%%s%%N); echo "$r $((e-s))"`
 
+// pingHeld is pingOnce that creates /tmp/ping-sent once its PING is written (a test waits
+// for that) and prints, as a third field, the wall-clock ns at which it ended.
+var pingHeld = "rm -f /tmp/ping-sent; " + strings.NewReplacer(
+	`printf 'PING\r\n' >&3`, `printf 'PING\r\n' >&3; : >/tmp/ping-sent`,
+	`echo "$r $((e-s))"`, `echo "$r $((e-s)) $e"`).Replace(pingOnce)
+
 func pingResult(t *testing.T, f []string) (string, time.Duration) {
 	t.Helper()
 	if len(f) != 2 {
@@ -233,18 +239,28 @@ read -r -t 30 hdr <&3 || exit 5; head -c %[3]d <&3 | wc -c; e=$(date +%%s%%N); e
 		}
 		hung := make(chan res, 1)
 		go func() {
-			code, out, err := probe.Exec(ctx, []string{"bash", "-c", fmt.Sprintf(pingOnce, port, 30)})
+			code, out, err := probe.Exec(ctx, []string{"bash", "-c", fmt.Sprintf(pingHeld, port, 30)})
 			if err == nil && code != 0 {
 				err = fmt.Errorf("exit %d: %s", code, out)
 			}
 			hung <- res{strings.Fields(out), err}
 		}()
-		time.Sleep(3 * time.Second)
-		select {
-		case r := <-hung:
-			t.Fatalf("PING under half-open ended before the heal: %v %v", r.f, r.err)
-		default:
+		// Heal once the PING is written (the probe's marker), not after a guess at how long
+		// an exec takes; that it was held until the heal is read from when it ended.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			if code, _, err := probe.Exec(ctx, []string{"test", "-e", "/tmp/ping-sent"}); err == nil && code == 0 {
+				break
+			}
+			select {
+			case r := <-hung:
+				t.Fatalf("PING under half-open ended before the heal: %v %v", r.f, r.err)
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the probe wrote no PING within a minute")
+			}
 		}
+		healStart := time.Now()
 		if err := heal(); err != nil {
 			t.Fatal(err)
 		}
@@ -252,10 +268,16 @@ read -r -t 30 hdr <&3 || exit 5; head -c %[3]d <&3 | wc -c; e=$(date +%%s%%N); e
 		if r.err != nil {
 			t.Fatal(r.err)
 		}
-		kind, d := pingResult(t, r.f)
-		t.Logf("PING sent under half-open: %s after %v (heal after about 3 s)", kind, d)
-		if kind != "eof" || d < 2*time.Second || d > 10*time.Second {
-			t.Errorf("hung PING: %s after %v, want it to fail (connection closed) once healed, 2..10 s", kind, d)
+		if len(r.f) != 3 {
+			t.Fatalf("held PING probe output %q", r.f)
+		}
+		kind, d := pingResult(t, r.f[:2])
+		end, _ := strconv.ParseInt(r.f[2], 10, 64)
+		// The probe's date and the host's clock are one kernel clock.
+		sinceHeal := time.Duration(end - healStart.UnixNano())
+		t.Logf("PING sent under half-open: %s after %v, %v after the heal began", kind, d, sinceHeal)
+		if kind != "eof" || sinceHeal < 0 {
+			t.Errorf("held PING: %s %v after the heal began, want it held until the heal and then failed (connection closed)", kind, sinceHeal)
 		}
 		if r, d := pingResult(t, probeOut(t, ctx, probe, fmt.Sprintf(pingOnce, port, 5))); r != "answer" {
 			t.Errorf("PING after heal: %s after %v, want PONG", r, d)

@@ -184,6 +184,9 @@ func (n *fakeNode) Kill(_ context.Context, sig string) error {
 	n.killedAt = history.Now()
 	wait := n.killReturn
 	n.mu.Unlock()
+	// sleep: models the engine's kill, which returns only after the process exited; a fault
+	// stamped after Kill returned then reads visibly later than killedAt, even on a coarse
+	// clock. No test step waits on it.
 	time.Sleep(wait)
 	return nil
 }

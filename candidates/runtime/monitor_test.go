@@ -5,33 +5,36 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
+// The monitor tests run in a synctest bubble: its clock moves only when every goroutine of
+// the bubble is blocked, so a tick comes exactly on its period and "no check for six more
+// periods" is a fact, not a hope about a loaded machine.
+
 func TestMonitorFailureBecomesCause(t *testing.T) {
-	var calls atomic.Int32
-	refused := errors.New("renew refused")
-	lost, stop := Monitor(5*time.Millisecond, func(ctx context.Context) error {
-		if calls.Add(1) == 3 {
-			return refused
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		refused := errors.New("renew refused")
+		lost, stop := Monitor(5*time.Millisecond, func(ctx context.Context) error {
+			if calls.Add(1) == 3 {
+				return refused
+			}
+			return nil
+		})
+		defer stop()
+		<-lost.Done() // the third tick, 15 ms of the bubble's clock
+		if cause := context.Cause(lost); !errors.Is(cause, refused) {
+			t.Fatalf("cause %v, want %v", cause, refused)
 		}
-		return nil
+		// sleep: an absence check on the bubble's clock: six more periods in which a loop
+		// that went on after the failure would check six more times.
+		time.Sleep(30 * time.Millisecond)
+		if n := calls.Load(); n != 3 {
+			t.Fatalf("%d checks, want the loop to end at the first failure (3)", n)
+		}
 	})
-	defer stop()
-	select {
-	case <-lost.Done():
-	case <-time.After(time.Minute): // only ends a hung test: three 5 ms ticks
-		t.Fatal("lost not cancelled a minute after a failed check")
-	}
-	if cause := context.Cause(lost); !errors.Is(cause, refused) {
-		t.Fatalf("cause %v, want %v", cause, refused)
-	}
-	// An absence check: six more periods in which a loop that went on would check again. A
-	// loaded machine can only hide such a bug, not fail a correct loop.
-	time.Sleep(30 * time.Millisecond)
-	if n := calls.Load(); n != 3 {
-		t.Fatalf("%d checks, want the loop to end at the first failure (3)", n)
-	}
 }
 
 func TestMonitorStopWaitsAndDoesNotLose(t *testing.T) {
@@ -59,29 +62,28 @@ func TestMonitorStopWaitsAndDoesNotLose(t *testing.T) {
 }
 
 func TestMonitorChecksPeriodically(t *testing.T) {
-	// Counts checks rather than timing them: a loaded machine may delay ticks, but the
-	// loop must keep checking until stopped and never check after stop returns.
-	var calls atomic.Int32
-	fifth := make(chan struct{})
-	lost, stop := Monitor(10*time.Millisecond, func(ctx context.Context) error {
-		if calls.Add(1) == 5 {
-			close(fifth)
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		lost, stop := Monitor(10*time.Millisecond, func(ctx context.Context) error {
+			calls.Add(1)
+			return nil
+		})
+		// sleep: the bubble's clock: five and a half periods hold exactly five ticks.
+		time.Sleep(55 * time.Millisecond)
+		if n := calls.Load(); n != 5 {
+			stop()
+			t.Fatalf("%d checks in 55ms at a 10ms period, want 5", n)
 		}
-		return nil
-	})
-	select {
-	case <-fifth:
-	case <-time.After(time.Minute): // only ends a hung test
 		stop()
-		t.Fatalf("only %d checks in a minute at a 10ms period", calls.Load())
-	}
-	stop()
-	after := calls.Load()
-	time.Sleep(50 * time.Millisecond) // an absence check, as above
-	if n := calls.Load(); n != after {
-		t.Fatalf("%d checks after stop returned", n-after)
-	}
-	if lost.Err() != nil {
-		t.Fatal("lost cancelled though every check succeeded")
-	}
+		after := calls.Load()
+		// sleep: an absence check on the bubble's clock: five periods in which a loop still
+		// running after stop returned would check five times.
+		time.Sleep(50 * time.Millisecond)
+		if n := calls.Load(); n != after {
+			t.Fatalf("%d checks after stop returned", n-after)
+		}
+		if lost.Err() != nil {
+			t.Fatal("lost cancelled though every check succeeded")
+		}
+	})
 }

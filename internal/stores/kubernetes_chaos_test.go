@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -124,7 +125,21 @@ func TestKubernetes(t *testing.T) {
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second) // the garbage collector's graph has seen the lock
+	// A canary written after the lock, owned by the deleted incarnation (same Pod name, old
+	// UID): once the garbage collector has removed it, its graph has taken in the lock, which
+	// was written before. The lock outliving that is the test, not a second of waiting.
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "canary",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: types.UID(uid1)}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := eventually(ctx, 60*time.Second, func(ctx context.Context) error {
+		if _, err := cms.Get(ctx, "canary", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("canary still there: %v", err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("a lock owned by the deleted incarnation %s stayed while a Pod of its name (%s) lives: %v", uid1, uid2, err)
+	}
 	if _, err := cms.Get(ctx, "lock", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the lock of a live Pod is gone: %v", err)
 	}
