@@ -20,6 +20,7 @@ import (
 	recipes "github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
 )
 
@@ -534,14 +535,18 @@ func TestRunSetupErrorAndPanic(t *testing.T) {
 
 // TestRunSIGINT: SIGINT to a real `splitbrain run` process heals, tears down and exits.
 func TestRunSIGINT(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..")
-	bin := filepath.Join(t.TempDir(), "splitbrain")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/splitbrain")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	// make test has just built the binary and names it (the candidate image copies it too);
+	// linking a second copy cost this test a minute of both cores.
+	bin := os.Getenv(images.EnvBinary)
+	if bin == "" {
+		_, file, _, _ := runtime.Caller(0)
+		bin = filepath.Join(t.TempDir(), "splitbrain")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/splitbrain")
+		build.Dir = filepath.Join(filepath.Dir(file), "..")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
 	}
 	storeDir := t.TempDir()
 	cmd := exec.Command(bin, "run", "--store", "redis", "--recipe", "redis-setnx", "--time", "2m",
