@@ -204,3 +204,26 @@ func section(text, heading string) string {
 	s, _, _ := strings.Cut(after, "\n\n")
 	return s
 }
+
+// TestHelpCommandsAligned: every command's summary starts in one column, whatever the longest
+// command name (lease-sidecar once pushed its own summary out of line).
+func TestHelpCommandsAligned(t *testing.T) {
+	var b strings.Builder
+	printHelp(&b)
+	col := -1
+	for _, line := range strings.Split(b.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(line, "  ") || commands[f[0]].summary == "" {
+			continue
+		}
+		at := strings.Index(line[2+len(f[0]):], f[1]) + 2 + len(f[0])
+		if col == -1 {
+			col = at
+		} else if at != col {
+			t.Errorf("summary of %s starts at column %d, the others at %d:\n%s", f[0], at, col, line)
+		}
+	}
+	if col == -1 {
+		t.Fatal("no command lines in the help")
+	}
+}

@@ -124,8 +124,12 @@ Usage: splitbrain <command> [flags]   (splitbrain <command> --help for its flags
 
 Commands:
 `)
+	width := 0
 	for _, n := range commandNames() {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		width = max(width, len(n))
+	}
+	for _, n := range commandNames() {
+		fmt.Fprintf(w, "  %-*s %s\n", width, n, commands[n].summary)
 	}
 	fmt.Fprint(w, `
 Exit codes: 0 valid, 1 invalid, 2 unknown, 64 bad usage, 255 harness error.
