@@ -268,6 +268,12 @@ func resolveTargets(ctx context.Context, live liveState, topo Topology, pf Plann
 		if len(followers) == 0 {
 			return nil, fmt.Errorf("target follower: every candidate believes it leads right now (%s)", strings.Join(leaderNames(leaders), ", "))
 		}
+		// A candidate that is down (killed and not yet restarted, frozen) is nobody's
+		// follower: faulting it changes nothing, or fails (a second freeze). The pick is
+		// among the running ones; only when none runs is it among all.
+		if up := runningCandidates(ctx, live, followers); len(up) > 0 {
+			followers = up
+		}
 		return []string{followers[pf.Pick%uint64(len(followers))]}, nil
 	case TargetStoreLeader:
 		l, err := live.StoreLeader(ctx)
@@ -283,6 +289,26 @@ func resolveTargets(ctx context.Context, live liveState, topo Topology, pf Plann
 		return nil, fmt.Errorf("target %q resolved to no node", pf.Target)
 	}
 	return slices.Clone(pf.Chosen), nil
+}
+
+// runningCandidates keeps the names whose container runs and is not frozen, when live can
+// tell (the run's Env); otherwise it returns nil.
+func runningCandidates(ctx context.Context, live liveState, names []string) []string {
+	env, ok := live.(interface{ Candidates() []Node })
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, nd := range env.Candidates() {
+		if !slices.Contains(names, nd.Name()) {
+			continue
+		}
+		if st, err := nd.State(ctx); err == nil && st.Running && !st.Paused {
+			out = append(out, nd.Name())
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return slices.Index(names, a) - slices.Index(names, b) })
+	return out
 }
 
 func orNone(list []string) string {

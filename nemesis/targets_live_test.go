@@ -59,3 +59,25 @@ func TestLeaderIsNewestTenureStaleLeaderIsAZombie(t *testing.T) {
 		t.Fatal("leader with no believer resolved to a node")
 	}
 }
+
+// TestFollowerTargetSkipsDownCandidates: target=follower never picks a candidate that is
+// down (killed, frozen) while a running follower exists, whatever the seeded pick; with every
+// follower down it still names one (the fault then records why it could not apply).
+func TestFollowerTargetSkipsDownCandidates(t *testing.T) {
+	env := newFakeEnv(t, []string{"c1", "c2", "c3", "c4"}, nil)
+	env.leaders = []Leader{{"c1", 3}}
+	env.cands[1].running = false // c2 killed
+	env.cands[3].paused = true   // c4 frozen
+	topo := Topology{Candidates: []string{"c1", "c2", "c3", "c4"}}
+	for pick := range uint64(8) {
+		got, err := resolveTargets(context.Background(), env, topo, PlannedFault{Target: TargetFollower, Pick: pick})
+		if err != nil || len(got) != 1 || got[0] != "c3" {
+			t.Fatalf("pick %d: got %v, %v; want [c3], the one running follower", pick, got, err)
+		}
+	}
+	env.cands[2].running = false
+	got, err := resolveTargets(context.Background(), env, topo, PlannedFault{Target: TargetFollower, Pick: 1})
+	if err != nil || len(got) != 1 || got[0] == "c1" {
+		t.Fatalf("every follower down: got %v, %v; want one of them", got, err)
+	}
+}
