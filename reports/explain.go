@@ -201,11 +201,25 @@ func (x *story) leaseOut(node string) {
 	if f.EndT > 0 && f.EndT-f.StartT <= ttl {
 		return
 	}
+	if specParam(f.Spec, "process") == "app" {
+		return // only the application was stopped: its sidecar kept renewing the lease
+	}
 	// Renewed last before the fault, the lease ran out within one TTL of its start.
 	t := f.StartT + ttl
 	x.steps = append(x.steps, ExplainStep{T: t, Rel: relTo(t, x.zero),
 		Text: fmt.Sprintf("its lease (TTL %s) had run out by %s at the latest", fmtDur(ttl), relTo(t, x.zero))})
 	x.to = max(x.to, t)
+}
+
+// specParam is key's value in a fault spec "kind:k=v,k=v" ("" when absent).
+func specParam(spec, key string) string {
+	_, params, _ := strings.Cut(spec, ":")
+	for kv := range strings.SplitSeq(params, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
 }
 
 // elected adds the election of node with token, if the tenure is known.
