@@ -26,6 +26,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/boundtest"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/workloads/resource"
@@ -543,15 +544,13 @@ func exercise(t *testing.T, g *group, def runtime.Definition, strict bool) {
 	for r := 0; r < *rounds; r++ {
 		// Graceful handoff.
 		sent := g.signal(cur.Node, syscall.SIGTERM)
-		next := g.waitElected(tm.HandoffBound+2*time.Second, cur.Node)
+		next := g.waitElected(boundtest.Wait(tm.HandoffBound)+2*time.Second, cur.Node)
 		d := time.Duration(next.T - sent)
 		handoffs = append(handoffs, d)
 		if testing.Verbose() {
 			t.Logf("handoff %s -> %s: %v (old leader stepped down after %v)", cur.Node, next.Node, d, g.stepDownAfter(cur.Node, sent))
 		}
-		if d > tm.HandoffBound {
-			t.Errorf("graceful handoff %s -> %s took %v, bound %v", cur.Node, next.Node, d, tm.HandoffBound)
-		}
+		boundtest.Check(t, fmt.Sprintf("graceful handoff %s -> %s", cur.Node, next.Node), d, tm.HandoffBound)
 		if next.Token <= cur.Token {
 			t.Errorf("token did not grow: %d after %d", next.Token, cur.Token)
 		}
@@ -567,12 +566,10 @@ func exercise(t *testing.T, g *group, def runtime.Definition, strict bool) {
 
 		// Crash failover.
 		sent = g.signal(next.Node, syscall.SIGKILL)
-		third := g.waitElected(tm.FailoverBound+5*time.Second, next.Node)
+		third := g.waitElected(boundtest.Wait(tm.FailoverBound)+5*time.Second, next.Node)
 		d = time.Duration(third.T - sent)
 		failovers = append(failovers, d)
-		if d > tm.FailoverBound {
-			t.Errorf("crash failover %s -> %s took %v, bound %v", next.Node, third.Node, d, tm.FailoverBound)
-		}
+		boundtest.Check(t, fmt.Sprintf("crash failover %s -> %s", next.Node, third.Node), d, tm.FailoverBound)
 		if third.Token <= next.Token {
 			t.Errorf("token did not grow: %d after %d", third.Token, next.Token)
 		}
@@ -801,13 +798,11 @@ func TestLeaderForLifePod(t *testing.T) {
 	if err := g.pods.DeletePod(ctx, cur.Node, ""); err != nil {
 		t.Fatal(err)
 	}
-	next := g.waitElected(tm.FailoverBound+2*time.Second, cur.Node)
+	next := g.waitElected(boundtest.Wait(tm.FailoverBound)+2*time.Second, cur.Node)
 	d := time.Duration(next.T - deleted)
 	t.Logf("the dead leader %s kept the lock for %v with its Pod; after the Pod's deletion %s led in %v (bound %v)",
 		cur.Node, tm.FailoverBound, next.Node, d, tm.FailoverBound)
-	if d > tm.FailoverBound {
-		t.Errorf("takeover %v after the Pod's deletion, bound %v", d, tm.FailoverBound)
-	}
+	boundtest.Check(t, "takeover after the Pod's deletion", d, tm.FailoverBound)
 	if next.Token <= cur.Token {
 		t.Errorf("token did not grow: %d after %d", next.Token, cur.Token)
 	}

@@ -20,6 +20,7 @@ import (
 	recipes "github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/boundtest"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
 )
@@ -257,9 +258,7 @@ func TestRunHandoff(t *testing.T) {
 				}
 				took := time.Duration(next.T - e.T)
 				t.Logf("handoff %s → %s in %v (bound %v)", e.Node, next.Node, took, bound)
-				if took > bound {
-					t.Errorf("handoff from %s took %v, bound %v", e.Node, took, bound)
-				}
+				boundtest.Check(t, "handoff from "+e.Node, took, bound)
 			}
 			if handoffs == 0 {
 				t.Fatal("no handoff happened")
@@ -304,9 +303,7 @@ func TestRunKillLeader(t *testing.T) {
 				}
 				took := time.Duration(next.T - e.T)
 				t.Logf("kill -9 %s → %s elected in %v (bound %v)", e.Targets[0], next.Node, took, bound)
-				if took > bound {
-					t.Errorf("failover took %v, bound %v", took, bound)
-				}
+				boundtest.Check(t, "failover", took, bound)
 			}
 			if kills != 1 {
 				t.Fatalf("%d kills, want 1", kills)

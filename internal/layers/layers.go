@@ -8,7 +8,9 @@ var Layers = [][]string{
 	// 0 kernel: the event schema every stage reads and writes, the one reader of run
 	// directory files, and the facts of the store kinds and fault kinds (plain data, no
 	// imports beyond the standard library).
-	{"history", "internal/runfile", "internal/storekinds", "internal/faultkinds"},
+	{"history", "internal/runfile", "internal/storekinds", "internal/faultkinds",
+		// the wall-clock bound rule of the chaos tests (a test helper: the standard library only)
+		"internal/boundtest"},
 	// 1 platform: the Docker engine, the images, the TCP fault proxy and the fence device.
 	{"internal/platform", "internal/images", "internal/faultproxy", "internal/fence"},
 	// 2 stages that produce the history: store clusters, candidates, workloads, faults.
