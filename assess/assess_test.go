@@ -187,7 +187,7 @@ func TestScorecardVerdictAndSummary(t *testing.T) {
 		{"unknown is not a pass", []CheckResult{result("kill-leader", "unknown", false, "goal-not-reached")},
 			ResourceFenced, "unknown", []string{"nothing proved under kill-leader"}},
 		{"fenced rerun missing", []CheckResult{result("reset", "invalid", false, "stale-write-accepted")},
-			ResourceFenced, "unknown", []string{"fenced rerun inconclusive"}},
+			ResourceFenced, "unknown", []string{"whether a fence saves it is open"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := &Scorecard{Target: "recipe x", Store: "etcd", Resource: tc.resource, Results: append(slices.Clone(base), tc.extra...)}
