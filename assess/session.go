@@ -149,15 +149,22 @@ func (s *Session) estimate() time.Duration {
 	return slices.Max(s.spent[1:])
 }
 
-// fits says whether the rest of the budget has room for c, and if not, why.
+// fits says how much of the budget c may use, or why it does not fit. The explore check
+// needs room for one try (a run with its longer faults phase) and gets what is left after
+// the last try that fits: explore starts no try past its budget, but a started try runs to
+// its end.
 func (s *Session) fits(c Check) (time.Duration, string) {
 	left := s.opts.budget() - time.Since(s.start)
 	need := s.estimate()
-	if c.Explore && c.Fault == "" {
-		need = exploreMin
+	explore := c.Explore && c.Fault == ""
+	if explore {
+		need = max(exploreMin, need+c.Duration)
 	}
 	if left < need {
-		return left, fmt.Sprintf("budget: %v left, the check takes about %v", left.Round(time.Second), need.Round(time.Second))
+		return 0, fmt.Sprintf("budget: %v left, the check takes about %v", left.Round(time.Second), need.Round(time.Second))
+	}
+	if explore {
+		return left - need + time.Second, ""
 	}
 	return left, ""
 }
