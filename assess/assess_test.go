@@ -102,6 +102,10 @@ func TestEveryCheckIsARunnableCase(t *testing.T) {
 		if c.Paced && k.Config.Cycles != 1 {
 			t.Errorf("%s: paced check runs %d cycles, want 1", c.Name, k.Config.Cycles)
 		}
+		// 1.5 TTL of writes after the heal: time for a zombie leader to show (zombie.go).
+		if c.Paced && k.Config.Until != "writes=60" {
+			t.Errorf("%s: until %q, want writes=60 at TTL 2s", c.Name, k.Config.Until)
+		}
 		if c.Fault != "none" && k.Row.Expect.FailoverMax <= 0 {
 			t.Errorf("%s: no derived failover bound", c.Name)
 		}

@@ -120,6 +120,9 @@ func (r *runner) row(c Check) suite.Row {
 		row.Packages = nil
 	}
 	row.Timing.Duration = c.Duration
+	if c.Paced && row.Until == "" {
+		row.Until = fmt.Sprintf("writes=%d", watchWrites(r.ttl()))
+	}
 	row.Expect.Verdict = harness.VerdictValid
 	if row.Fault != "none" {
 		row.Expect.FailoverMaxSpec = suite.BoundDerived
@@ -127,12 +130,26 @@ func (r *runner) row(c Check) suite.Row {
 	return row
 }
 
-func (r *runner) caseFor(c Check) (suite.Case, error) {
-	def := suite.Timing{Nodes: harness.DefaultNodes, TTL: r.opts.TTL, Warmup: 3 * time.Second,
-		Recovery: 5 * time.Second, Cycles: 1}
-	if def.TTL == 0 {
-		def.TTL = harness.DefaultTTL
+// ttl is the candidates' lease TTL in the checks.
+func (r *runner) ttl() time.Duration {
+	if r.opts.TTL == 0 {
+		return harness.DefaultTTL
 	}
+	return r.opts.TTL
+}
+
+// watchWrites is a paced check's writes= goal after the heal: 1.5×TTL of a leader's writes
+// (at the default write interval), so that a zombie leader writing beside its successor
+// (both count) is still seen leading well past zombieGrace after the heal. The default
+// three writes let the teardown stop it 0.5 s after the heal on a quiet machine, before
+// the zombie rule could tell it from a leader about to notice (measured).
+func watchWrites(ttl time.Duration) int {
+	return int(math.Ceil(1.5 * float64(ttl) / float64(harness.DefaultWriteInterval)))
+}
+
+func (r *runner) caseFor(c Check) (suite.Case, error) {
+	def := suite.Timing{Nodes: harness.DefaultNodes, TTL: r.ttl(), Warmup: 3 * time.Second,
+		Recovery: 5 * time.Second, Cycles: 1}
 	k, err := suite.CaseOf(r.row(c), def, r.seed(c))
 	if err != nil {
 		return k, err
