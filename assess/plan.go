@@ -106,7 +106,9 @@ func (c Check) Key() string {
 // leaderWorkGap is the zombie window: the gap between a leader's lease check and its write.
 var leaderWorkGap = time.Second
 
-// battery is every check, in the order they run: the cheap ones that show most first.
+// battery is every check, in the order they run: first the ones that catch the commonest
+// mistakes (handoff: a token that does not grow; pause-leader: a leader that never checks
+// its lease), so that a budget running out still leaves a broken candidate flagged.
 // applies says whether the check makes sense for a store and a candidate; nil = always.
 type entry struct {
 	Check
@@ -127,16 +129,16 @@ func battery() []entry {
 	storeOnly := func(e entry) entry { e.applies = needStore; return e }
 	outage := func(e entry, ttls int) entry { e.OutageTTLs = ttls; return e }
 	return []entry{
-		{Check: Check{Name: "fault-free", Fault: "none", Until: "writes=30", Duration: 40 * time.Second,
-			Purpose: "no faults: one leader is elected and its writes are accepted",
-			Catches: "a candidate that cannot elect, write or follow the contract at all"}},
 		{Check: Check{Name: "handoff", Fault: "none", Workload: "handoff", Until: "handoffs=3", Duration: 60 * time.Second,
 			Purpose: "graceful handoff: the leader gets SIGTERM three times and must resign; the next leader's token must be larger",
 			Catches: "a token that does not grow across leaders (a per-process counter, a key version), or a resign that leaves the lease behind"}},
-		paced("kill-leader", "kill-leader", "crash the leader (SIGKILL, restart after 1xTTL): a successor within the failover bound",
-			"a lease that never expires, or a successor elected while the old lease still holds"),
 		paced("pause-leader", "pause-leader", "SIGSTOP the leader for 3xTTL after its 3rd write (a GC pause longer than its lease)",
 			"a leader that writes after waking up without checking its lease (a zombie leader)"),
+		paced("kill-leader", "kill-leader", "crash the leader (SIGKILL, restart after 1xTTL): a successor within the failover bound",
+			"a lease that never expires, or a successor elected while the old lease still holds"),
+		{Check: Check{Name: "fault-free", Fault: "none", Until: "writes=30", Duration: 40 * time.Second,
+			Purpose: "no faults: one leader is elected and its writes are accepted",
+			Catches: "a candidate that cannot elect, write or follow the contract at all"}},
 		paced("freeze-leader", "freeze-leader", "freeze the leader's whole container for 3xTTL (a VM stall)",
 			"as pause-leader, with the candidate's helpers and connections frozen too"),
 		{Check: Check{Name: "zombie-window", Fault: "pause:target=leader,on=step:leader-work,for=3xTTL,count=1", Duration: 60 * time.Second,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -121,6 +120,9 @@ func (r *runner) row(c Check) suite.Row {
 		row.Packages = nil
 	}
 	row.Timing.Duration = c.Duration
+	if c.Paced && row.Until == "" {
+		row.Until = fmt.Sprintf("writes=%d", watchWrites(r.ttl()))
+	}
 	row.Expect.Verdict = harness.VerdictValid
 	if row.Fault != "none" {
 		row.Expect.FailoverMaxSpec = suite.BoundDerived
@@ -128,12 +130,26 @@ func (r *runner) row(c Check) suite.Row {
 	return row
 }
 
-func (r *runner) caseFor(c Check) (suite.Case, error) {
-	def := suite.Timing{Nodes: harness.DefaultNodes, TTL: r.opts.TTL, Warmup: 3 * time.Second,
-		Recovery: 5 * time.Second, Cycles: 1}
-	if def.TTL == 0 {
-		def.TTL = harness.DefaultTTL
+// ttl is the candidates' lease TTL in the checks.
+func (r *runner) ttl() time.Duration {
+	if r.opts.TTL == 0 {
+		return harness.DefaultTTL
 	}
+	return r.opts.TTL
+}
+
+// watchWrites is a paced check's writes= goal after the heal: 1.5×TTL of a leader's writes
+// (at the default write interval), so that a zombie leader writing beside its successor
+// (both count) is still seen leading well past zombieGrace after the heal. The default
+// three writes let the teardown stop it 0.5 s after the heal on a quiet machine, before
+// the zombie rule could tell it from a leader about to notice (measured).
+func watchWrites(ttl time.Duration) int {
+	return int(math.Ceil(1.5 * float64(ttl) / float64(harness.DefaultWriteInterval)))
+}
+
+func (r *runner) caseFor(c Check) (suite.Case, error) {
+	def := suite.Timing{Nodes: harness.DefaultNodes, TTL: r.ttl(), Warmup: 3 * time.Second,
+		Recovery: 5 * time.Second, Cycles: 1}
 	k, err := suite.CaseOf(r.row(c), def, r.seed(c))
 	if err != nil {
 		return k, err
@@ -204,7 +220,7 @@ func (r *runner) fill(res *CheckResult, out *harness.Outcome) {
 	for _, x := range results.Reasons {
 		res.Reasons = appendNew(res.Reasons, x.Code)
 	}
-	res.Unfenceable = unfenceableOf(out.RunDir, nil)
+	res.Unfenceable = unfenceableReasons(results)
 	for _, x := range results.Findings {
 		res.Findings = appendNew(res.Findings, x.Code)
 	}
@@ -233,6 +249,7 @@ func (r *runner) fill(res *CheckResult, out *harness.Outcome) {
 		res.FailoverP99 = quantile(o.Failovers, 0.99)
 		res.FailoverMax = o.Failovers[n-1]
 	}
+	applyZombie(res, zombieOf(results))
 	if res.Bound == 0 && results.BoundNs > 0 && res.Check.Fault != "none" && res.Check.Fault != "" {
 		res.Bound = time.Duration(results.BoundNs)
 	}
@@ -349,8 +366,8 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 
 // FencedRerun returns the check that asks whether the fence saves a check that failed on
 // the unfenced resource, and whether to run it: not for a pass, and not for a violation no
-// fence prevents (a duplicate token). Run does this itself; it is exported for callers that
-// run checks one by one with RunCheck (a user's go test).
+// fence prevents (a duplicate token, a zombie leader). Session.Check does this itself; it is
+// exported for callers that run checks one by one with RunCheck.
 func FencedRerun(c Check, unfenced CheckResult) (Check, bool) {
 	if unfenced.Verdict != harness.VerdictInvalid || len(unfenced.Unfenceable) > 0 || c.Resource == ResourceFenced {
 		return Check{}, false
@@ -375,109 +392,34 @@ func (r *runner) say(format string, args ...any) {
 	}
 }
 
-// Run plans the battery, runs each check (unfenced, then fenced where that failed) within
-// the budget, skips the checks an earlier interrupted assessment of the same out dir
-// finished, and writes the scorecard files. It returns an error only when nothing could be
-// judged (bad options, an unreadable state); a failed check is a row of the scorecard.
-func Run(ctx context.Context, opts Options) (*Scorecard, error) {
-	checks, skipped, err := PlanWithSkips(opts)
+// Run plans the battery, runs each check (unfenced, then fenced where a fence can help)
+// within the budget on a Session, skips the checks an earlier interrupted assessment of the
+// same out dir finished, and writes the scorecard files. It returns an error only when
+// nothing could be judged (bad options, an unreadable state) or the scorecard could not be
+// written; a failed check is a row of the scorecard.
+func Run(ctx context.Context, opts Options) (*Scorecard, error) { return runWith(ctx, opts, nil) }
+
+// runWith is Run with the runs made by run instead of the harness when it is not nil (tests).
+func runWith(ctx context.Context, opts Options, run func(context.Context, Check, time.Duration) (CheckResult, error)) (*Scorecard, error) {
+	s, err := newSession(opts, loadState)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("assess: output directory: %w", err)
+	if run != nil {
+		s.run = run
 	}
-	st, err := loadState(opts)
+	s.r.say("%s on %s: %d checks, budget %v, judged on the %s resource, out %s",
+		s.sc.Target, opts.Store, len(s.checks), s.Budget(), opts.resource(), opts.OutDir)
+	for _, k := range s.sc.Skipped {
+		s.r.say("left out %s: %s", k.Name, k.Why)
+	}
+	for _, c := range s.checks {
+		s.Check(ctx, c) // a harness error is the check's row; the next check still runs
+	}
+	sc, err := s.Close(ctx)
 	if err != nil {
-		return nil, err
-	}
-	r := &runner{opts: opts, pool: harness.NewStorePool()}
-	defer func() {
-		if err := r.pool.Close(context.WithoutCancel(ctx)); err != nil {
-			r.say("store pool: %v", err)
-		}
-	}()
-	if opts.Recipe != "" {
-		if d, err := candidates.Registry.Lookup(opts.Recipe); err == nil {
-			r.steps = d.Describe().Steps
-		}
-	}
-	start := time.Now()
-	budget := opts.budget()
-	sc := newScorecard(opts, start, budget, skipped)
-	r.say("%s on %s: %d checks, budget %v, judged on the %s resource, out %s",
-		sc.Target, opts.Store, len(checks), budget, opts.resource(), opts.OutDir)
-	for _, s := range skipped {
-		r.say("left out %s: %s", s.Name, s.Why)
-	}
-	var spent []time.Duration // wall times of this invocation's fixed checks: the estimate
-	estimate := func() time.Duration {
-		if len(spent) == 0 {
-			return firstEstimate
-		}
-		var sum time.Duration
-		for _, d := range spent {
-			sum += d
-		}
-		return sum / time.Duration(len(spent))
-	}
-	runOne := func(i int, c Check) CheckResult {
-		label := fmt.Sprintf("[%d/%d] %s", i+1, len(checks), c.Key())
-		if prev, ok := st.Results[c.Key()]; ok && prev.done() {
-			r.say("%s: %s earlier (%s), skipped", label, prev.Verdict, prev.RunDir)
-			return prev
-		}
-		left := budget - time.Since(start)
-		need := estimate()
-		if c.Explore && c.Fault == "" {
-			need = exploreMin
-		}
-		if ctx.Err() != nil {
-			return CheckResult{Check: c, Fenced: c.Resource == ResourceFenced, Verdict: VerdictNotRun, NotRun: "interrupted"}
-		}
-		if left < need {
-			r.say("%s: not run: %v of the budget left, the check takes about %v", label, left.Round(time.Second), need.Round(time.Second))
-			return CheckResult{Check: c, Fenced: c.Resource == ResourceFenced, Verdict: VerdictNotRun,
-				NotRun: fmt.Sprintf("budget: %v left, the check takes about %v", left.Round(time.Second), need.Round(time.Second))}
-		}
-		r.say("%s (%s, %s resource) ...", label, orDash(c.Fault), c.Resource)
-		res, err := r.runCheck(ctx, c, left)
-		if err != nil {
-			r.say("%s: %v", label, err)
-		}
-		if !c.Explore && res.done() {
-			spent = append(spent, res.Wall)
-		}
-		r.say("%s: %s in %v%s", label, resultLabel(res), res.Wall.Round(time.Second), runDirText(res.RunDir))
-		if res.done() {
-			st.Results[c.Key()] = res
-			if err := st.save(); err != nil {
-				r.say("resume state: %v", err)
-			}
-		}
-		return res
-	}
-	for i, c := range checks {
-		res := runOne(i, c)
-		sc.Results = append(sc.Results, res)
-		// A fence cannot help a violation it does not see (duplicate tokens): no rerun.
-		if f, ok := FencedRerun(c, res); ok && !opts.NoFencedRerun {
-			sc.Results = append(sc.Results, runOne(i, f))
-		}
-	}
-	sc.Elapsed = time.Since(start)
-	st.Spent += sc.Elapsed
-	st.Invocations++
-	sc.Total, sc.Invocations = st.Spent, st.Invocations
-	if err := st.save(); err != nil {
-		r.say("resume state: %v", err)
-	}
-	sc.finish()
-	r.say("%s", sc.Summary)
-	if err := sc.Write(opts.OutDir); err != nil {
 		return sc, err
 	}
-	r.say("scorecard: %s", filepath.Join(opts.OutDir, ScorecardHTML))
 	if ctx.Err() != nil {
 		return sc, fmt.Errorf("interrupted; every started run healed and tore down; run the same command again to resume: %w", context.Cause(ctx))
 	}
@@ -485,7 +427,7 @@ func Run(ctx context.Context, opts Options) (*Scorecard, error) {
 }
 
 // firstEstimate is what a check is assumed to take before one has run in this invocation:
-// a paced check measured 35-70 s on the shared 2-core machine (docs/assess.md).
+// a paced check measured 16-70 s a run on the shared 2-core machine (docs/assess.md).
 const firstEstimate = 45 * time.Second
 
 // exploreMin is the least budget left that the explore check starts with.

@@ -155,6 +155,9 @@ func (s *Scorecard) finish() {
 		v := judged(g, s.Resource)
 		s.Checks = append(s.Checks, CheckGrade{Name: n, Grade: g, Verdict: v})
 		label := n
+		if f := fen[n]; g == GradeUnfencedOnly && f != nil && f.Verdict == VerdictNotRun {
+			label += " (fenced rerun not run: " + f.NotRun + ")"
+		}
 		if g == GradeUnsafe {
 			why := unf[n]
 			if f := fen[n]; f != nil && f.Verdict == harness.VerdictInvalid {
@@ -185,7 +188,7 @@ func (s *Scorecard) finish() {
 		}
 	}
 	add(GradeFenceSaves, "unsafe without fencing (the fence saves it) under")
-	add(GradeUnfencedOnly, "unsafe without fencing (fenced rerun inconclusive) under")
+	add(GradeUnfencedOnly, "unsafe without fencing (whether a fence saves it is open) under")
 	add(GradeUnsafe, "UNSAFE even with fencing under")
 	add(GradeUnknown, "nothing proved under")
 	add(GradeError, "harness error under")
@@ -269,6 +272,8 @@ func (s *Scorecard) junit() []reports.JUnitCase {
 			jc.Error = &reports.JUnitProblem{Message: "not run: " + u.NotRun, Type: "not-run", Text: u.NotRun}
 		case g.Grade == GradeError:
 			jc.Error = &reports.JUnitProblem{Message: "harness error", Type: "harness", Text: u.Error}
+		case g.Verdict == harness.VerdictUnknown && f != nil && f.Verdict == VerdictNotRun:
+			jc.Error = &reports.JUnitProblem{Message: "unsafe unfenced; fenced rerun not run: " + f.NotRun, Type: "not-run", Text: text}
 		case g.Verdict == harness.VerdictUnknown:
 			jc.Error = &reports.JUnitProblem{Message: "proved nothing: " + why.Reason, Type: "unknown", Text: text}
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,16 +15,21 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 )
 
-// Session runs an assessment's checks one at a time for a caller that drives the loop itself
-// (splitbraintest runs each check as a go test subtest, so -run picks checks and each
-// subtest's time is its check's): the runs, fenced reruns, grades, budget rule, shared
-// store clusters and scorecard of Run, without the resume state.
+// Session runs an assessment's checks one at a time. Run drives it over the whole battery
+// with a resume state; a caller that drives the loop itself (splitbraintest runs each check
+// as a go test subtest, so -run picks checks and each subtest's time is its check's) gets
+// the same runs, fenced reruns, grades, budget rule, shared store clusters and scorecard,
+// without the resume state.
 type Session struct {
-	opts  Options
-	r     *runner
-	sc    *Scorecard
-	start time.Time
-	spent []time.Duration // wall times of the fixed checks run: the estimate of the next
+	opts   Options
+	r      *runner
+	sc     *Scorecard
+	checks []Check
+	start  time.Time
+	spent  []time.Duration // wall times of the fixed checks run: the estimate of the next
+	st     *state          // resume state (Run); nil: every check runs
+	// run runs one check; tests replace it (runner.runCheck otherwise).
+	run func(ctx context.Context, c Check, budget time.Duration) (CheckResult, error)
 }
 
 // Graded is one check's outcome: its grade and verdict on the judged resource (Verdict
@@ -35,21 +41,37 @@ type Graded struct {
 
 // NewSession plans the battery for opts and starts a session on it; Close ends it.
 func NewSession(opts Options) (*Session, []Check, error) {
-	checks, skipped, err := PlanWithSkips(opts)
+	s, err := newSession(opts, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("assess: output directory: %w", err)
+	return s, slices.Clone(s.checks), nil
+}
+
+// newSession plans, makes the out dir and, when resume is given, loads the state there.
+func newSession(opts Options, resume func(Options) (*state, error)) (*Session, error) {
+	checks, skipped, err := PlanWithSkips(opts)
+	if err != nil {
+		return nil, err
 	}
-	s := &Session{opts: opts, r: &runner{opts: opts, pool: harness.NewStorePool()}, start: time.Now()}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("assess: output directory: %w", err)
+	}
+	s := &Session{opts: opts, checks: checks, start: time.Now()}
+	if resume != nil {
+		if s.st, err = resume(opts); err != nil {
+			return nil, err
+		}
+	}
+	s.r = &runner{opts: opts, pool: harness.NewStorePool()}
+	s.run = s.r.runCheck
 	s.sc = newScorecard(opts, s.start, opts.budget(), skipped)
 	if opts.Recipe != "" {
 		if d, err := candidates.Registry.Lookup(opts.Recipe); err == nil {
 			s.r.steps = d.Describe().Steps
 		}
 	}
-	return s, checks, nil
+	return s, nil
 }
 
 // EnsureImages builds (or finds) the images the checks need, once, before the first check:
@@ -83,17 +105,19 @@ func (s *Session) SetBudget(d time.Duration) {
 // Budget is the session's budget (DefaultBudget when Options.Budget was 0).
 func (s *Session) Budget() time.Duration { return s.opts.budget() }
 
-// Check runs c, then its fenced rerun when c was invalid unfenced (unless NoFencedRerun),
-// and grades it. A check the rest of the budget has no room for, or one started after ctx
-// ended, is recorded not run, never skipped. The error is a harness failure; the check is
-// then graded error (or invalid, when the history before the failure proves it).
+// Check runs c, then its fenced rerun where a fence can help (FencedRerun; not with
+// NoFencedRerun), and grades it. A run the rest of the budget has no room for, or one
+// started after ctx ended, is recorded not run, never skipped: a fenced rerun that did not
+// fit leaves the check "unsafe without fencing (fenced rerun not run)", unknown when judged
+// on the fenced resource. The error is a harness failure; the check is then graded error
+// (or invalid, when the history before the failure proves it).
 func (s *Session) Check(ctx context.Context, c Check) (Graded, error) {
 	u, err := s.runOne(ctx, c)
 	g := Graded{Runs: []CheckResult{u}}
 	var f *CheckResult
-	if err == nil && u.Verdict == harness.VerdictInvalid && !s.opts.NoFencedRerun {
+	if fc, ok := FencedRerun(c, u); ok && err == nil && !s.opts.NoFencedRerun {
 		var fr CheckResult
-		fr, err = s.runOne(ctx, fencedRerun(c, u))
+		fr, err = s.runOne(ctx, fc)
 		g.Runs = append(g.Runs, fr)
 		f = &fr
 	}
@@ -103,36 +127,82 @@ func (s *Session) Check(ctx context.Context, c Check) (Graded, error) {
 	return g, err
 }
 
+// label is a check's name in the progress lines: its place in the plan, and its key.
+func (s *Session) label(c Check) string {
+	i := slices.IndexFunc(s.checks, func(p Check) bool { return p.Name == c.Name })
+	if i < 0 {
+		return c.Key()
+	}
+	return fmt.Sprintf("[%d/%d] %s", i+1, len(s.checks), c.Key())
+}
+
+// estimate is what the next fixed check is assumed to take: before any ran, firstEstimate;
+// then the slowest run of this session but its first (which also started the store cluster
+// and the images' containers), so a check is started only when even a slow one fits.
+func (s *Session) estimate() time.Duration {
+	switch len(s.spent) {
+	case 0:
+		return firstEstimate
+	case 1:
+		return s.spent[0]
+	}
+	return slices.Max(s.spent[1:])
+}
+
+// fits says how much of the budget c may use, or why it does not fit. The explore check
+// needs room for one try (a run with its longer faults phase) and gets what is left after
+// the last try that fits: explore starts no try past its budget, but a started try runs to
+// its end.
+func (s *Session) fits(c Check) (time.Duration, string) {
+	left := s.opts.budget() - time.Since(s.start)
+	need := s.estimate()
+	explore := c.Explore && c.Fault == ""
+	if explore {
+		need = max(exploreMin, need+c.Duration)
+	}
+	if left < need {
+		return 0, fmt.Sprintf("budget: %v left, the check takes about %v", left.Round(time.Second), need.Round(time.Second))
+	}
+	if explore {
+		return left - need + time.Second, ""
+	}
+	return left, ""
+}
+
 func (s *Session) runOne(ctx context.Context, c Check) (CheckResult, error) {
+	label := s.label(c)
+	if s.st != nil {
+		if prev, ok := s.st.Results[c.Key()]; ok && prev.done() {
+			s.r.say("%s: %s earlier (%s), skipped", label, prev.Verdict, prev.RunDir)
+			return prev, nil
+		}
+	}
 	notRun := func(why string) CheckResult {
 		return CheckResult{Check: c, Fenced: c.Resource == ResourceFenced, Verdict: VerdictNotRun, NotRun: why}
 	}
 	if ctx.Err() != nil {
 		return notRun("interrupted"), nil
 	}
-	left := s.opts.budget() - time.Since(s.start)
-	need := firstEstimate
-	if len(s.spent) > 0 {
-		var sum time.Duration
-		for _, d := range s.spent {
-			sum += d
-		}
-		need = sum / time.Duration(len(s.spent))
-	}
-	if c.Explore && c.Fault == "" {
-		need = exploreMin
-	}
-	if left < need {
-		why := fmt.Sprintf("budget: %v left, the check takes about %v", left.Round(time.Second), need.Round(time.Second))
-		s.r.say("%s: not run: %s", c.Key(), why)
+	left, why := s.fits(c)
+	if why != "" {
+		s.r.say("%s: not run: %s", label, why)
 		return notRun(why), nil
 	}
-	s.r.say("%s (%s, %s resource) ...", c.Key(), orDash(c.Fault), c.Resource)
-	res, err := s.r.runCheck(ctx, c, left)
+	s.r.say("%s (%s, %s resource) ...", label, orDash(c.Fault), c.Resource)
+	res, err := s.run(ctx, c, left)
+	if err != nil {
+		s.r.say("%s: %v", label, err)
+	}
 	if !c.Explore && res.done() {
 		s.spent = append(s.spent, res.Wall)
 	}
-	s.r.say("%s: %s in %v%s", c.Key(), resultLabel(res), res.Wall.Round(time.Second), runDirText(res.RunDir))
+	s.r.say("%s: %s in %v%s", label, resultLabel(res), res.Wall.Round(time.Second), runDirText(res.RunDir))
+	if s.st != nil && res.done() {
+		s.st.Results[c.Key()] = res
+		if err := s.st.save(); err != nil {
+			s.r.say("resume state: %v", err)
+		}
+	}
 	return res, err
 }
 
@@ -140,8 +210,19 @@ func (s *Session) runOne(ctx context.Context, c Check) (CheckResult, error) {
 // given to Check are not on it) and stops the store clusters the checks shared.
 func (s *Session) Close(ctx context.Context) (*Scorecard, error) {
 	poolErr := s.r.pool.Close(context.WithoutCancel(ctx))
+	if poolErr != nil {
+		s.r.say("store pool: %v", poolErr)
+	}
 	s.sc.Elapsed = time.Since(s.start)
-	s.sc.Total, s.sc.Invocations = s.sc.Elapsed, 1 // a session never resumes
+	s.sc.Total, s.sc.Invocations = s.sc.Elapsed, 1
+	if s.st != nil { // a resumed assessment counts every invocation
+		s.st.Spent += s.sc.Elapsed
+		s.st.Invocations++
+		s.sc.Total, s.sc.Invocations = s.st.Spent, s.st.Invocations
+		if err := s.st.save(); err != nil {
+			s.r.say("resume state: %v", err)
+		}
+	}
 	s.sc.finish()
 	s.r.say("%s", s.sc.Summary)
 	if err := s.sc.Write(s.opts.OutDir); err != nil {

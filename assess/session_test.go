@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +51,115 @@ func TestSessionRecordsChecksItCannotRunAsNotRun(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("scorecard file: %v", err)
 		}
+	}
+}
+
+// fakeRuns stands in for the harness in the loop tests: each check's unfenced and fenced
+// outcome by key, each run taking wall (counted, not slept: the budget rule reads Wall).
+type fakeRuns struct {
+	out  map[string]CheckResult
+	wall time.Duration
+	ran  []string
+}
+
+func (f *fakeRuns) run(_ context.Context, c Check, _ time.Duration) (CheckResult, error) {
+	f.ran = append(f.ran, c.Key())
+	r, ok := f.out[c.Key()]
+	if !ok {
+		r = CheckResult{Verdict: harness.VerdictValid}
+	}
+	r.Check, r.Fenced, r.Wall = c, c.Resource == ResourceFenced, f.wall
+	return r, nil
+}
+
+// Run is the Session loop with a resume state: a violation no fence prevents (a duplicate
+// token, a zombie leader) gets no fenced rerun, a stale write does; a second invocation
+// runs nothing again.
+func TestRunGivesAFencedRerunOnlyWhereAFenceCanHelp(t *testing.T) {
+	f := &fakeRuns{wall: time.Second, out: map[string]CheckResult{
+		"handoff":       {Verdict: harness.VerdictInvalid, Reasons: []string{"token-duplicate"}, Reason: "token-duplicate", Unfenceable: []string{"token-duplicate"}},
+		"pause-leader":  {Verdict: harness.VerdictInvalid, Reasons: []string{"stale-write-accepted"}, Reason: "stale-write-accepted"},
+		"freeze-leader": {Verdict: harness.VerdictInvalid, Reasons: []string{ReasonZombie}, Reason: ReasonZombie, Unfenceable: []string{ReasonZombie}},
+	}}
+	opts := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir(), Checks: []string{"kill-leader", "freeze-leader", "pause-leader", "handoff"}}
+	sc, err := runWith(context.Background(), opts, f.run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"handoff", "pause-leader", "pause-leader/fenced", "kill-leader", "freeze-leader"}; !slices.Equal(f.ran, want) {
+		t.Errorf("ran %v, want %v (battery order; a fenced rerun only for the stale write)", f.ran, want)
+	}
+	grades := map[string]string{}
+	for _, g := range sc.Checks {
+		grades[g.Name] = g.Grade
+	}
+	if grades["handoff"] != GradeUnsafe || grades["freeze-leader"] != GradeUnsafe || grades["pause-leader"] != GradeFenceSaves || grades["kill-leader"] != GradeSafe {
+		t.Errorf("grades %v", grades)
+	}
+	if sc.Verdict != harness.VerdictInvalid || !strings.Contains(sc.Summary, "freeze-leader ("+ReasonZombie+")") {
+		t.Errorf("verdict %s, summary %q: want invalid, the zombie named", sc.Verdict, sc.Summary)
+	}
+	f.ran = nil
+	again, err := runWith(context.Background(), opts, f.run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.ran) != 0 || again.Verdict != sc.Verdict || again.Invocations != 2 {
+		t.Errorf("resumed: ran %v, verdict %s, %d invocations: want nothing run, the same verdict, 2 invocations", f.ran, again.Verdict, again.Invocations)
+	}
+}
+
+// A fenced rerun the rest of the budget cannot hold is not run and says so: the check is
+// unsafe unfenced with the fence's help unknown, never a pass; later checks are not run.
+func TestRunRecordsAFencedRerunTheBudgetCannotHold(t *testing.T) {
+	f := &fakeRuns{wall: time.Hour, out: map[string]CheckResult{
+		"pause-leader": {Verdict: harness.VerdictInvalid, Reasons: []string{"stale-write-accepted"}, Reason: "stale-write-accepted"},
+	}}
+	opts := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir(), Budget: 10 * time.Minute, Checks: []string{"pause-leader", "kill-leader"}}
+	sc, err := runWith(context.Background(), opts, f.run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.ran, []string{"pause-leader"}) {
+		t.Errorf("ran %v, want only pause-leader (a run took an hour of a 10-minute budget)", f.ran)
+	}
+	if sc.Verdict != harness.VerdictUnknown || !strings.Contains(sc.Summary, "pause-leader (fenced rerun not run: budget") || !strings.Contains(sc.Summary, "1 not run (kill-leader)") {
+		t.Errorf("verdict %s, summary %q: want unknown, the rerun and kill-leader not run for the budget", sc.Verdict, sc.Summary)
+	}
+	junit, _ := os.ReadFile(filepath.Join(opts.OutDir, ScorecardJUnit))
+	if !strings.Contains(string(junit), "fenced rerun not run: budget") {
+		t.Errorf("junit.xml does not say the fenced rerun did not run:\n%s", junit)
+	}
+}
+
+// The estimate of the next check is the slowest run but the first (which also started the
+// store cluster): a check starts only when even a slow one fits.
+func TestSessionEstimate(t *testing.T) {
+	s := &Session{}
+	if got := s.estimate(); got != firstEstimate {
+		t.Errorf("before any run: %v, want %v", got, firstEstimate)
+	}
+	s.spent = []time.Duration{100 * time.Second}
+	if got := s.estimate(); got != 100*time.Second {
+		t.Errorf("after one run: %v, want it", got)
+	}
+	s.spent = append(s.spent, 30*time.Second, 50*time.Second, 40*time.Second)
+	if got := s.estimate(); got != 50*time.Second {
+		t.Errorf("after four runs: %v, want the slowest but the first, 50s", got)
+	}
+}
+
+// The explore check starts only with room for one try (a run plus its longer faults phase)
+// and searches only until the last try that still fits could start.
+func TestSessionExploreFitsOneTry(t *testing.T) {
+	s := &Session{opts: Options{Budget: 10 * time.Minute}, start: time.Now(), spent: []time.Duration{100 * time.Second, 50 * time.Second}}
+	explore := Check{Name: "explore", Explore: true, Duration: 20 * time.Second}
+	budget, why := s.fits(explore)
+	if why != "" || budget <= 0 || budget > 10*time.Minute-70*time.Second+time.Second {
+		t.Errorf("explore with 10m left: budget %v (%s), want at most 10m - (50s + 20s) + 1s", budget, why)
+	}
+	s.opts.Budget = time.Minute
+	if _, why := s.fits(explore); !strings.Contains(why, "budget") {
+		t.Errorf("explore with 1m left for a 70s try: %q, want not run for the budget", why)
 	}
 }

@@ -84,9 +84,12 @@ func loadState(o Options) (*state, error) {
 	for k, r := range old.Results {
 		if r.done() {
 			if r.Verdict == harness.VerdictInvalid && r.RunDir != "" {
-				// The run directory is the source of truth; a state written before
-				// Unfenceable existed gets it from there.
-				r.Unfenceable = unfenceableOf(r.RunDir, r.Unfenceable)
+				// The run directory is the source of truth: a state written before
+				// Unfenceable or the zombie rule existed is judged again from it.
+				if results, err := checkers.ReadResults(filepath.Join(r.RunDir, checkers.ResultsFile)); err == nil {
+					r.Unfenceable = unfenceableReasons(results)
+					applyZombie(&r, zombieOf(results))
+				}
 			}
 			st.Results[k] = r
 		}
@@ -94,13 +97,8 @@ func loadState(o Options) (*state, error) {
 	return st, nil
 }
 
-// unfenceableOf reads the invalid reasons no fence prevents from a run's results.json;
-// keep is returned when it cannot be read.
-func unfenceableOf(runDir string, keep []string) []string {
-	results, err := checkers.ReadResults(filepath.Join(runDir, checkers.ResultsFile))
-	if err != nil {
-		return keep
-	}
+// unfenceableReasons are a run's invalid reasons no fence prevents.
+func unfenceableReasons(results *checkers.Results) []string {
 	var out []string
 	for _, x := range results.Reasons {
 		if x.Severity == checkers.SevInvalid && !slices.Contains(fenceable, x.Code) {

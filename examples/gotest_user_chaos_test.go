@@ -24,16 +24,25 @@ import (
 // per-process term counter, which the first handoff shows (two leaders with token 1).
 const gotestUserCheck = "handoff"
 
-// TestGotestUserModule runs examples/gotest-user's own `go test -tags chaos`, as a user runs
-// it in their repository (a module of its own, go.sum complete: -mod=readonly), on real etcd
-// servers: with the correct candidate its check passes; with the broken twin it fails, naming
-// the check, the reason and a report that exists.
+// TestGotestUserModule runs examples/gotest-user's own chaos test, as a user runs it in
+// their repository (a module of its own, go.sum complete: -mod=readonly), on real etcd
+// servers: with the correct candidate its check passes; with the broken twin it fails,
+// naming the check, the reason and a report that exists. The module's test binary is built
+// once (`go test -c`, the build `go test` makes) and run twice in parallel, so the two
+// children do not compile splitbrain's packages side by side.
 func TestGotestUserModule(t *testing.T) {
 	// A clone holds tracked files only: the module must not lean on anything else.
 	if out, err := exec.Command("git", "ls-files", "--others", "gotest-user").Output(); err != nil {
 		t.Fatalf("git ls-files: %v", err)
 	} else if s := strings.TrimSpace(string(out)); s != "" {
 		t.Fatalf("examples/gotest-user holds files a clone would not have (commit or remove them):\n%s", s)
+	}
+	env := append(os.Environ(), "GOFLAGS=-mod=readonly")
+	testBin := filepath.Join(t.TempDir(), "gotest-user.test")
+	build := exec.Command("go", "test", "-c", "-tags", "chaos", "-o", testBin, ".")
+	build.Dir, build.Env = "gotest-user", env
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c -tags chaos in examples/gotest-user: %v\n%s", err, out)
 	}
 	for _, tc := range []struct {
 		name, tags string
@@ -47,14 +56,13 @@ func TestGotestUserModule(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 			defer cancel()
 			dir := t.TempDir()
-			cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-v", "-tags", "chaos", "-short",
-				"-run", "^TestElectionIsSafe$/^"+gotestUserCheck+"$", "-timeout", "7m", "./...")
+			cmd := exec.CommandContext(ctx, testBin, "-test.count=1", "-test.v", "-test.short",
+				"-test.run", "^TestElectionIsSafe$/^"+gotestUserCheck+"$", "-test.timeout", "7m")
 			cmd.Dir = "gotest-user"
-			cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "CANDIDATE_TAGS="+tc.tags,
-				"SPLITBRAIN_SCORECARD_DIR="+dir)
+			cmd.Env = append(env, "CANDIDATE_TAGS="+tc.tags, "SPLITBRAIN_SCORECARD_DIR="+dir)
 			out, err := cmd.CombinedOutput()
 			log := string(out)
-			t.Logf("go test in examples/gotest-user (CANDIDATE_TAGS=%q): %v\n%s", tc.tags, err, log)
+			t.Logf("examples/gotest-user's test binary (CANDIDATE_TAGS=%q): %v\n%s", tc.tags, err, log)
 			t.Cleanup(func() { assertRunsLeftNothing(t, filepath.Join(dir, "runs")) })
 			if tc.pass {
 				if err != nil || !strings.Contains(log, "--- PASS: TestElectionIsSafe/"+gotestUserCheck) {

@@ -39,6 +39,6 @@ func ExamplePlan() {
 		fmt.Println()
 	}
 	// Output:
-	// short true: handoff kill-leader pause-leader
-	// short false: fault-free handoff kill-leader pause-leader freeze-leader leader-cut-silent leader-cut-refused clock-bump clock-rate latency half-open reset store-outage follower-cut-then-kill waiter-killed explore
+	// short true: handoff pause-leader kill-leader
+	// short false: handoff pause-leader kill-leader fault-free freeze-leader leader-cut-silent leader-cut-refused clock-bump clock-rate latency half-open reset store-outage follower-cut-then-kill waiter-killed explore
 }

@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -189,10 +190,11 @@ func Assess(t *testing.T, c Candidate, opts ...Option) *assess.Scorecard {
 // ShortBattery is the battery under -short (or Short(true)): the checks that catch the
 // commonest mistakes in the least time: a token that does not grow across leaders (handoff),
 // a lease that never frees (kill-leader), a zombie leader writing after a pause longer than
-// its lease (pause-leader). Checks(...) overrides it. A check that fails unfenced is
-// still rerun fenced: a candidate that relies on its fencing token passes where the fence
-// saves it.
-var ShortBattery = []string{"handoff", "kill-leader", "pause-leader"}
+// its lease (pause-leader). Checks(...) overrides it. A check that fails unfenced with a
+// stale write is rerun fenced: a candidate that relies on its fencing token passes where
+// the fence saves it; a violation no fence prevents (a duplicate token, a leader that
+// never steps down) fails at once.
+var ShortBattery = []string{"handoff", "pause-leader", "kill-leader"}
 
 // options are the assessment's options for c, without output and budget fitting.
 func options(c Candidate, s settings) assess.Options {
@@ -365,12 +367,19 @@ var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // BuildGo builds the Go main package pkg (a directory or import path, as `go build` takes it,
 // resolved in the test's module) into a static executable in t.TempDir and returns its path:
-// CGO_ENABLED=0, because the candidate runs in an image without a C library. buildFlags go
-// to `go build` before the package (e.g. "-tags", "broken").
+// CGO_ENABLED=0, because the candidate runs in an image without a C library; stripped
+// (-trimpath -ldflags=-s -w) unless buildFlags name -ldflags, because every run copies it
+// into each candidate container (a 20 MB binary took 20-40 s a run on a loaded 2-core
+// machine, docs/assess.md). buildFlags go to `go build` before the package (e.g. "-tags",
+// "broken").
 func BuildGo(t testing.TB, pkg string, buildFlags ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "candidate")
-	args := append(append([]string{"build", "-o", out}, buildFlags...), pkg)
+	args := []string{"build", "-o", out}
+	if !slices.ContainsFunc(buildFlags, func(f string) bool { return strings.HasPrefix(strings.TrimLeft(f, "-"), "ldflags") }) {
+		args = append(args, "-trimpath", "-ldflags=-s -w")
+	}
+	args = append(append(args, buildFlags...), pkg)
 	cmd := exec.Command("go", args...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	var buf bytes.Buffer
