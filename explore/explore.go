@@ -171,6 +171,11 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 	if opt.Mode == ModeGuided {
 		guide.Vocabulary = runnableAtoms(opt)
 	}
+	unfenced := guide
+	unfenced.Vocabulary.atoms = slices.DeleteFunc(slices.Clone(guide.Vocabulary.atoms), func(a atom) bool { return a.fence })
+	if len(unfenced.Vocabulary.atoms) == 0 {
+		unfenced = guide
+	}
 	start := time.Now()
 	for i := 1; ; i++ {
 		switch {
@@ -194,7 +199,13 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 		if opt.Mode == ModeRandom {
 			cfg, spec, err = drawRunnable(rng, opt, n, &res.Refused)
 		} else {
-			cfg, spec, meta, err = drawGuided(rng, opt, guide, corpus, n, &res.Refused)
+			g := guide
+			if corpus.Seen[FeatureFenceRequested] == 0 {
+				// A fence fault acts only on a candidate's request to the fence device;
+				// until a run showed one, it cannot change anything.
+				g = unfenced
+			}
+			cfg, spec, meta, err = drawGuided(rng, opt, g, corpus, n, &res.Refused)
 		}
 		if err != nil {
 			return res, err
@@ -383,6 +394,8 @@ type atom struct {
 	proxy, network bool
 	// triggered: the fault starts on a candidate's event (on=) and hits that candidate.
 	triggered bool
+	// fence: the kind acts on the run's fence device, i.e. only on a candidate's request.
+	fence bool
 }
 
 func (a atom) String() string {
@@ -468,7 +481,7 @@ func allAtoms() []atom {
 		}
 		for _, t := range k.Targets {
 			if !strings.Contains(t, ":") {
-				out = append(out, atom{kind: k.Name, target: t, proxy: k.Proxy, network: k.Network})
+				out = append(out, atom{kind: k.Name, target: t, proxy: k.Proxy, network: k.Network, fence: k.Fence})
 			}
 		}
 		if slices.Contains(k.Targets, nemesis.TargetLeader) {

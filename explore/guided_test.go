@@ -552,3 +552,38 @@ func TestGuidedFindsTheZombieSoonerThanRandom(t *testing.T) {
 		t.Errorf("guided median %d runs, random %d: want guided at most 12 and a third of random", gm, rm)
 	}
 }
+
+// Fence faults act only on requests to the fence device: the guided search leaves them out
+// until a run showed a request, and draws them after.
+func TestFenceKindsWaitForAFenceRequest(t *testing.T) {
+	o := guidedOptions(t, 60)
+	o.Runner = func(ctx context.Context, cfg harness.Config, i int, spec string) Try {
+		tr := fakeRun(ctx, cfg, i, spec)
+		tr.Verdict, tr.Codes = harness.VerdictValid, nil
+		if i >= 20 {
+			tr.Signature = append(tr.Signature, FeatureFenceRequested)
+			slices.Sort(tr.Signature)
+		}
+		return tr
+	}
+	res, err := Explore(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := 0
+	for _, tr := range res.Tries {
+		fence := strings.Contains(tr.Spec, "fence-")
+		if fence && tr.N <= 20 {
+			t.Errorf("try %d drew a fence fault before any fence request: %s", tr.N, tr.Spec)
+		}
+		if fence {
+			later++
+		}
+	}
+	if later == 0 {
+		t.Error("no fence fault drawn after runs showed fence requests")
+	}
+	if sig := BehaviourSignature([]history.Event{{Source: history.SourceHarness, Kind: history.KindFenceRequest, T: 1, Action: history.FenceOff}}, 0); !sig.Contains(FeatureFenceRequested) {
+		t.Errorf("a fence request gave %v", sig)
+	}
+}

@@ -22,6 +22,10 @@ func (s Signature) Contains(f string) bool {
 	return ok
 }
 
+// FeatureFenceRequested: a candidate asked the run's fence device for something (the guided
+// search draws fence faults only once a run of its recipe did).
+const FeatureFenceRequested = "fence-requested"
+
 // NearPrefix marks the features of behaviour close to a violation (see BehaviourSignature):
 // the search spends more of its mutations on schedules that showed them.
 const NearPrefix = "near:"
@@ -277,6 +281,8 @@ func BehaviourSignature(events []history.Event, ttl time.Duration) Signature {
 			if e.Stale {
 				add("stale-write-accepted")
 			}
+		case history.KindFenceRequest:
+			add(FeatureFenceRequested)
 		case history.KindError:
 			if _, lead := leaders[e.Node]; !lead && len(leaders) > 0 {
 				add("waiter-error-while-led")
