@@ -71,8 +71,8 @@ func (c *Corpus) Add(e Entry) bool {
 }
 
 // pick chooses the entry to mutate: among the best-scored third, favouring entries that came
-// near a violation (Signature.Nearness), whose features are rare (seen by few runs) and that
-// were picked least, so the search keeps pushing at the edge of what it has seen instead of
+// near a violation (Signature.Nearness), whose features are rare (seen by few runs), that
+// were picked least and whose run was not unknown, so the search keeps pushing at the edge of what it has seen instead of
 // mutating the first find forever. Swarm testing applies to mutations too: only entries
 // that use one of the swarm's kinds are candidates, when there are any.
 func (c *Corpus) pick(rnd func(int) int, swarm []string) *Entry {
@@ -97,7 +97,13 @@ func (c *Corpus) pick(rnd func(int) int, swarm []string) *Entry {
 				rare++
 			}
 		}
-		return e.Picked*4 - rare - 3*e.Signature.Nearness()
+		s := e.Picked*4 - rare - 3*e.Signature.Nearness()
+		if e.Verdict == "unknown" {
+			// Its chain did not run through (a link's event never came): its mutants are
+			// likely to wait out their timeout as well.
+			s += 4
+		}
+		return s
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return score(c.Entries[idx[a]]) < score(c.Entries[idx[b]]) })
 	n := max(1, (len(idx)+2)/3)

@@ -587,3 +587,32 @@ func TestFenceKindsWaitForAFenceRequest(t *testing.T) {
 		t.Errorf("a fence request gave %v", sig)
 	}
 }
+
+// The entry to mutate: one that came near a violation first, one whose run was unknown
+// last, and only entries using one of the run's swarm kinds when there are any.
+func TestPickPrefersNearAndSwarm(t *testing.T) {
+	link := func(kind string) []Link { return []Link{{Kind: kind, Target: "leader", On: "write:3", For: "2xTTL"}} }
+	c := NewCorpus("t", 1)
+	c.Add(Entry{Chain: Chain{Nodes: 3, Links: link("pause")}, Signature: Signature{"fault:pause@leader"}, Verdict: "valid", Try: 1})
+	c.Add(Entry{Chain: Chain{Nodes: 3, Links: link("freeze")}, Signature: Signature{"fault:freeze@leader"}, Verdict: "unknown", Try: 2})
+	c.Add(Entry{Chain: Chain{Nodes: 3, Links: link("clock")}, Signature: Signature{"near:fault-past-ttl:clock@leader", "near:write-after-fault-past-ttl:clock"}, Verdict: "valid", Try: 3})
+	c.Add(Entry{Chain: Chain{Nodes: 3, Links: link("kill")}, Signature: Signature{"fault:kill@leader"}, Verdict: "valid", Try: 4})
+	first := func(int) int { return 0 }
+	all := []string{"pause", "freeze", "clock", "kill"}
+	if e := c.pick(first, all); e.Try != 3 {
+		t.Errorf("picked try %d first, want the near one (3)", e.Try)
+	}
+	var order []int
+	for range 3 {
+		order = append(order, c.pick(first, all).Try)
+	}
+	if slices.Contains(order, 2) {
+		t.Errorf("picks %v: the unknown run's entry came before a valid one was picked twice", order)
+	}
+	if e := c.pick(first, []string{"kill", "reset"}); e.Try != 4 {
+		t.Errorf("swarm kill,reset picked try %d, want the kill entry (4)", e.Try)
+	}
+	if e := c.pick(first, []string{"reset"}); e == nil {
+		t.Error("a swarm no entry uses picked nothing; want any entry")
+	}
+}
