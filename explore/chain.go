@@ -232,8 +232,8 @@ func (g Guide) nodes(rng *rand.Rand) int {
 }
 
 // drawLink draws one link; first says it starts the chain. A first link is aimed at the
-// leader one time in two (when the swarm has such a fault), else drawn with the leader
-// weighted like every link.
+// leader one time in two (when the swarm has such a fault: a kind of the swarm, then one of
+// its forms on the leader), else drawn with the leader weighted like every link.
 func (g Guide) drawLink(rng *rand.Rand, swarm []string, links []Link, first bool) (Link, bool) {
 	atoms := g.atomsOf(swarm, links)
 	if len(atoms) == 0 {
@@ -241,7 +241,16 @@ func (g Guide) drawLink(rng *rand.Rand, swarm []string, links []Link, first bool
 	}
 	if first && rng.IntN(2) == 0 {
 		if lead := slices.DeleteFunc(slices.Clone(atoms), func(a atom) bool { return !a.onLeader() }); len(lead) > 0 {
-			atoms = lead
+			// Kind first, then its forms on the leader: the cut of the leader from the store
+			// (partition's only such form) is as likely as a pause of the leader (two forms).
+			var kinds []string
+			for _, a := range lead {
+				if !slices.Contains(kinds, a.kind) {
+					kinds = append(kinds, a.kind)
+				}
+			}
+			k := kinds[rng.IntN(len(kinds))]
+			atoms = slices.DeleteFunc(lead, func(a atom) bool { return a.kind != k })
 		}
 	}
 	a := pickAtom(rng, atoms)
