@@ -123,14 +123,18 @@ func (c Chain) Spec() string {
 var exclusiveKinds = []string{"freeze", "kill", "evict"}
 
 // Sane reports whether the chain can take effect as written: no link of an exclusive kind
-// aimed (target=trigger) at the nodes of a fault of the same kind that started it.
+// started on a fault's start (so while it is in effect) after a fault of the same kind on
+// the same class of nodes (candidates or store): it may well hit the node that fault holds,
+// e.g. "freeze the leader; on that fault's start freeze the leader" (measured: the second
+// freeze failed and the run was unknown after its timeout).
 func (c Chain) Sane() bool {
+	storeSide := func(l Link) bool { return strings.HasPrefix(l.Target, "store-") || l.Target == nemesis.TargetAllStore }
 	for i, l := range c.Links {
-		if i == 0 || l.Target != nemesis.TargetTrigger || l.On != nemesis.EventFaultStart || !slices.Contains(exclusiveKinds, l.Kind) {
+		if i == 0 || l.On != nemesis.EventFaultStart || !slices.Contains(exclusiveKinds, l.Kind) {
 			continue
 		}
 		for _, prev := range c.Links[:i] {
-			if prev.Kind == l.Kind {
+			if prev.Kind == l.Kind && (l.Target == nemesis.TargetTrigger || storeSide(prev) == storeSide(l)) {
 				return false
 			}
 		}

@@ -142,6 +142,16 @@ func TestChainSanity(t *testing.T) {
 	if bad.Sane() {
 		t.Errorf("%s: a freeze of the frozen node passed", bad.Spec())
 	}
+	leaderTwice := bad
+	leaderTwice.Links = []Link{bad.Links[0], {Kind: "freeze", Target: "leader", On: "fault-start", After: "10ms", For: "1xTTL"}}
+	if leaderTwice.Sane() {
+		t.Errorf("%s: a freeze of the leader while the leader is frozen passed", leaderTwice.Spec())
+	}
+	storeThenLeader := bad
+	storeThenLeader.Links = []Link{{Kind: "freeze", Target: "all-store", On: "write:3", For: "1xTTL"}, {Kind: "freeze", Target: "leader", On: "fault-start", For: "1xTTL"}}
+	if !storeThenLeader.Sane() {
+		t.Errorf("%s: a freeze of the leader while the store is frozen refused", storeThenLeader.Spec())
+	}
 	ok := bad
 	ok.Links = []Link{bad.Links[0], {Kind: "pause", Target: "trigger", On: "fault-start", For: "1xTTL"}}
 	if !ok.Sane() {
