@@ -39,6 +39,8 @@ type Corpus struct {
 	// Seen counts, per feature, the runs that showed it.
 	Seen    map[string]int `json:"seen"`
 	Entries []Entry        `json:"entries"`
+	// BestNear is the highest Nearness a run of the search showed.
+	BestNear int `json:"best_near,omitempty"`
 }
 
 // NewCorpus starts an empty corpus for target.
@@ -68,16 +70,25 @@ func (c *Corpus) Add(e Entry) bool {
 	return true
 }
 
-// pick chooses the entry to mutate: among the least-picked third, favouring entries whose
-// features are rare (seen by few runs), so the search keeps pushing at the edge of what it
-// has seen instead of mutating the first find forever.
-func (c *Corpus) pick(rnd func(int) int) *Entry {
-	if len(c.Entries) == 0 {
-		return nil
+// pick chooses the entry to mutate: among the best-scored third, favouring entries that came
+// near a violation (Signature.Nearness), whose features are rare (seen by few runs), that
+// were picked least and whose run was not unknown, so the search keeps pushing at the edge of what it has seen instead of
+// mutating the first find forever. Swarm testing applies to mutations too: only entries
+// that use one of the swarm's kinds are candidates, when there are any.
+func (c *Corpus) pick(rnd func(int) int, swarm []string) *Entry {
+	var idx []int
+	for i, e := range c.Entries {
+		if slices.ContainsFunc(e.Chain.Links, func(l Link) bool { return slices.Contains(swarm, l.Kind) }) {
+			idx = append(idx, i)
+		}
 	}
-	idx := make([]int, len(c.Entries))
-	for i := range idx {
-		idx[i] = i
+	if len(idx) == 0 {
+		for i := range c.Entries {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return nil
 	}
 	score := func(e Entry) int {
 		rare := 0
@@ -86,7 +97,13 @@ func (c *Corpus) pick(rnd func(int) int) *Entry {
 				rare++
 			}
 		}
-		return e.Picked*4 - rare
+		s := e.Picked*4 - rare - 3*e.Signature.Nearness()
+		if e.Verdict == "unknown" {
+			// Its chain did not run through (a link's event never came): its mutants are
+			// likely to wait out their timeout as well.
+			s += 4
+		}
+		return s
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return score(c.Entries[idx[a]]) < score(c.Entries[idx[b]]) })
 	n := max(1, (len(idx)+2)/3)

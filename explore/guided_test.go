@@ -51,7 +51,7 @@ func zombieHistory() []history.Event {
 }
 
 func TestBehaviourSignature(t *testing.T) {
-	sig := BehaviourSignature(zombieHistory())
+	sig := BehaviourSignature(zombieHistory(), 0)
 	for _, want := range []string{
 		"fault:pause@leader", "chain:write>pause", "elected-during:pause", "elected-while-another-leads",
 		"waiter-recampaign-while-led", "waiter-recampaign-during:pause", "write-by-stale-leader",
@@ -75,7 +75,7 @@ func TestBehaviourSignature(t *testing.T) {
 	// and the input is not modified.
 	evs := zombieHistory()
 	slices.Reverse(evs)
-	if got := BehaviourSignature(evs); !slices.Equal(got, sig) {
+	if got := BehaviourSignature(evs, 0); !slices.Equal(got, sig) {
 		t.Errorf("reversed input gave %v, want %v", got, sig)
 	}
 	if evs[0].Seq != int64(len(evs)) {
@@ -89,7 +89,7 @@ func TestBehaviourSignature(t *testing.T) {
 			quiet = append(quiet, e)
 		}
 	}
-	q := BehaviourSignature(quiet)
+	q := BehaviourSignature(quiet, 0)
 	if q.Contains("elected-during:pause") || slices.Equal(q, sig) {
 		t.Errorf("signature without the fault %v", q)
 	}
@@ -100,7 +100,7 @@ func TestBehaviourSignature(t *testing.T) {
 			dup[i].Token = 1
 		}
 	}
-	if d := BehaviourSignature(dup); !d.Contains("token-granted-twice") {
+	if d := BehaviourSignature(dup, 0); !d.Contains("token-granted-twice") {
 		t.Errorf("token granted twice not in %v", d)
 	}
 }
@@ -141,6 +141,16 @@ func TestChainSanity(t *testing.T) {
 		{Kind: "freeze", Target: "trigger", On: "fault-start", For: "1xTTL"}}}
 	if bad.Sane() {
 		t.Errorf("%s: a freeze of the frozen node passed", bad.Spec())
+	}
+	leaderTwice := bad
+	leaderTwice.Links = []Link{bad.Links[0], {Kind: "freeze", Target: "leader", On: "fault-start", After: "10ms", For: "1xTTL"}}
+	if leaderTwice.Sane() {
+		t.Errorf("%s: a freeze of the leader while the leader is frozen passed", leaderTwice.Spec())
+	}
+	storeThenLeader := bad
+	storeThenLeader.Links = []Link{{Kind: "freeze", Target: "all-store", On: "write:3", For: "1xTTL"}, {Kind: "freeze", Target: "leader", On: "fault-start", For: "1xTTL"}}
+	if !storeThenLeader.Sane() {
+		t.Errorf("%s: a freeze of the leader while the store is frozen refused", storeThenLeader.Spec())
 	}
 	ok := bad
 	ok.Links = []Link{bad.Links[0], {Kind: "pause", Target: "trigger", On: "fault-start", For: "1xTTL"}}
@@ -345,4 +355,274 @@ func TestGuidedSearchFindsAChainedBug(t *testing.T) {
 		t.Fatalf("no find in %d tries", len(res.Tries))
 	}
 	t.Logf("found in try %d: %s", res.Found.N, res.Found.Spec)
+}
+
+// A history in which the leader c1 wrote just before c2 was elected (a handoff gap of 5 ms,
+// under a tenth of a 100 ms TTL), and c2 was then paused for 150 ms (past the TTL) and
+// wrote again without stepping down.
+func nearHistory() []history.Event {
+	var evs []history.Event
+	at := func(ms int64, e history.Event) {
+		e.Seq, e.T, e.V = int64(len(evs)+1), ms*1e6, history.Version
+		evs = append(evs, e)
+	}
+	cand := func(kind history.Kind, node string, token int64) history.Event {
+		return history.Event{Source: history.SourceCandidate, Kind: kind, Node: node, Token: token, Result: history.ResultAccepted}
+	}
+	at(1, history.Event{Source: history.SourceHarness, Kind: history.KindPhase, Phase: history.PhaseFaults})
+	at(10, cand(history.KindElected, "c1", 1))
+	at(90, cand(history.KindWrite, "c1", 1))
+	at(92, cand(history.KindSteppedDown, "c1", 0))
+	at(95, cand(history.KindElected, "c2", 2))
+	at(120, cand(history.KindWrite, "c2", 2))
+	at(200, history.Event{Source: history.SourceNemesis, Kind: history.KindFaultStart, FaultID: 1, Fault: "pause", Targets: []string{"c2"}})
+	at(350, history.Event{Source: history.SourceNemesis, Kind: history.KindFaultEnd, FaultID: 1, Fault: "pause", Targets: []string{"c2"}})
+	at(360, cand(history.KindWrite, "c2", 2))
+	return evs
+}
+
+func TestNearViolationFeatures(t *testing.T) {
+	ttl := 100 * time.Millisecond
+	sig := BehaviourSignature(nearHistory(), ttl)
+	for _, want := range []string{"near:fault-past-ttl:pause@leader", "near:write-after-fault-past-ttl:pause", "near:handoff-gap<0.1xTTL"} {
+		if !sig.Contains(want) {
+			t.Errorf("signature lacks %s: %v", want, sig)
+		}
+	}
+	if sig.Nearness() != 3 {
+		t.Errorf("nearness %d of %v, want 3", sig.Nearness(), sig)
+	}
+	// A pause shorter than the TTL is not near; a gap of most of a TTL is not either.
+	long := BehaviourSignature(nearHistory(), time.Second)
+	if long.Contains("near:fault-past-ttl:pause@leader") || long.Contains("near:write-after-fault-past-ttl:pause") {
+		t.Errorf("TTL 1s, a 150 ms pause counted as past the TTL: %v", long)
+	}
+	if wide := BehaviourSignature(nearHistory(), 8*time.Millisecond); !wide.Contains("handoff-gap<1xTTL") || wide.Contains("near:handoff-gap<0.1xTTL") {
+		t.Errorf("TTL 8ms, a 5 ms gap: %v", wide)
+	}
+	// Without a TTL no feature depends on it.
+	for _, f := range BehaviourSignature(nearHistory(), 0) {
+		if strings.HasPrefix(f, NearPrefix) || strings.HasPrefix(f, "handoff-gap") {
+			t.Errorf("no TTL: %s", f)
+		}
+	}
+	// The stale zombie of zombieHistory: held past the TTL while c2 was elected, then wrote.
+	z := BehaviourSignature(zombieHistory(), ttl)
+	for _, want := range []string{"near:fault-past-ttl:pause@stale-leader", "near:write-after-fault-past-ttl:pause"} {
+		if !z.Contains(want) {
+			t.Errorf("zombie signature lacks %s: %v", want, z)
+		}
+	}
+}
+
+// Fresh chains are drawn for the first FreshRuns runs although the corpus grows from the
+// first; mutations start only after them, and then about half the runs are mutations.
+func TestFirstRunsAreFresh(t *testing.T) {
+	o := guidedOptions(t, 30)
+	o.Runner = func(ctx context.Context, cfg harness.Config, i int, spec string) Try {
+		tr := fakeRun(ctx, cfg, i, spec)
+		tr.Verdict, tr.Codes = harness.VerdictValid, nil
+		return tr
+	}
+	res, err := Explore(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutated := 0
+	for _, tr := range res.Tries {
+		if tr.N <= FreshRuns && tr.Parent != 0 {
+			t.Errorf("try %d mutated try %d inside the fresh stretch", tr.N, tr.Parent)
+		}
+		if tr.Parent != 0 {
+			mutated++
+		}
+	}
+	if entries := slices.IndexFunc(res.Tries, func(tr Try) bool { return len(tr.New) > 0 }); entries < 0 || entries >= FreshRuns {
+		t.Fatalf("the corpus did not grow inside the fresh stretch (first new behaviour at index %d)", entries)
+	}
+	// One in two after the stretch: 24 draws, at least a third of them mutations.
+	if after := len(res.Tries) - FreshRuns; mutated*3 < after {
+		t.Errorf("%d of the %d runs after the fresh stretch were mutations, want at least a third", mutated, after)
+	}
+}
+
+// Faults on the leader, on the candidate whose event fired the link, and cuts of the leader
+// from the store are drawn leaderWeight times as often as each other fault, and are held
+// past the TTL three times in four.
+func TestLeaderAndTriggerTargetsWeighted(t *testing.T) {
+	g := testGuide(t)
+	rng := rand.New(rand.NewPCG(3, 0))
+	var atoms []atom
+	for _, a := range g.Vocabulary.atoms {
+		if a.target != nemesis.TargetStaleLeader {
+			atoms = append(atoms, a)
+		}
+	}
+	g.Vocabulary.atoms = atoms
+	leaderAtoms := 0
+	for _, a := range atoms {
+		if a.onLeader() {
+			leaderAtoms++
+		}
+	}
+	uniform := float64(leaderAtoms) / float64(len(atoms))
+	want := float64(leaderWeight*leaderAtoms) / float64(leaderWeight*leaderAtoms+len(atoms)-leaderAtoms)
+	kinds := g.Swarm(rand.New(rand.NewPCG(1, 1)))
+	for _, a := range atoms {
+		if !slices.Contains(kinds, a.kind) {
+			kinds = append(kinds, a.kind)
+		}
+	}
+	const n = 4000
+	onLeader, past := 0, 0
+	for range n {
+		l, _ := g.drawLink(rng, kinds, nil, false)
+		if !(atom{target: l.Target, shape: l.Shape}).onLeader() {
+			continue
+		}
+		onLeader++
+		if slices.Contains(pastTTLMenu, l.For) {
+			past++
+		}
+	}
+	got := float64(onLeader) / n
+	t.Logf("links on the leader: %.2f (uniform %.2f, weighted %.2f); held past the TTL: %d of %d", got, uniform, want, past, onLeader)
+	if got < want-0.05 || got < 1.8*uniform {
+		t.Errorf("%.2f of the links hit the leader, want about %.2f (uniform would be %.2f)", got, want, uniform)
+	}
+	// 3/4 from pastTTLMenu plus 4/6 of the remaining quarter from forMenu's past-TTL values.
+	if float64(past)/float64(onLeader) < 0.8 {
+		t.Errorf("%d of %d leader links held past the TTL, want over 80%%", past, onLeader)
+	}
+}
+
+// zombieRun stands for a recipe with the zombie bug: a leader paused or frozen past its TTL
+// on its own write (the narrow moment) comes back and writes stale. Its signature follows
+// from the schedule and shows a fault held on the leader past the TTL as near a violation,
+// as a real history would.
+func zombieRun(_ context.Context, cfg harness.Config, _ int, spec string) Try {
+	var sig []string
+	t := Try{Verdict: harness.VerdictValid, RunDir: "run"}
+	for _, item := range strings.Split(spec, "; ") {
+		kind, rest, _ := strings.Cut(item, ":")
+		kv := map[string]string{}
+		for _, p := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(p, "=")
+			kv[k] = v
+		}
+		on := kv["on"]
+		if on == "" {
+			on = "time"
+		}
+		sig = append(sig, "fault:"+kind+"@"+kv["target"], "chain:"+on+">"+kind)
+		d, err := nemesis.ParseDur(kv["for"])
+		past := err == nil && (d.TTLs >= 1.5 || d.D >= cfg.TTL*3/2)
+		onLeader := kv["target"] == nemesis.TargetLeader || kv["target"] == nemesis.TargetTrigger
+		if past && onLeader {
+			sig = append(sig, NearPrefix+"fault-past-ttl:"+kind+"@leader")
+			if (kind == "pause" || kind == "freeze") && strings.HasPrefix(on, nemesis.EventWrite) {
+				t.Verdict, t.Codes = harness.VerdictInvalid, []string{"stale-write-accepted"}
+			}
+		}
+	}
+	slices.Sort(sig)
+	t.Signature = slices.Compact(sig)
+	return t
+}
+
+// The guided search finds the zombie in far fewer runs than random schedules over the same
+// seeds, with the whole vocabulary (the shapes that find it are 4 of its ~100 forms).
+func TestGuidedFindsTheZombieSoonerThanRandom(t *testing.T) {
+	const seeds, budget = 30, 150
+	runs := func(mode string) []int {
+		var out []int
+		for seed := int64(1); seed <= seeds; seed++ {
+			o := guidedOptions(t, budget)
+			o.Runner, o.Seed, o.Mode = zombieRun, seed, mode
+			res, err := Explore(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := budget + 1 // a miss counts as past the budget
+			if res.Found != nil {
+				n = res.Found.N
+			}
+			out = append(out, n)
+		}
+		slices.Sort(out)
+		return out
+	}
+	g, r := runs(ModeGuided), runs(ModeRandom)
+	gm, gp90, rm := g[seeds/2], g[seeds*9/10], r[seeds/2]
+	t.Logf("runs until the find over %d seeds: guided median %d, p90 %d, max %d; random median %d, p90 %d, max %d", seeds, gm, gp90, g[seeds-1], rm, r[seeds*9/10], r[seeds-1])
+	if g[seeds-1] > budget {
+		t.Errorf("guided missed on a seed in %d runs: %v", budget, g)
+	}
+	if gm > 12 || 3*gm > rm {
+		t.Errorf("guided median %d runs, random %d: want guided at most 12 and a third of random", gm, rm)
+	}
+}
+
+// Fence faults act only on requests to the fence device: the guided search leaves them out
+// until a run showed a request, and draws them after.
+func TestFenceKindsWaitForAFenceRequest(t *testing.T) {
+	o := guidedOptions(t, 60)
+	o.Runner = func(ctx context.Context, cfg harness.Config, i int, spec string) Try {
+		tr := fakeRun(ctx, cfg, i, spec)
+		tr.Verdict, tr.Codes = harness.VerdictValid, nil
+		if i >= 20 {
+			tr.Signature = append(tr.Signature, FeatureFenceRequested)
+			slices.Sort(tr.Signature)
+		}
+		return tr
+	}
+	res, err := Explore(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := 0
+	for _, tr := range res.Tries {
+		fence := strings.Contains(tr.Spec, "fence-")
+		if fence && tr.N <= 20 {
+			t.Errorf("try %d drew a fence fault before any fence request: %s", tr.N, tr.Spec)
+		}
+		if fence {
+			later++
+		}
+	}
+	if later == 0 {
+		t.Error("no fence fault drawn after runs showed fence requests")
+	}
+	if sig := BehaviourSignature([]history.Event{{Source: history.SourceHarness, Kind: history.KindFenceRequest, T: 1, Action: history.FenceOff}}, 0); !sig.Contains(FeatureFenceRequested) {
+		t.Errorf("a fence request gave %v", sig)
+	}
+}
+
+// The entry to mutate: one that came near a violation first, one whose run was unknown
+// last, and only entries using one of the run's swarm kinds when there are any.
+func TestPickPrefersNearAndSwarm(t *testing.T) {
+	link := func(kind string) []Link { return []Link{{Kind: kind, Target: "leader", On: "write:3", For: "2xTTL"}} }
+	c := NewCorpus("t", 1)
+	c.Add(Entry{Chain: Chain{Nodes: 3, Links: link("pause")}, Signature: Signature{"fault:pause@leader"}, Verdict: "valid", Try: 1})
+	c.Add(Entry{Chain: Chain{Nodes: 3, Links: link("freeze")}, Signature: Signature{"fault:freeze@leader"}, Verdict: "unknown", Try: 2})
+	c.Add(Entry{Chain: Chain{Nodes: 3, Links: link("clock")}, Signature: Signature{"near:fault-past-ttl:clock@leader", "near:write-after-fault-past-ttl:clock"}, Verdict: "valid", Try: 3})
+	c.Add(Entry{Chain: Chain{Nodes: 3, Links: link("kill")}, Signature: Signature{"fault:kill@leader"}, Verdict: "valid", Try: 4})
+	first := func(int) int { return 0 }
+	all := []string{"pause", "freeze", "clock", "kill"}
+	if e := c.pick(first, all); e.Try != 3 {
+		t.Errorf("picked try %d first, want the near one (3)", e.Try)
+	}
+	var order []int
+	for range 3 {
+		order = append(order, c.pick(first, all).Try)
+	}
+	if slices.Contains(order, 2) {
+		t.Errorf("picks %v: the unknown run's entry came before a valid one was picked twice", order)
+	}
+	if e := c.pick(first, []string{"kill", "reset"}); e.Try != 4 {
+		t.Errorf("swarm kill,reset picked try %d, want the kill entry (4)", e.Try)
+	}
+	if e := c.pick(first, []string{"reset"}); e == nil {
+		t.Error("a swarm no entry uses picked nothing; want any entry")
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
@@ -21,12 +22,27 @@ func (s Signature) Contains(f string) bool {
 	return ok
 }
 
+// FeatureFenceRequested: a candidate asked the run's fence device for something (the guided
+// search draws fence faults only once a run of its recipe did).
+const FeatureFenceRequested = "fence-requested"
+
+// NearPrefix marks the features of behaviour close to a violation (see BehaviourSignature):
+// the search spends more of its mutations on schedules that showed them.
+const NearPrefix = "near:"
+
 // BehaviourSignature abstracts a run's history into its signature. It is a pure function
-// of the events: which roles the faults hit, which role transitions happened while a fault
-// was in effect, and the order of the abstract steps (Mallory's happens-before summary,
-// reduced to pairs of consecutive steps). Counts are bucketed (as AFL buckets hit counts),
-// so a run with 7 elections and one with 8 do not count as different behaviour.
-func BehaviourSignature(events []history.Event) Signature {
+// of the events and the run's TTL: which roles the faults hit, which role transitions
+// happened while a fault was in effect, and the order of the abstract steps (Mallory's
+// happens-before summary, reduced to pairs of consecutive steps). Counts are bucketed (as
+// AFL buckets hit counts), so a run with 7 elections and one with 8 do not count as
+// different behaviour.
+//
+// Features starting with NearPrefix say how close the run came to a violation, relative to
+// the TTL (ttl <= 0 leaves them out): a fault on a leader held past the TTL, a leader that
+// wrote again after such a fault without stepping down (its lease had run out, a successor
+// could have been elected: the zombie), and the smallest gap between a leader's last write
+// and its successor's election (a gap near zero is a handoff that nearly overlapped).
+func BehaviourSignature(events []history.Event, ttl time.Duration) Signature {
 	evs := slices.Clone(events)
 	sort.SliceStable(evs, func(i, j int) bool {
 		if evs[i].T != evs[j].T {
@@ -55,6 +71,11 @@ func BehaviourSignature(events []history.Event) Signature {
 		lastSym    string
 		stepDownAt = -1 // index of the last stepped-down with no election after it
 		campaigned = map[string]int{}
+		faultFrom  = map[int]int64{}     // fault id → its start
+		pastTTL    = map[string]string{} // a leader held under a fault past the TTL → the kind
+		lastWrite  = map[string]int64{}  // node → its last accepted write
+		lastLeader string                // the node elected last
+		minGap     = int64(-1)           // smallest last-write-to-successor's-election gap
 	)
 	add := func(format string, args ...any) { feat[fmt.Sprintf(format, args...)] = true }
 	sym := func(s string) {
@@ -148,6 +169,7 @@ func BehaviourSignature(events []history.Event) Signature {
 				add("overlapping-faults")
 			}
 			faults[e.FaultID] = active{kind: e.Fault, targets: e.Targets}
+			faultFrom[e.FaultID] = e.T
 			sym("F+" + e.Fault + "@" + role)
 		case history.KindFaultEnd:
 			f, ok := faults[e.FaultID]
@@ -157,6 +179,14 @@ func BehaviourSignature(events []history.Event) Signature {
 			delete(faults, e.FaultID)
 			if e.Err != "" {
 				add("heal-failed:%s", f.kind)
+			}
+			if ttl > 0 && e.T-faultFrom[e.FaultID] >= int64(ttl) {
+				for _, n := range f.targets {
+					if _, lead := leaders[n]; lead {
+						add(NearPrefix+"fault-past-ttl:%s@%s", f.kind, roleOf(n))
+						pastTTL[n] = f.kind
+					}
+				}
 			}
 			sym("F-" + f.kind)
 		case history.KindCampaigning:
@@ -179,6 +209,13 @@ func BehaviourSignature(events []history.Event) Signature {
 			}
 			tokenOwner[e.Token] = e.Node
 			maxToken = max(maxToken, e.Token)
+			if prev := lastLeader; prev != "" && prev != e.Node && lastWrite[prev] > 0 {
+				if gap := e.T - lastWrite[prev]; gap >= 0 && (minGap < 0 || gap < minGap) {
+					minGap = gap
+				}
+			}
+			lastLeader = e.Node
+			delete(pastTTL, e.Node)
 			if len(leaders) > 0 {
 				if _, again := leaders[e.Node]; !again {
 					add("elected-while-another-leads")
@@ -202,6 +239,7 @@ func BehaviourSignature(events []history.Event) Signature {
 			}
 			role := roleOf(e.Node)
 			delete(leaders, e.Node)
+			delete(pastTTL, e.Node)
 			add("stepped-down:%s", role)
 			for _, k := range faultKinds() {
 				add("stepped-down-during:%s", k)
@@ -226,6 +264,12 @@ func BehaviourSignature(events []history.Event) Signature {
 				if t, ok := leaders[e.Node]; ok && t < newest() {
 					add("write-by-stale-leader")
 				}
+				if kind, ok := pastTTL[e.Node]; ok {
+					// Still leading after being held past its lease: nothing but luck kept
+					// a successor from being elected meanwhile.
+					add(NearPrefix+"write-after-fault-past-ttl:%s", kind)
+				}
+				lastWrite[e.Node] = e.T
 				if len(faults) > 0 {
 					add("write-during:%s", strings.Join(faultKinds(), "+"))
 				}
@@ -237,6 +281,8 @@ func BehaviourSignature(events []history.Event) Signature {
 			if e.Stale {
 				add("stale-write-accepted")
 			}
+		case history.KindFenceRequest:
+			add(FeatureFenceRequested)
 		case history.KindError:
 			if _, lead := leaders[e.Node]; !lead && len(leaders) > 0 {
 				add("waiter-error-while-led")
@@ -254,12 +300,41 @@ func BehaviourSignature(events []history.Event) Signature {
 		add("stepped-down-no-new-election")
 	}
 	add("elections-in-faults:%s", bucket(elections))
+	if ttl > 0 && minGap >= 0 {
+		add("%s", gapBucket(time.Duration(minGap), ttl))
+	}
 	out := make(Signature, 0, len(feat))
 	for f := range feat {
 		out = append(out, f)
 	}
 	sort.Strings(out)
 	return out
+}
+
+// gapBucket names the smallest handoff gap (a leader's last write to its successor's
+// election) relative to the TTL; the two closest buckets count as near a violation.
+func gapBucket(gap, ttl time.Duration) string {
+	switch {
+	case gap < ttl/10:
+		return NearPrefix + "handoff-gap<0.1xTTL"
+	case gap < ttl/2:
+		return NearPrefix + "handoff-gap<0.5xTTL"
+	case gap < ttl:
+		return "handoff-gap<1xTTL"
+	}
+	return "handoff-gap>=1xTTL"
+}
+
+// Nearness counts a signature's features that are close to a violation (NearPrefix, and
+// the overlaps that are one write away from one).
+func (s Signature) Nearness() int {
+	n := 0
+	for _, f := range s {
+		if strings.HasPrefix(f, NearPrefix) || f == "two-believe-they-lead" || f == "write-by-stale-leader" || strings.HasPrefix(f, "two-lead-during:") {
+			n++
+		}
+	}
+	return n
 }
 
 // bucket groups a count the way AFL groups hit counts.

@@ -51,15 +51,21 @@ the leader's writes (on=write:3, on=write) or 0-4xTTL into the faults phase; eac
 the previous fault's start or end (on=fault-start / on=fault-end) or on a protocol event the
 faults cause (elected, stepped-down, campaigning, a step the recipe declares), after
 0-1xTTL. Targets are roles (leader, follower, the event's candidate, all candidates, store
-leader, all store, ...), durations 0.5-4xTTL, 3-5 candidates (giving --nodes fixes it). Each run may use only a random half of the fault
-kinds (swarm testing). The run's faults phase ends once the chain ran and healed and a
-leader is back at work (--until faults; --time is its timeout). From each run's history a
-behaviour signature is computed (faults by the role they hit, elections, step-downs and
-writes during faults, two leaders at once, a token granted twice, a step-down with no new
-election, the order of these steps); a schedule that showed a feature no run had shown
-enters the corpus, and 3 of 4 later schedules are mutations of corpus entries (another
-trigger, target, kind or duration, a fault added to or removed from the chain, another
-node count). --corpus FILE keeps the corpus; --resume goes on from it.
+leader, all store, ...), durations 0.5-4xTTL, 3-5 candidates (giving --nodes fixes it).
+Faults on the leader (target=leader, the trigger, the leader's cut from the store) are
+drawn 3 times as often as others and held past the TTL 3 times in 4. Each run may use only
+a random half of the fault kinds (swarm testing; fence faults only once a run asked the
+fence device). The run's faults phase ends once the chain ran and healed and a leader is
+back at work (--until faults; --time is its timeout). From each run's history a behaviour
+signature is computed (faults by the role they hit, elections, step-downs and writes
+during faults, two leaders at once, a token granted twice, a step-down with no new
+election, the order of these steps, and how near a violation it came: a leader held past
+its TTL, its write after that, the gap between a leader's last write and its successor's
+election). A schedule that showed a feature no run had shown, or came nearer a violation
+than any before, enters the corpus. The first 6 runs are fresh chains; after them one
+schedule in two is a mutation of a corpus entry (another trigger, target, kind or
+duration, a fault added to or removed from the chain, another node count), preferring
+entries near a violation. --corpus FILE keeps the corpus; --resume goes on from it.
 --mode random: independent schedules, each fault at a random time or on a candidate event,
 held 1-4xTTL once or repeatedly (the faults phase lasts --time).
 
