@@ -83,9 +83,9 @@ func MergeStores(out string, shards []string) (MergeSummary, error) {
 		byRel[r.rel] = r.shard
 		if r.runID != "" {
 			if prev, ok := byID[r.runID]; ok {
-				return sum, fmt.Errorf("merge: run id %s is in both %s and %s", r.runID, prev, r.shard)
+				return sum, fmt.Errorf("merge: run id %s is in both %s and %s", r.runID, prev, filepath.Join(r.shard, r.rel))
 			}
-			byID[r.runID] = r.shard
+			byID[r.runID] = filepath.Join(r.shard, r.rel)
 		}
 	}
 	if err := uniqueTestcases(junits); err != nil {

@@ -147,6 +147,13 @@ func TestMatrix(t *testing.T) {
 	}
 	sum, err := reports.MergeStores(root, nonEmpty)
 	if err != nil {
+		// Keep the shard stores for a look (the cleanup would remove them): which runs clash.
+		for _, sr := range shardRoots {
+			kept := filepath.Join(root, ".failed-merge", filepath.Base(sr))
+			if os.MkdirAll(filepath.Dir(kept), 0o755) == nil && os.Rename(sr, kept) == nil {
+				t.Logf("shard store kept at %s", kept)
+			}
+		}
 		t.Fatalf("merge of the shard stores: %v", err)
 	}
 	if sum.Testcase != len(done) {
