@@ -651,3 +651,59 @@ func (c Case) PlanText() string {
 	}
 	return c.Planned().String()
 }
+
+// FaultsAsRun is the fault schedule the case runs, written out: a profile row with cycles
+// gets its event-paced form (the triggers it fires on), a plain profile its time table, a
+// written schedule itself. matrix.yaml names profiles; listings show this instead, so a
+// reader sees on which event every fault fires without looking the profile up.
+func (c Case) FaultsAsRun() string {
+	name := c.Config.Nemesis
+	if c.Config.Cycles > 0 {
+		if spec, err := nemesis.PacedSpec(name, c.Config.Cycles); err == nil {
+			return spec
+		}
+	}
+	for _, p := range nemesis.Profiles() {
+		if p.Name == name {
+			return p.Spec
+		}
+	}
+	return name
+}
+
+// Pacing says how the case's faults are placed: "fault-free", "triggered" (every fault fires
+// on an event), "statistical" (a stated miss probability) or "time-tabled" (some fault on the
+// clock with no stated miss probability: smoke and default refuse those, TestMatrixFile).
+func (c Case) Pacing() string {
+	sched, err := nemesis.Parse(c.FaultsAsRun())
+	switch {
+	case err != nil:
+		return "unparsed"
+	case len(sched.Faults) == 0:
+		return "fault-free"
+	case c.Row.Miss != nil:
+		return "statistical"
+	}
+	for _, f := range sched.Faults {
+		if !f.On.IsSet() {
+			return "time-tabled"
+		}
+	}
+	return "triggered"
+}
+
+// EndText says when the case's faults phase ends: the event goal and its timeout, or the clock.
+func (c Case) EndText() string {
+	if !c.EventEnded() {
+		return fmt.Sprintf("after %v", c.Timing.Duration)
+	}
+	goal := c.Config.Until
+	if goal == "" {
+		goal = "faults"
+	}
+	s := fmt.Sprintf("until %s (timeout %v)", goal, c.Timing.Duration)
+	if c.Row.Miss != nil {
+		s += fmt.Sprintf("; miss p=%.1g: %s", c.Row.Miss.P, c.Row.Miss.Model)
+	}
+	return s
+}

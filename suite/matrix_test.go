@@ -641,3 +641,42 @@ func TestPoolOrderStartsEachStoreOnce(t *testing.T) {
 		t.Errorf("%d store changes for %d clusters", changes, len(stores))
 	}
 }
+
+// TestPacingAsListed: the listing's classification (matrix --list -v) agrees with the rows:
+// smoke and default have no time-tabled row, a profile row with cycles lists the triggers it
+// fires on (not the profile's time table), and a statistical row lists its miss probability.
+func TestPacingAsListed(t *testing.T) {
+	m, err := Load("matrix.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tier := range []string{TierSmoke, TierDefault} {
+		cases, err := m.Select(tier, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			p := c.Pacing()
+			switch p {
+			case "time-tabled", "unparsed":
+				t.Errorf("%s (tier %s): %s: %s", c.Name, tier, p, c.FaultsAsRun())
+			case "statistical":
+				if !strings.Contains(c.EndText(), "miss p=") {
+					t.Errorf("%s: statistical row's end %q lacks its miss probability", c.Name, c.EndText())
+				}
+			}
+			if c.Config.Cycles > 0 && !strings.Contains(c.FaultsAsRun(), "on=") {
+				t.Errorf("%s: paced profile %s listed as %q, without its triggers", c.Name, c.Config.Nemesis, c.FaultsAsRun())
+			}
+		}
+	}
+	// The classification itself can fail: a time table is one.
+	tt := Case{Config: harness.Config{Nemesis: "pause-leader"}}
+	if p := tt.Pacing(); p != "time-tabled" {
+		t.Errorf("pause-leader without cycles: pacing %q, want time-tabled", p)
+	}
+	tt.Config.Cycles = 2
+	if p := tt.Pacing(); p != "triggered" {
+		t.Errorf("pause-leader with 2 cycles: pacing %q (%s), want triggered", p, tt.FaultsAsRun())
+	}
+}

@@ -26,7 +26,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	tier := fs.String("tags", suite.TierDefault, "tier: smoke, default or nightly (nightly = every row)")
 	store := fs.String("store", "", "store directory for run directories, index and junit.xml (default $SPLITBRAIN_STORE_DIR or ./store)")
 	list := fs.Bool("list", false, "list the selected rows and their planned time; run nothing")
-	verbose := fs.Bool("v", false, "print each run's progress lines (best with --parallel 1)")
+	verbose := fs.Bool("v", false, "print each run's progress lines (best with --parallel 1); with --list, each row's faults as run and when its phase ends")
 	shardFlag := fs.String("shard", "", "run only share I of N of the selected rows, e.g. 2/4 (balanced by planned time; merge the shards' stores with `splitbrain report --merge`)")
 	fresh := fs.Bool("fresh-stores", false, "start a fresh store cluster for every row (default: reuse a row's cluster, checked and wiped, for the next row of the same store)")
 	if err := parseFlags(fs, args, false); err != nil {
@@ -92,10 +92,28 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		phases = fmt.Sprintf("%d event-ended (timeouts %v in all), %v of planned phases for the other %d", paced, timeouts, planned, len(cases)-paced)
 	}
 	if *list {
+		byPacing := map[string]int{}
 		for _, c := range cases {
 			fmt.Fprintf(stdout, "%-55s expect %-7s  %v\n", c.Name, c.Row.Expect.Verdict, c.PlanText())
+			byPacing[c.Pacing()]++
+			if *verbose {
+				faults := c.FaultsAsRun()
+				if faults == "" {
+					faults = "no faults"
+				}
+				fmt.Fprintf(stdout, "    %s: %s\n    ends %s\n", c.Pacing(), faults, c.EndText())
+			}
 		}
-		fmt.Fprintf(stdout, "%d rows%s, %s (plus setup/teardown per row)\n", len(cases), shardNote, phases)
+		var kinds []string
+		for _, k := range []string{"triggered", "statistical", "fault-free", "time-tabled", "unparsed"} {
+			if byPacing[k] > 0 {
+				kinds = append(kinds, fmt.Sprintf("%d %s", byPacing[k], k))
+			}
+		}
+		fmt.Fprintf(stdout, "%d rows%s (%s), %s (plus setup/teardown per row)\n", len(cases), shardNote, strings.Join(kinds, ", "), phases)
+		if !*verbose {
+			fmt.Fprintln(stdout, "each row's faults as run and when its phase ends: add -v")
+		}
 		return exitValid, nil
 	}
 	fmt.Fprintf(stdout, "splitbrain matrix: %d rows of %s (tier %s%s), %s, %d at a time\n",
