@@ -28,15 +28,23 @@ type builder struct {
 	logMu   sync.Mutex
 }
 
+// enginePingTimeout bounds the builder's first call, as platform's answer timeout bounds the rest.
+const enginePingTimeout = 2 * time.Minute
+
 func newBuilder(ctx context.Context, profile Profile, opts EnsureOptions) (*builder, error) {
 	cli, err := client.New(client.FromEnv) // negotiates the API version by default
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	// An absent engine fails at once; a busy one may take many seconds to answer on a loaded
+	// machine (a fixed 10 s failed tests there), so only a silent one hits this bound.
+	pctx, cancel := context.WithTimeout(ctx, enginePingTimeout)
 	defer cancel()
 	if _, err := cli.Ping(pctx, client.PingOptions{}); err != nil {
 		cli.Close()
+		if pctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("the Docker engine did not answer a ping within %v: it is overloaded or hung; wait for the load to drop, or restart dockerd", enginePingTimeout)
+		}
 		return nil, fmt.Errorf("no Docker engine answers (%v): run `make deps` (scripts/ensure-docker.sh) to start one, or set DOCKER_HOST", err)
 	}
 	if opts.Log == nil {

@@ -82,3 +82,62 @@ func TestEngineDialsDefaultSocket(t *testing.T) {
 		t.Errorf("the client did not dial the default socket %s: %v", sock, err)
 	}
 }
+
+// TestConnectWaitsForABusyEngine: Connect waits for a slow first answer as long as any call
+// may (the answer timeout), and an engine that takes the request but stays silent is named as
+// such, not as "no engine": on a loaded machine the fixed 10 s ping once failed three tests.
+func TestConnectWaitsForABusyEngine(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "docker.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := make(chan struct{}) // closed: /version answers
+	got := make(chan struct{}, 8) // a /version request came in
+	release := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/_ping") {
+			w.Header().Set("Api-Version", "1.41")
+			w.Write([]byte("OK"))
+			return
+		}
+		got <- struct{}{}
+		select {
+		case <-answer:
+		case <-release:
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"Version":"20.10.24","ApiVersion":"1.41"}`))
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { close(release); srv.Close() })
+	t.Setenv("DOCKER_HOST", "unix://"+sock)
+	old := engineAnswerTimeout
+	engineAnswerTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { engineAnswerTimeout = old })
+
+	_, err = Connect(context.Background())
+	if err == nil {
+		t.Fatal("Connect to a silent engine succeeded")
+	}
+	if !strings.Contains(err.Error(), "did not answer within") || strings.Contains(err.Error(), "no Docker engine answers") {
+		t.Errorf("a silent engine is reported as %q; want it named as taking the request without answering", err)
+	}
+
+	// A busy engine that answers once it can: Connect waits for it (the answer timeout is
+	// raised so that only the engine's own answer ends the wait).
+	engineAnswerTimeout = time.Minute
+	for len(got) > 0 {
+		<-got // the silent round's request
+	}
+	go func() {
+		<-got // the answer comes only after Connect's request is in: busy, not absent
+		close(answer)
+	}()
+	eng, err := Connect(context.Background())
+	if err != nil {
+		t.Fatalf("Connect to an engine that answers late: %v", err)
+	}
+	eng.Close()
+}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -91,14 +92,25 @@ func Connect(ctx context.Context) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	ver, err := cli.ServerVersion(pctx, client.ServerVersionOptions{})
+	// No deadline of its own: an absent engine fails at once (no socket, connection refused),
+	// and a busy one gets the same answer timeout as every call. A fixed 10 s here once failed
+	// three tests of a loaded make test whose engine answered 15 s late.
+	ver, err := cli.ServerVersion(ctx, client.ServerVersionOptions{})
 	if err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("no Docker engine answers (%v): run `make deps` (or scripts/ensure-docker.sh) to install and start one, or set DOCKER_HOST", err)
+		return nil, EngineUnanswered(err)
 	}
 	return &Engine{cli: cli, apiVersion: ver.APIVersion, version: ver.Version}, nil
+}
+
+// EngineUnanswered says why the first call to the engine failed: nobody listens (start one),
+// or the engine took the request and did not answer within the answer timeout (overloaded
+// or hung: a restart helps, starting another does not).
+func EngineUnanswered(err error) error {
+	if strings.Contains(err.Error(), "timeout awaiting response headers") {
+		return fmt.Errorf("the Docker engine took the request but did not answer within %v (%v): it is overloaded or hung; wait for the load to drop, or restart dockerd", engineAnswerTimeout, err)
+	}
+	return fmt.Errorf("no Docker engine answers (%v): run `make deps` (or scripts/ensure-docker.sh) to install and start one, or set DOCKER_HOST", err)
 }
 
 // Client exposes the moby client for the few calls the platform does not wrap.
