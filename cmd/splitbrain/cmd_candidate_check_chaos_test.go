@@ -102,7 +102,7 @@ func TestCandidateCheckCutLeader(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	var out, errb bytes.Buffer
-	code := runMain([]string{"candidate", "check", "--store", "redis", "--candidate-cmd", bin, "--cut-leader", "--time", "15s",
+	code := runMain([]string{"candidate", "check", "--store", "redis", "--candidate-cmd", bin, "--cut-leader", "--time", "60s",
 		"--out", filepath.Join(dir, "store")}, &out, &errb)
 	t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 	if code != exitInvalid {
@@ -112,5 +112,21 @@ func TestCandidateCheckCutLeader(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)
 		}
+	}
+}
+
+// TestCandidateCheckTimeoutProvesNothing: the check phase ends on events (three handoffs);
+// a --time too short for them leaves a run that proved nothing, which must exit 2 (unknown),
+// never 0, even though no problem was found.
+func TestCandidateCheckTimeoutProvesNothing(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := runMain([]string{"candidate", "check", "--store", "redis", "--recipe", "redis-setnx", "--time", "1s",
+		"--out", filepath.Join(t.TempDir(), "store")}, &out, &errb)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	if code != exitUnknown {
+		t.Fatalf("exit %d, want %d (the run ran out of --time before three handoffs)", code, exitUnknown)
+	}
+	if !strings.Contains(out.String(), "proves nothing") {
+		t.Error("output does not say the run proved nothing")
 	}
 }
