@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
@@ -74,6 +75,7 @@ type runner struct {
 	opts  Options
 	pool  *harness.StorePool
 	steps []string
+	sayMu sync.Mutex // progress lines of checks at once stay whole
 }
 
 // RunCheck runs one check and returns its result. A harness failure is an error and a
@@ -388,8 +390,28 @@ func fencedRerun(c Check, unfenced CheckResult) Check {
 
 func (r *runner) say(format string, args ...any) {
 	if r.opts.Progress != nil {
+		r.sayMu.Lock()
+		defer r.sayMu.Unlock()
 		fmt.Fprintf(r.opts.Progress, "assess: "+format+"\n", args...)
 	}
+}
+
+// runAll runs every planned check, Options.Parallel at once, starting them in battery order
+// (the checks that catch the commonest mistakes first); a check waits for a free slot, then
+// the budget rule decides whether it runs. A harness error is the check's row; the next
+// check still runs.
+func (s *Session) runAll(ctx context.Context) {
+	slots := make(chan struct{}, s.opts.parallel())
+	var wg sync.WaitGroup
+	for _, c := range s.checks {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			s.Check(ctx, c)
+		}()
+	}
+	wg.Wait()
 }
 
 // Run plans the battery, runs each check (unfenced, then fenced where a fence can help)
@@ -413,9 +435,7 @@ func runWith(ctx context.Context, opts Options, run func(context.Context, Check,
 	for _, k := range s.sc.Skipped {
 		s.r.say("left out %s: %s", k.Name, k.Why)
 	}
-	for _, c := range s.checks {
-		s.Check(ctx, c) // a harness error is the check's row; the next check still runs
-	}
+	s.runAll(ctx)
 	sc, err := s.Close(ctx)
 	if err != nil {
 		return sc, err

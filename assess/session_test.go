@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,10 +60,13 @@ func TestSessionRecordsChecksItCannotRunAsNotRun(t *testing.T) {
 type fakeRuns struct {
 	out  map[string]CheckResult
 	wall time.Duration
+	mu   sync.Mutex
 	ran  []string
 }
 
 func (f *fakeRuns) run(_ context.Context, c Check, _ time.Duration) (CheckResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.ran = append(f.ran, c.Key())
 	r, ok := f.out[c.Key()]
 	if !ok {
@@ -146,6 +150,82 @@ func TestSessionEstimate(t *testing.T) {
 	s.spent = append(s.spent, 30*time.Second, 50*time.Second, 40*time.Second)
 	if got := s.estimate(); got != 50*time.Second {
 		t.Errorf("after four runs: %v, want the slowest but the first, 50s", got)
+	}
+}
+
+// With checks at once, the first Parallel runs each started a store cluster: the estimate
+// leaves them out once later runs exist.
+func TestSessionEstimateWithChecksAtOnce(t *testing.T) {
+	s := &Session{opts: Options{Parallel: 2}}
+	s.spent = []time.Duration{90 * time.Second, 100 * time.Second}
+	if got := s.estimate(); got != 100*time.Second {
+		t.Errorf("after the first two runs: %v, want the slower, 100s", got)
+	}
+	s.spent = append(s.spent, 30*time.Second, 50*time.Second)
+	if got := s.estimate(); got != 50*time.Second {
+		t.Errorf("after four runs: %v, want the slowest but the first two, 50s", got)
+	}
+}
+
+// With Parallel 2 two checks run at once (the first does not end before the second started),
+// and the scorecard, the JUnit file and the resume state still list them in battery order,
+// each unfenced run before its fenced rerun, although the first finished last.
+func TestRunChecksAtOnceKeepsBatteryOrder(t *testing.T) {
+	f := &fakeRuns{wall: time.Second, out: map[string]CheckResult{
+		"handoff": {Verdict: harness.VerdictInvalid, Reasons: []string{"stale-write-accepted"}, Reason: "stale-write-accepted"},
+	}}
+	secondStarted := make(chan struct{})
+	var once sync.Once
+	run := func(ctx context.Context, c Check, budget time.Duration) (CheckResult, error) {
+		switch c.Key() {
+		case "pause-leader":
+			once.Do(func() { close(secondStarted) })
+		case "handoff":
+			select {
+			case <-secondStarted:
+			case <-time.After(time.Minute): // a deadlock detector, not a timing bound
+				t.Error("pause-leader did not start while handoff ran: the checks did not run at once")
+			}
+		}
+		return f.run(ctx, c, budget)
+	}
+	opts := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir(), Parallel: 2,
+		Checks: []string{"handoff", "pause-leader", "kill-leader", "fault-free"}}
+	sc, err := runWith(context.Background(), opts, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ran[0] != "pause-leader" {
+		t.Errorf("ran %v: want pause-leader to finish first (handoff waited for it)", f.ran)
+	}
+	var keys []string
+	for _, r := range sc.Results {
+		keys = append(keys, r.Check.Key())
+	}
+	want := []string{"handoff", "handoff/fenced", "pause-leader", "kill-leader", "fault-free"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("scorecard runs %v, want %v", keys, want)
+	}
+	var names []string
+	for _, g := range sc.Checks {
+		names = append(names, g.Name)
+	}
+	if !slices.Equal(names, []string{"handoff", "pause-leader", "kill-leader", "fault-free"}) {
+		t.Errorf("scorecard checks %v, want battery order", names)
+	}
+	junit, err := os.ReadFile(filepath.Join(opts.OutDir, ScorecardJUnit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i, j := strings.Index(string(junit), `name="handoff"`), strings.Index(string(junit), `name="fault-free"`); i < 0 || j < 0 || i > j {
+		t.Errorf("junit.xml does not list handoff before fault-free:\n%s", junit)
+	}
+	st, err := loadState(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Results) != len(want) {
+		t.Errorf("resume state holds %d results, want %d", len(st.Results), len(want))
 	}
 }
 
