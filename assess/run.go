@@ -76,6 +76,8 @@ type runner struct {
 	pool  *harness.StorePool
 	steps []string
 	sayMu sync.Mutex // progress lines of checks at once stay whole
+	// exploreTry runs one explore try (nil: a real harness run); tests give a fake one.
+	exploreTry func(ctx context.Context, cfg harness.Config, i int, spec string) explore.Try
 }
 
 // RunCheck runs one check and returns its result. A harness failure is an error and a
@@ -290,8 +292,13 @@ func firstLine(s string) string {
 // exploreRuns is how many tries the bounded explore check makes by default.
 const exploreRuns = 2
 
-// runExplore runs the bounded search on the check's resource: at most ExploreRuns tries,
-// within budget.
+// errEnoughTries ends an explore check's search once it has its valid tries.
+var errEnoughTries = errors.New("explore: enough tries proved the schedules safe")
+
+// runExplore runs the bounded search on the check's resource until ExploreRuns tries came
+// out valid or one invalid, within budget. A try that proved nothing (a drawn trigger that
+// never fired, a fault that failed: the run did not test its whole schedule) does not count:
+// another is drawn, up to twice ExploreRuns tries in all.
 func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) (CheckResult, error) {
 	res := CheckResult{Check: c, Fenced: c.Resource == ResourceFenced, Seed: r.seed(c)}
 	base := c
@@ -316,14 +323,26 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 	if budget <= 0 {
 		budget = 3 * time.Minute
 	}
+	sctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	valid := 0
 	t0 := time.Now()
-	found, err := explore.Explore(ctx, explore.Options{
-		Base: cfg, Budget: budget, MaxRuns: runs, Vocabulary: vocab, Seed: r.seed(c),
+	found, err := explore.Explore(sctx, explore.Options{
+		Base: cfg, Budget: budget, MaxRuns: 2 * runs, Vocabulary: vocab, Seed: r.seed(c), Runner: r.exploreTry,
 		Configure: func(i int, cfg *harness.Config) {
 			cfg.Args = append(slices.Clone(r.opts.Args), fmt.Sprintf("(check explore, try %d)", i))
 		},
 		Started: func(i int, spec string, seed int64) {
 			r.say("  explore try %d: --nemesis '%s' --seed %d", i, spec, seed)
+		},
+		Each: func(t explore.Try) {
+			if t.Err == nil && t.Verdict == harness.VerdictValid {
+				if valid++; valid >= runs {
+					stop(errEnoughTries)
+				}
+			} else if t.Verdict != harness.VerdictInvalid {
+				r.say("  explore try %d proved nothing (%s): it does not count", t.N, strings.Join(t.Codes, ","))
+			}
 		},
 	})
 	res.Wall = time.Since(t0)
@@ -333,12 +352,13 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 	}
 	res.Tries = len(found.Tries)
 	var pick *explore.Try
-	tally := found.Tally()
-	switch {
-	case found.Found != nil:
+	for i := range found.Tries {
+		if t := &found.Tries[i]; pick == nil || t.Verdict == harness.VerdictValid || pick.Verdict != harness.VerdictValid {
+			pick = t // the last valid try, else the last one
+		}
+	}
+	if found.Found != nil {
 		pick = found.Found
-	case len(found.Tries) > 0:
-		pick = &found.Tries[len(found.Tries)-1]
 	}
 	if pick == nil {
 		res.Verdict, res.NotRun = VerdictNotRun, "no try fitted the budget"
@@ -349,19 +369,21 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 	}
 	res.Spec, res.Seed = pick.Spec, pick.Seed
 	r.fill(&res, &harness.Outcome{RunDir: pick.RunDir, Verdict: pick.Verdict})
+	nothing := len(found.Tries) - valid
 	switch {
 	case found.Found != nil:
 		res.Verdict = harness.VerdictInvalid
-	case found.Stop == explore.StopInterrupted && tally[harness.VerdictValid] < len(found.Tries):
-		res.Verdict, res.NotRun = VerdictNotRun, "interrupted"
-	case tally[harness.VerdictValid] == len(found.Tries):
+	case valid >= runs:
 		res.Verdict = harness.VerdictValid
+		if nothing > 0 {
+			res.Explanation = fmt.Sprintf("%d valid tries; %d more proved nothing and were not counted (%v)", valid, nothing, found.Tally())
+		}
+	case ctx.Err() != nil:
+		res.Verdict, res.NotRun = VerdictNotRun, "interrupted"
 	default:
 		res.Verdict = harness.VerdictUnknown
-		if res.Reason == "" {
-			res.Reason = "explore-inconclusive"
-			res.Explanation = fmt.Sprintf("%d of %d tries proved nothing (%v)", len(found.Tries)-tally[harness.VerdictValid], len(found.Tries), tally)
-		}
+		res.Reason = "explore-inconclusive"
+		res.Explanation = fmt.Sprintf("%d of the %d valid tries wanted; %d of %d tries proved nothing (%v)", valid, runs, nothing, len(found.Tries), found.Tally())
 	}
 	return res, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/explore"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 )
 
@@ -241,5 +242,46 @@ func TestSessionExploreFitsOneTry(t *testing.T) {
 	s.opts.Budget = time.Minute
 	if _, why := s.fits(explore); !strings.Contains(why, "budget") {
 		t.Errorf("explore with 1m left for a 70s try: %q, want not run for the budget", why)
+	}
+}
+
+// The explore check counts the tries that proved something: one whose drawn schedule did not
+// take effect whole (unknown) does not count, and another is drawn, up to twice the tries
+// asked for; too few valid tries leave it unknown, never a pass; a find ends it invalid.
+func TestExploreCountsOnlyTriesThatProvedSomething(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		verdicts []string // per try, in order
+		want     string
+		tries    int
+	}{
+		{"a try proved nothing, another is drawn", []string{"unknown", "valid", "valid"}, harness.VerdictValid, 3},
+		{"both tries valid", []string{"valid", "valid", "unknown"}, harness.VerdictValid, 2},
+		{"too many proved nothing", []string{"unknown", "valid", "unknown", "unknown", "valid"}, harness.VerdictUnknown, 4},
+		{"a find", []string{"valid", "invalid", "valid"}, harness.VerdictInvalid, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &runner{opts: Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir()}}
+			n := 0
+			r.exploreTry = func(_ context.Context, _ harness.Config, _ int, _ string) explore.Try {
+				v := tc.verdicts[n]
+				n++
+				return explore.Try{Verdict: v}
+			}
+			checks, err := Plan(Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", Checks: []string{"explore"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := r.runCheck(context.Background(), checks[0], time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != tc.want || res.Tries != tc.tries || n != tc.tries {
+				t.Errorf("verdict %s after %d tries (%d run), want %s after %d; %s", res.Verdict, res.Tries, n, tc.want, tc.tries, res.Explanation)
+			}
+			if tc.want == harness.VerdictUnknown && res.Reason != "explore-inconclusive" {
+				t.Errorf("reason %q, want explore-inconclusive", res.Reason)
+			}
+		})
 	}
 }
