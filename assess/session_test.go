@@ -230,18 +230,23 @@ func TestRunChecksAtOnceKeepsBatteryOrder(t *testing.T) {
 	}
 }
 
-// The explore check starts only with room for one try (a run plus its longer faults phase)
-// and searches only until the last try that still fits could start.
+// The explore check starts only with room for one try (estimated as a fixed check) and
+// searches only until the last try that still fits could start.
 func TestSessionExploreFitsOneTry(t *testing.T) {
-	s := &Session{opts: Options{Budget: 10 * time.Minute}, start: time.Now(), spent: []time.Duration{100 * time.Second, 50 * time.Second}}
+	s := &Session{opts: Options{Budget: 10 * time.Minute}, start: time.Now(), spent: []time.Duration{100 * time.Second, 70 * time.Second}}
 	explore := Check{Name: "explore", Explore: true, Duration: 20 * time.Second}
 	budget, why := s.fits(explore)
 	if why != "" || budget <= 0 || budget > 10*time.Minute-70*time.Second+time.Second {
-		t.Errorf("explore with 10m left: budget %v (%s), want at most 10m - (50s + 20s) + 1s", budget, why)
+		t.Errorf("explore with 10m left: budget %v (%s), want at most 10m - 70s + 1s", budget, why)
 	}
 	s.opts.Budget = time.Minute
 	if _, why := s.fits(explore); !strings.Contains(why, "budget") {
 		t.Errorf("explore with 1m left for a 70s try: %q, want not run for the budget", why)
+	}
+	s.spent = []time.Duration{100 * time.Second, 20 * time.Second}
+	s.opts.Budget = 50 * time.Second
+	if _, why := s.fits(explore); !strings.Contains(why, "takes about 1m0s") {
+		t.Errorf("explore with 50s left: %q, want not run: it starts only with a minute left", why)
 	}
 }
 
