@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -376,16 +377,25 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 	case valid >= runs:
 		res.Verdict = harness.VerdictValid
 		if nothing > 0 {
-			res.Explanation = fmt.Sprintf("%d valid tries; %d more proved nothing and were not counted (%v)", valid, nothing, found.Tally())
+			res.Explanation = fmt.Sprintf("%d valid tries; %d more proved nothing (%s) and did not count", valid, nothing, tallyText(found.Tally()))
 		}
 	case ctx.Err() != nil:
 		res.Verdict, res.NotRun = VerdictNotRun, "interrupted"
 	default:
 		res.Verdict = harness.VerdictUnknown
 		res.Reason = "explore-inconclusive"
-		res.Explanation = fmt.Sprintf("%d of the %d valid tries wanted; %d of %d tries proved nothing (%v)", valid, runs, nothing, len(found.Tries), found.Tally())
+		res.Explanation = fmt.Sprintf("%d of the %d valid tries wanted; %d of %d tries proved nothing (%s)", valid, runs, nothing, len(found.Tries), tallyText(found.Tally()))
 	}
 	return res, nil
+}
+
+// tallyText is an explore tally for a reader: "valid 2, unknown 1", verdicts in order.
+func tallyText(tally map[string]int) string {
+	var parts []string
+	for _, v := range slices.Sorted(maps.Keys(tally)) {
+		parts = append(parts, fmt.Sprintf("%s %d", v, tally[v]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // FencedRerun returns the check that asks whether the fence saves a check that failed on

@@ -287,6 +287,9 @@ func TestExploreCountsOnlyTriesThatProvedSomething(t *testing.T) {
 			if tc.want == harness.VerdictUnknown && res.Reason != "explore-inconclusive" {
 				t.Errorf("reason %q, want explore-inconclusive", res.Reason)
 			}
+			if tc.tries == 3 && res.Explanation != "2 valid tries; 1 more proved nothing (unknown 1, valid 2) and did not count" {
+				t.Errorf("explanation %q: want the try that did not count named", res.Explanation)
+			}
 		})
 	}
 }
