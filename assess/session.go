@@ -17,10 +17,10 @@ import (
 )
 
 // Session runs an assessment's checks. Run drives it over the whole battery with a resume
-// state, Options.Parallel checks at once; a caller that drives the loop itself (splitbraintest runs each check
-// as a go test subtest, so -run picks checks and each subtest's time is its check's) gets
-// the same runs, fenced reruns, grades, budget rule, shared store clusters and scorecard,
-// without the resume state.
+// state, Options.Parallel checks at once; a caller that drives the loop itself
+// (splitbraintest runs each check as a go test subtest, so -run picks checks and each
+// subtest's time is its check's) gets the same runs, fenced reruns, grades, budget rule,
+// shared store clusters and scorecard, without the resume state.
 type Session struct {
 	opts   Options
 	r      *runner
