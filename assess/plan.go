@@ -57,6 +57,9 @@ type Options struct {
 	ExploreRuns int
 	// NoFencedRerun skips the fenced run after an unfenced failure.
 	NoFencedRerun bool
+	// Parallel is how many checks Run runs at once, each on a store cluster of its own
+	// (0 = 1). Checks start in battery order and the scorecard keeps it.
+	Parallel int
 	// Args is the command line recorded in each run's config.json and the scorecard.
 	Args []string
 }
@@ -313,6 +316,9 @@ func (o *Options) validate() error {
 	if o.ExploreRuns < 0 {
 		bad("explore runs %d: want 0 (default 2) or more", o.ExploreRuns)
 	}
+	if o.Parallel < 0 || o.Parallel > maxParallel {
+		bad("parallel %d: want 1 to %d checks at once (0 = 1)", o.Parallel, maxParallel)
+	}
 	return errors.Join(errs...)
 }
 
@@ -329,6 +335,12 @@ func (o Options) seed() int64 {
 	}
 	return o.Seed
 }
+
+// maxParallel bounds Options.Parallel: each check at once adds a store cluster and three
+// candidates to the machine.
+const maxParallel = 4
+
+func (o Options) parallel() int { return max(o.Parallel, 1) }
 
 func (o Options) budget() time.Duration {
 	if o.Budget == 0 {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
@@ -74,6 +76,9 @@ type runner struct {
 	opts  Options
 	pool  *harness.StorePool
 	steps []string
+	sayMu sync.Mutex // progress lines of checks at once stay whole
+	// exploreTry runs one explore try (nil: a real harness run); tests give a fake one.
+	exploreTry func(ctx context.Context, cfg harness.Config, i int, spec string) explore.Try
 }
 
 // RunCheck runs one check and returns its result. A harness failure is an error and a
@@ -288,8 +293,13 @@ func firstLine(s string) string {
 // exploreRuns is how many tries the bounded explore check makes by default.
 const exploreRuns = 2
 
-// runExplore runs the bounded search on the check's resource: at most ExploreRuns tries,
-// within budget.
+// errEnoughTries ends an explore check's search once it has its valid tries.
+var errEnoughTries = errors.New("explore: enough tries proved the schedules safe")
+
+// runExplore runs the bounded search on the check's resource until ExploreRuns tries came
+// out valid or one invalid, within budget. A try that proved nothing (a drawn trigger that
+// never fired, a fault that failed: the run did not test its whole schedule) does not count:
+// another is drawn, up to twice ExploreRuns tries in all.
 func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) (CheckResult, error) {
 	res := CheckResult{Check: c, Fenced: c.Resource == ResourceFenced, Seed: r.seed(c)}
 	base := c
@@ -314,14 +324,26 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 	if budget <= 0 {
 		budget = 3 * time.Minute
 	}
+	sctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	valid := 0
 	t0 := time.Now()
-	found, err := explore.Explore(ctx, explore.Options{
-		Base: cfg, Budget: budget, MaxRuns: runs, Vocabulary: vocab, Seed: r.seed(c),
+	found, err := explore.Explore(sctx, explore.Options{
+		Base: cfg, Budget: budget, MaxRuns: 2 * runs, Vocabulary: vocab, Seed: r.seed(c), Runner: r.exploreTry,
 		Configure: func(i int, cfg *harness.Config) {
 			cfg.Args = append(slices.Clone(r.opts.Args), fmt.Sprintf("(check explore, try %d)", i))
 		},
 		Started: func(i int, spec string, seed int64) {
 			r.say("  explore try %d: --nemesis '%s' --seed %d", i, spec, seed)
+		},
+		Each: func(t explore.Try) {
+			if t.Err == nil && t.Verdict == harness.VerdictValid {
+				if valid++; valid >= runs {
+					stop(errEnoughTries)
+				}
+			} else if t.Verdict != harness.VerdictInvalid {
+				r.say("  explore try %d proved nothing (%s): it does not count", t.N, strings.Join(t.Codes, ","))
+			}
 		},
 	})
 	res.Wall = time.Since(t0)
@@ -331,12 +353,13 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 	}
 	res.Tries = len(found.Tries)
 	var pick *explore.Try
-	tally := found.Tally()
-	switch {
-	case found.Found != nil:
+	for i := range found.Tries {
+		if t := &found.Tries[i]; pick == nil || t.Verdict == harness.VerdictValid || pick.Verdict != harness.VerdictValid {
+			pick = t // the last valid try, else the last one
+		}
+	}
+	if found.Found != nil {
 		pick = found.Found
-	case len(found.Tries) > 0:
-		pick = &found.Tries[len(found.Tries)-1]
 	}
 	if pick == nil {
 		res.Verdict, res.NotRun = VerdictNotRun, "no try fitted the budget"
@@ -347,21 +370,32 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 	}
 	res.Spec, res.Seed = pick.Spec, pick.Seed
 	r.fill(&res, &harness.Outcome{RunDir: pick.RunDir, Verdict: pick.Verdict})
+	nothing := len(found.Tries) - valid
 	switch {
 	case found.Found != nil:
 		res.Verdict = harness.VerdictInvalid
-	case found.Stop == explore.StopInterrupted && tally[harness.VerdictValid] < len(found.Tries):
-		res.Verdict, res.NotRun = VerdictNotRun, "interrupted"
-	case tally[harness.VerdictValid] == len(found.Tries):
+	case valid >= runs:
 		res.Verdict = harness.VerdictValid
+		if nothing > 0 {
+			res.Explanation = fmt.Sprintf("%d valid tries; %d more proved nothing (%s) and did not count", valid, nothing, tallyText(found.Tally()))
+		}
+	case ctx.Err() != nil:
+		res.Verdict, res.NotRun = VerdictNotRun, "interrupted"
 	default:
 		res.Verdict = harness.VerdictUnknown
-		if res.Reason == "" {
-			res.Reason = "explore-inconclusive"
-			res.Explanation = fmt.Sprintf("%d of %d tries proved nothing (%v)", len(found.Tries)-tally[harness.VerdictValid], len(found.Tries), tally)
-		}
+		res.Reason = "explore-inconclusive"
+		res.Explanation = fmt.Sprintf("%d of the %d valid tries wanted; %d of %d tries proved nothing (%s)", valid, runs, nothing, len(found.Tries), tallyText(found.Tally()))
 	}
 	return res, nil
+}
+
+// tallyText is an explore tally for a reader: "valid 2, unknown 1", verdicts in order.
+func tallyText(tally map[string]int) string {
+	var parts []string
+	for _, v := range slices.Sorted(maps.Keys(tally)) {
+		parts = append(parts, fmt.Sprintf("%s %d", v, tally[v]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // FencedRerun returns the check that asks whether the fence saves a check that failed on
@@ -388,8 +422,28 @@ func fencedRerun(c Check, unfenced CheckResult) Check {
 
 func (r *runner) say(format string, args ...any) {
 	if r.opts.Progress != nil {
+		r.sayMu.Lock()
+		defer r.sayMu.Unlock()
 		fmt.Fprintf(r.opts.Progress, "assess: "+format+"\n", args...)
 	}
+}
+
+// runAll runs every planned check, Options.Parallel at once, starting them in battery order
+// (the checks that catch the commonest mistakes first); a check waits for a free slot, then
+// the budget rule decides whether it runs. A harness error is the check's row; the next
+// check still runs.
+func (s *Session) runAll(ctx context.Context) {
+	slots := make(chan struct{}, s.opts.parallel())
+	var wg sync.WaitGroup
+	for _, c := range s.checks {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			s.Check(ctx, c)
+		}()
+	}
+	wg.Wait()
 }
 
 // Run plans the battery, runs each check (unfenced, then fenced where a fence can help)
@@ -413,9 +467,7 @@ func runWith(ctx context.Context, opts Options, run func(context.Context, Check,
 	for _, k := range s.sc.Skipped {
 		s.r.say("left out %s: %s", k.Name, k.Why)
 	}
-	for _, c := range s.checks {
-		s.Check(ctx, c) // a harness error is the check's row; the next check still runs
-	}
+	s.runAll(ctx)
 	sc, err := s.Close(ctx)
 	if err != nil {
 		return sc, err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
@@ -15,19 +16,21 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 )
 
-// Session runs an assessment's checks one at a time. Run drives it over the whole battery
-// with a resume state; a caller that drives the loop itself (splitbraintest runs each check
-// as a go test subtest, so -run picks checks and each subtest's time is its check's) gets
-// the same runs, fenced reruns, grades, budget rule, shared store clusters and scorecard,
-// without the resume state.
+// Session runs an assessment's checks. Run drives it over the whole battery with a resume
+// state, Options.Parallel checks at once; a caller that drives the loop itself
+// (splitbraintest runs each check as a go test subtest, so -run picks checks and each
+// subtest's time is its check's) gets the same runs, fenced reruns, grades, budget rule,
+// shared store clusters and scorecard, without the resume state.
 type Session struct {
 	opts   Options
 	r      *runner
 	sc     *Scorecard
 	checks []Check
 	start  time.Time
-	spent  []time.Duration // wall times of the fixed checks run: the estimate of the next
-	st     *state          // resume state (Run); nil: every check runs
+	// mu guards spent, st and sc.Results: Run calls Check from Options.Parallel goroutines.
+	mu    sync.Mutex
+	spent []time.Duration // wall times of the fixed checks run: the estimate of the next
+	st    *state          // resume state (Run); nil: every check runs
 	// run runs one check; tests replace it (runner.runCheck otherwise).
 	run func(ctx context.Context, c Check, budget time.Duration) (CheckResult, error)
 }
@@ -64,6 +67,9 @@ func newSession(opts Options, resume func(Options) (*state, error)) (*Session, e
 		}
 	}
 	s.r = &runner{opts: opts, pool: harness.NewStorePool()}
+	if n := opts.parallel(); n > 1 {
+		s.r.pool.MaxIdle = n // one cluster per check at once
+	}
 	s.run = s.r.runCheck
 	s.sc = newScorecard(opts, s.start, opts.budget(), skipped)
 	if opts.Recipe != "" {
@@ -121,7 +127,9 @@ func (s *Session) Check(ctx context.Context, c Check) (Graded, error) {
 		g.Runs = append(g.Runs, fr)
 		f = &fr
 	}
+	s.mu.Lock()
 	s.sc.Results = append(s.sc.Results, g.Runs...)
+	s.mu.Unlock()
 	grade := grade(&u, f)
 	g.CheckGrade = CheckGrade{Name: c.Name, Grade: grade, Verdict: judged(grade, s.opts.resource())}
 	return g, err
@@ -138,27 +146,32 @@ func (s *Session) label(c Check) string {
 
 // estimate is what the next fixed check is assumed to take: before any ran, firstEstimate;
 // then the slowest run of this session but its first (which also started the store cluster
-// and the images' containers), so a check is started only when even a slow one fits.
+// and the images' containers; with Parallel checks at once, the first Parallel runs each
+// started one), so a check is started only when even a slow one fits. s.mu must be held.
 func (s *Session) estimate() time.Duration {
-	switch len(s.spent) {
-	case 0:
+	n := s.opts.parallel()
+	switch {
+	case len(s.spent) == 0:
 		return firstEstimate
-	case 1:
-		return s.spent[0]
+	case len(s.spent) <= n:
+		return slices.Max(s.spent)
 	}
-	return slices.Max(s.spent[1:])
+	return slices.Max(s.spent[n:])
 }
 
 // fits says how much of the budget c may use, or why it does not fit. The explore check
-// needs room for one try (a run with its longer faults phase) and gets what is left after
-// the last try that fits: explore starts no try past its budget, but a started try runs to
-// its end.
+// needs room for one try and gets what is left after the last try that fits: explore starts
+// no try past its budget, but a started try runs to its end. A try is estimated like a fixed
+// check: its faults phase ends on its goal too, within the check's 20 s (measured 17-46 s a
+// try against 20-66 s a fixed check on etcd, docs/assess.md).
 func (s *Session) fits(c Check) (time.Duration, string) {
 	left := s.opts.budget() - time.Since(s.start)
+	s.mu.Lock()
 	need := s.estimate()
+	s.mu.Unlock()
 	explore := c.Explore && c.Fault == ""
 	if explore {
-		need = max(exploreMin, need+c.Duration)
+		need = max(exploreMin, need)
 	}
 	if left < need {
 		return 0, fmt.Sprintf("budget: %v left, the check takes about %v", left.Round(time.Second), need.Round(time.Second))
@@ -171,11 +184,15 @@ func (s *Session) fits(c Check) (time.Duration, string) {
 
 func (s *Session) runOne(ctx context.Context, c Check) (CheckResult, error) {
 	label := s.label(c)
+	s.mu.Lock()
+	var prev CheckResult
 	if s.st != nil {
-		if prev, ok := s.st.Results[c.Key()]; ok && prev.done() {
-			s.r.say("%s: %s earlier (%s), skipped", label, prev.Verdict, prev.RunDir)
-			return prev, nil
-		}
+		prev = s.st.Results[c.Key()]
+	}
+	s.mu.Unlock()
+	if prev.done() {
+		s.r.say("%s: %s earlier (%s), skipped", label, prev.Verdict, prev.RunDir)
+		return prev, nil
 	}
 	notRun := func(why string) CheckResult {
 		return CheckResult{Check: c, Fenced: c.Resource == ResourceFenced, Verdict: VerdictNotRun, NotRun: why}
@@ -193,10 +210,12 @@ func (s *Session) runOne(ctx context.Context, c Check) (CheckResult, error) {
 	if err != nil {
 		s.r.say("%s: %v", label, err)
 	}
+	s.r.say("%s: %s in %v%s", label, resultLabel(res), res.Wall.Round(time.Second), runDirText(res.RunDir))
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !c.Explore && res.done() {
 		s.spent = append(s.spent, res.Wall)
 	}
-	s.r.say("%s: %s in %v%s", label, resultLabel(res), res.Wall.Round(time.Second), runDirText(res.RunDir))
 	if s.st != nil && res.done() {
 		s.st.Results[c.Key()] = res
 		if err := s.st.save(); err != nil {
@@ -213,6 +232,7 @@ func (s *Session) Close(ctx context.Context) (*Scorecard, error) {
 	if poolErr != nil {
 		s.r.say("store pool: %v", poolErr)
 	}
+	s.sortResults()
 	s.sc.Elapsed = time.Since(s.start)
 	s.sc.Total, s.sc.Invocations = s.sc.Elapsed, 1
 	if s.st != nil { // a resumed assessment counts every invocation
@@ -233,4 +253,22 @@ func (s *Session) Close(ctx context.Context) (*Scorecard, error) {
 		return s.sc, fmt.Errorf("assess: store clusters: %w", poolErr)
 	}
 	return s.sc, nil
+}
+
+// sortResults puts the scorecard's runs in battery order, each check's unfenced run before
+// its fenced rerun, whatever order checks run at once finished in.
+func (s *Session) sortResults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	place := func(r CheckResult) int {
+		i := slices.IndexFunc(s.checks, func(p Check) bool { return p.Name == r.Check.Name })
+		if i < 0 {
+			i = len(s.checks)
+		}
+		if r.Fenced {
+			return 2*i + 1
+		}
+		return 2 * i
+	}
+	slices.SortStableFunc(s.sc.Results, func(a, b CheckResult) int { return place(a) - place(b) })
 }

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/explore"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 )
 
@@ -59,10 +61,13 @@ func TestSessionRecordsChecksItCannotRunAsNotRun(t *testing.T) {
 type fakeRuns struct {
 	out  map[string]CheckResult
 	wall time.Duration
+	mu   sync.Mutex
 	ran  []string
 }
 
 func (f *fakeRuns) run(_ context.Context, c Check, _ time.Duration) (CheckResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.ran = append(f.ran, c.Key())
 	r, ok := f.out[c.Key()]
 	if !ok {
@@ -149,17 +154,142 @@ func TestSessionEstimate(t *testing.T) {
 	}
 }
 
-// The explore check starts only with room for one try (a run plus its longer faults phase)
-// and searches only until the last try that still fits could start.
+// With checks at once, the first Parallel runs each started a store cluster: the estimate
+// leaves them out once later runs exist.
+func TestSessionEstimateWithChecksAtOnce(t *testing.T) {
+	s := &Session{opts: Options{Parallel: 2}}
+	s.spent = []time.Duration{90 * time.Second, 100 * time.Second}
+	if got := s.estimate(); got != 100*time.Second {
+		t.Errorf("after the first two runs: %v, want the slower, 100s", got)
+	}
+	s.spent = append(s.spent, 30*time.Second, 50*time.Second)
+	if got := s.estimate(); got != 50*time.Second {
+		t.Errorf("after four runs: %v, want the slowest but the first two, 50s", got)
+	}
+}
+
+// With Parallel 2 two checks run at once (the first does not end before the second started),
+// and the scorecard, the JUnit file and the resume state still list them in battery order,
+// each unfenced run before its fenced rerun, although the first finished last.
+func TestRunChecksAtOnceKeepsBatteryOrder(t *testing.T) {
+	f := &fakeRuns{wall: time.Second, out: map[string]CheckResult{
+		"handoff": {Verdict: harness.VerdictInvalid, Reasons: []string{"stale-write-accepted"}, Reason: "stale-write-accepted"},
+	}}
+	secondStarted := make(chan struct{})
+	var once sync.Once
+	run := func(ctx context.Context, c Check, budget time.Duration) (CheckResult, error) {
+		switch c.Key() {
+		case "pause-leader":
+			once.Do(func() { close(secondStarted) })
+		case "handoff":
+			select {
+			case <-secondStarted:
+			case <-time.After(time.Minute): // a deadlock detector, not a timing bound
+				t.Error("pause-leader did not start while handoff ran: the checks did not run at once")
+			}
+		}
+		return f.run(ctx, c, budget)
+	}
+	opts := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir(), Parallel: 2,
+		Checks: []string{"handoff", "pause-leader", "kill-leader", "fault-free"}}
+	sc, err := runWith(context.Background(), opts, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ran[0] != "pause-leader" {
+		t.Errorf("ran %v: want pause-leader to finish first (handoff waited for it)", f.ran)
+	}
+	var keys []string
+	for _, r := range sc.Results {
+		keys = append(keys, r.Check.Key())
+	}
+	want := []string{"handoff", "handoff/fenced", "pause-leader", "kill-leader", "fault-free"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("scorecard runs %v, want %v", keys, want)
+	}
+	var names []string
+	for _, g := range sc.Checks {
+		names = append(names, g.Name)
+	}
+	if !slices.Equal(names, []string{"handoff", "pause-leader", "kill-leader", "fault-free"}) {
+		t.Errorf("scorecard checks %v, want battery order", names)
+	}
+	junit, err := os.ReadFile(filepath.Join(opts.OutDir, ScorecardJUnit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i, j := strings.Index(string(junit), `name="handoff"`), strings.Index(string(junit), `name="fault-free"`); i < 0 || j < 0 || i > j {
+		t.Errorf("junit.xml does not list handoff before fault-free:\n%s", junit)
+	}
+	st, err := loadState(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Results) != len(want) {
+		t.Errorf("resume state holds %d results, want %d", len(st.Results), len(want))
+	}
+}
+
+// The explore check starts only with room for one try (estimated as a fixed check) and
+// searches only until the last try that still fits could start.
 func TestSessionExploreFitsOneTry(t *testing.T) {
-	s := &Session{opts: Options{Budget: 10 * time.Minute}, start: time.Now(), spent: []time.Duration{100 * time.Second, 50 * time.Second}}
+	s := &Session{opts: Options{Budget: 10 * time.Minute}, start: time.Now(), spent: []time.Duration{100 * time.Second, 70 * time.Second}}
 	explore := Check{Name: "explore", Explore: true, Duration: 20 * time.Second}
 	budget, why := s.fits(explore)
 	if why != "" || budget <= 0 || budget > 10*time.Minute-70*time.Second+time.Second {
-		t.Errorf("explore with 10m left: budget %v (%s), want at most 10m - (50s + 20s) + 1s", budget, why)
+		t.Errorf("explore with 10m left: budget %v (%s), want at most 10m - 70s + 1s", budget, why)
 	}
 	s.opts.Budget = time.Minute
 	if _, why := s.fits(explore); !strings.Contains(why, "budget") {
 		t.Errorf("explore with 1m left for a 70s try: %q, want not run for the budget", why)
+	}
+	s.spent = []time.Duration{100 * time.Second, 20 * time.Second}
+	s.opts.Budget = 50 * time.Second
+	if _, why := s.fits(explore); !strings.Contains(why, "takes about 1m0s") {
+		t.Errorf("explore with 50s left: %q, want not run: it starts only with a minute left", why)
+	}
+}
+
+// The explore check counts the tries that proved something: one whose drawn schedule did not
+// take effect whole (unknown) does not count, and another is drawn, up to twice the tries
+// asked for; too few valid tries leave it unknown, never a pass; a find ends it invalid.
+func TestExploreCountsOnlyTriesThatProvedSomething(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		verdicts []string // per try, in order
+		want     string
+		tries    int
+	}{
+		{"a try proved nothing, another is drawn", []string{"unknown", "valid", "valid"}, harness.VerdictValid, 3},
+		{"both tries valid", []string{"valid", "valid", "unknown"}, harness.VerdictValid, 2},
+		{"too many proved nothing", []string{"unknown", "valid", "unknown", "unknown", "valid"}, harness.VerdictUnknown, 4},
+		{"a find", []string{"valid", "invalid", "valid"}, harness.VerdictInvalid, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &runner{opts: Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir()}}
+			n := 0
+			r.exploreTry = func(_ context.Context, _ harness.Config, _ int, _ string) explore.Try {
+				v := tc.verdicts[n]
+				n++
+				return explore.Try{Verdict: v}
+			}
+			checks, err := Plan(Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", Checks: []string{"explore"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := r.runCheck(context.Background(), checks[0], time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != tc.want || res.Tries != tc.tries || n != tc.tries {
+				t.Errorf("verdict %s after %d tries (%d run), want %s after %d; %s", res.Verdict, res.Tries, n, tc.want, tc.tries, res.Explanation)
+			}
+			if tc.want == harness.VerdictUnknown && res.Reason != "explore-inconclusive" {
+				t.Errorf("reason %q, want explore-inconclusive", res.Reason)
+			}
+			if tc.tries == 3 && res.Explanation != "2 valid tries; 1 more proved nothing (unknown 1, valid 2) and did not count" {
+				t.Errorf("explanation %q: want the try that did not count named", res.Explanation)
+			}
+		})
 	}
 }

@@ -102,7 +102,10 @@ func TestCandidateTimingFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1", cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}}}
-	spec, _ := r.candidateSpec("c1", &external{static: true})
+	spec, err := r.candidateSpec("c1", &external{static: true, hostDir: "/x/" + cmdDirName})
+	if err != nil {
+		t.Fatal(err)
+	}
 	env := spec.Env
 	for k, want := range map[string]string{"SPLITBRAIN_RENEW_INTERVAL": "1s", "SPLITBRAIN_RETRY_INTERVAL": "100ms",
 		"SPLITBRAIN_LEADER_WORK": "0s", "SPLITBRAIN_LEASE_TTL": "3s", "PYTHONUNBUFFERED": "1"} {
@@ -125,7 +128,9 @@ func TestCandidateTimingFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	r2 := &run{cfg: cfg2, log: &journal{}, cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}}}
-	spec, _ = r2.candidateSpec("c1", &external{static: true})
+	if spec, err = r2.candidateSpec("c1", &external{static: true, hostDir: "/x/" + cmdDirName}); err != nil {
+		t.Fatal(err)
+	}
 	env = spec.Env
 	for _, k := range []string{"SPLITBRAIN_RENEW_INTERVAL", "SPLITBRAIN_RETRY_INTERVAL", "SPLITBRAIN_LEADER_WORK"} {
 		if v, ok := env[k]; ok {

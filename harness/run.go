@@ -204,8 +204,9 @@ func (r *run) lifecycle(ctx context.Context) error {
 
 // finish tears down every stage that started, in reverse order, on every exit path: faults
 // healed (again, idempotently, when the lifecycle did not reach its heal), the candidates
-// stopped, every container removed and the cluster released (teardown), the clock files
-// removed, and the journal closed with run-end. It never uses a cancelled context.
+// stopped, every container removed and the cluster released (teardown), the clock files and
+// the candidate executable removed, and the journal closed with run-end. It never uses a
+// cancelled context.
 func (r *run) finish(reason string) {
 	if r.finished {
 		return
@@ -224,6 +225,9 @@ func (r *run) finish(reason string) {
 	r.log.phase(history.PhaseTeardown)
 	r.teardown(ctx)
 	r.faults.removeClockDir()
+	if err := removeCmdDir(r.cmdDir); err != nil {
+		r.log.logf("remove candidate executable directory: %v", err)
+	}
 	if reason == "" && r.root.Err() != nil {
 		// A signal during teardown: teardown still finished, but the run was interrupted.
 		reason = "cancelled during teardown: " + context.Cause(r.root).Error()

@@ -4,7 +4,9 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -379,6 +381,15 @@ func TestRunExternalCandidate(t *testing.T) {
 	if !strings.Contains(out.RunDir, "cmd-external-candidate") {
 		t.Errorf("run dir %s does not name the command", out.RunDir)
 	}
+	assertCmdDirGone(t, out.RunDir)
+}
+
+// assertCmdDirGone: the executable the candidates mounted is removed with the run.
+func assertCmdDirGone(t *testing.T, runDir string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(runDir, cmdDirName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the candidate executable's directory is still in %s after the run: %v", runDir, err)
+	}
 }
 
 // TestRunBrokenCandidate: a candidate command that exits at once stops the run with an
@@ -401,6 +412,7 @@ func TestRunBrokenCandidate(t *testing.T) {
 		t.Fatal("no outcome")
 	}
 	assertNoLeftovers(t, out.RunID)
+	assertCmdDirGone(t, out.RunDir)
 	if out.Verdict == VerdictValid {
 		t.Error("failed run reported valid")
 	}

@@ -29,9 +29,6 @@ var testHookAfterStore func() error
 // resourcePort is the resource's HTTP port on the run network.
 const resourcePort = "8080"
 
-// externalPath is where a --candidate-cmd executable is copied into its container.
-const externalPath = "/splitbrain-candidate"
-
 // This file holds setup's steps, in the order lifecycle (run.go) takes them.
 
 // connect connects to the engine and watches its container events before anything of the
@@ -195,6 +192,14 @@ func (r *run) startFaults(ctx context.Context) error {
 // startCandidates starts the candidates stage: every candidate's container, then the poll.
 func (r *run) startCandidates(ctx context.Context, ext *external) error {
 	step := time.Now()
+	if ext != nil {
+		var err error
+		r.cmdDir, err = writeCmdDir(r.log.dir, ext.content)
+		if err != nil {
+			return err
+		}
+		ext.hostDir = r.cmdDir
+	}
 	spec := func(name string) (platform.NodeSpec, error) { return r.candidateSpec(name, ext) }
 	if err := r.cands.start(ctx, r.eng, r.cluster.network(), podHostOf(r.cluster.storeCluster()), r.cfg.candidateNames(), spec); err != nil {
 		return err
@@ -207,6 +212,7 @@ func (r *run) startCandidates(ctx context.Context, ext *external) error {
 // external describes a --candidate-cmd executable.
 type external struct {
 	content []byte
+	hostDir string // the host directory holding it, mounted into every candidate (writeCmdDir)
 	static  bool   // a static ELF runs in the FROM-scratch candidate image; others need the Debian base
 	image   string // the base plus --candidate-packages, when given
 }
@@ -333,7 +339,10 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 		case !ext.static:
 			spec.Image = r.imgs[images.RoleBase]
 		}
-		spec.Files = append(spec.Files, platform.File{Path: externalPath, Content: ext.content, Mode: 0o755})
+		if ext.hostDir == "" {
+			return platform.NodeSpec{}, fmt.Errorf("candidate %s: the --candidate-cmd executable was not written to the run directory", name)
+		}
+		spec.Mounts = append(spec.Mounts, platform.Mount{HostDir: ext.hostDir, Target: externalDir})
 		spec.Entrypoint = []string{externalPath}
 	case r.cfg.CandidateImage != "":
 		spec.Image = r.cfg.CandidateImage

@@ -43,8 +43,9 @@ type Candidate struct {
 	// Store is the store the candidate elects on: etcd, zookeeper, postgres, redis, ...
 	// (docs/stores.md), or none for a store-less protocol.
 	Store string
-	// Cmd is a host executable speaking the candidate contract (docs/candidates.md); it is
-	// copied into each candidate container. A Go candidate must be static: see BuildGo.
+	// Cmd is a host executable speaking the candidate contract (docs/candidates.md); each
+	// run mounts a copy read-only into its candidate containers. A Go candidate must be
+	// static: see BuildGo.
 	Cmd string
 	// Packages are Debian packages a Cmd script needs (python3, python3-redis, curl, ...).
 	Packages []string
@@ -368,10 +369,9 @@ var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // BuildGo builds the Go main package pkg (a directory or import path, as `go build` takes it,
 // resolved in the test's module) into a static executable in t.TempDir and returns its path:
 // CGO_ENABLED=0, because the candidate runs in an image without a C library; stripped
-// (-trimpath -ldflags=-s -w) unless buildFlags name -ldflags, because every run copies it
-// into each candidate container (a 20 MB binary took 20-40 s a run on a loaded 2-core
-// machine, docs/assess.md). buildFlags go to `go build` before the package (e.g. "-tags",
-// "broken").
+// (-trimpath -ldflags=-s -w) unless buildFlags name -ldflags: a third smaller, and every run
+// writes a copy to its run directory. buildFlags go to `go build` before the package (e.g.
+// "-tags", "broken").
 func BuildGo(t testing.TB, pkg string, buildFlags ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "candidate")

@@ -33,6 +33,7 @@ func runAssess(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	fs.StringVar(&o.Resource, "resource", assess.ResourceFenced, "the resource the verdict is judged on: fenced (yours rejects stale fencing tokens) or unfenced (it does not: a check unsafe without the fence fails)")
 	fs.DurationVar(&o.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
 	fs.IntVar(&o.ExploreRuns, "explore-runs", 2, "tries of the bounded explore check")
+	fs.IntVar(&o.Parallel, "parallel", 2, "checks run at once, each on a store cluster of its own (1 to 4; 2 fits the battery of a correct etcd candidate into 10 minutes on a loaded 2-core machine, docs/assess.md)")
 	list := fs.Bool("list", false, "print the battery for this store and candidate, and exit")
 	profile := fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
 	fs.Usage = func() {

@@ -28,7 +28,7 @@ func TestAssessFlagsTheBrokenGoExample(t *testing.T) {
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "go-broken")
-	// Stripped: every run copies the binary into each candidate container.
+	// Stripped, as splitbraintest.BuildGo builds a user's candidate.
 	build := exec.Command("go", "build", "-tags", "broken", "-trimpath", "-ldflags=-s -w", "-o", bin, "./examples/go")
 	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
