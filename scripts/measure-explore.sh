@@ -8,6 +8,10 @@
 # ENTRY is an examples/corpus entry (built with -tags buggy for the buggy variant) or
 # redis-setnx (the project's own zombie recipe). Logs go to measure/explore/; the last lines
 # printed are the figures: runs and minutes until the find, or the runs of a miss.
+# Environment: RESOURCE=fenced runs the searches on the fenced resource instead of the row's
+# (for a fixed variant: the check-then-send window closed); MODES="guided" or "random" runs
+# one buggy search alone; TIME sets --time (default 30s).
+# An invalid find's "late writes" line says whether it was the check-then-send window only.
 # Needs bin/splitbrain (make build) and the images; run from the repository root.
 set -euo pipefail
 if [ $# -lt 2 ]; then
@@ -31,6 +35,14 @@ case $entry in
     exit 64
     ;;
 esac
+case ${RESOURCE:-} in
+  "") ;;
+  fenced | unfenced) resource=(--resource "$RESOURCE") ;;
+  *)
+    echo "RESOURCE=$RESOURCE: want fenced or unfenced" >&2
+    exit 64
+    ;;
+esac
 case $variant in buggy | fixed) ;; *)
   echo "variant $variant: want buggy or fixed" >&2
   exit 64
@@ -49,7 +61,7 @@ logs=()
 search() {
   local mode=$1 var=$2 cand=("${who[@]}")
   [ "$entry" != redis-setnx ] && cand=(--candidate-cmd /tmp/measure-explore-$entry-$var)
-  log=measure/explore/$entry-$var-s$seed-$mode-$stamp.log
+  log=measure/explore/$entry-$var-s$seed-$mode${RESOURCE:+-$RESOURCE}-$stamp.log
   logs+=("$log")
   {
     echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -61,6 +73,14 @@ search() {
 }
 if [ "$variant" = fixed ]; then
   search guided fixed
+  wait $! || true
+elif [ -n "${MODES:-}" ]; then
+  case $MODES in guided | random) ;; *)
+    echo "MODES=$MODES: want guided or random" >&2
+    exit 64
+    ;;
+  esac
+  search "$MODES" buggy
   wait $! || true
 else
   # The buggy searches side by side; the slot the first of them frees runs the fixed variant
@@ -96,10 +116,12 @@ starts = {int(n): secs(d) for n, d in re.findall(r'^try (\d+) \((\S+) elapsed\)'
 ends = {int(n): (v, secs(d)) for n, v, d in re.findall(r'^try (\d+): (.*?) \((\S+), \d+ nodes\)', text, re.M)}
 summary = re.search(r'^explored: .*$', text, re.M)
 found = re.search(r'^VIOLATION in try (\d+): (.*)$', text, re.M)
+late = re.search(r'^VIOLATION in try .*?^  late writes, (.*?)$', text, re.M | re.S)
 name = log.rsplit('/', 1)[-1]
 if found:
     n = int(found.group(1))
-    print(f"{name}: FOUND in run {n} at {(starts[n] + ends[n][1]) / 60:.1f} min ({found.group(2)})")
+    what = f"; late writes, {late.group(1)}" if late else ""
+    print(f"{name}: FOUND in run {n} at {(starts[n] + ends[n][1]) / 60:.1f} min ({found.group(2)}{what})")
 else:
     print(f"{name}: not found; {summary.group(0) if summary else 'no summary (search failed: see the log)'}")
 EOF
