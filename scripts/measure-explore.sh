@@ -21,6 +21,7 @@ fi
 entry=$1 seed=$2 budget=${3:-15m} variant=${4:-buggy}
 resource=(--resource unfenced)
 run=()
+warmup=8s
 case $entry in
   zk-suspended | zk-predecessor) store=zookeeper ;;
   redis-del-unowned) store=redis ;;
@@ -28,7 +29,9 @@ case $entry in
   dynamodb-wallclock) store=dynamodb ;;
   etcd-session-done) store=etcd ;;
   etcd-lock-unfenced) store=etcd resource=() ;; # its row's resource: fenced (every holder sends token 1)
-  redlock-restart) store=redis-multi run=(--ttl 60s --time 300s) ;; # its row's TTL: restarting 3 servers takes 9-35 s
+  # its row's TTL (restarting 3 servers takes 9-35 s) and warmup (the fixed variant keeps
+  # fresh servers out for TTL + 1 s; warmup ends on a leader's writes, this is its timeout)
+  redlock-restart) store=redis-multi run=(--ttl 60s --time 300s) warmup=120s ;;
   redis-setnx) store=redis ;;
   *)
     echo "unknown entry $entry: give an examples/corpus entry or redis-setnx" >&2
@@ -65,10 +68,10 @@ search() {
   logs+=("$log")
   {
     echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "# bin/splitbrain explore --store $store ${cand[*]} ${resource[*]} --time ${TIME:-30s} ${run[*]} --mode $mode --seed $seed --warmup 8s --recovery 5s --budget $budget --shrink-budget 0 --repro 0"
+    echo "# bin/splitbrain explore --store $store ${cand[*]} ${resource[*]} --time ${TIME:-30s} ${run[*]} --mode $mode --seed $seed --warmup $warmup --recovery 5s --budget $budget --shrink-budget 0 --repro 0"
   } >"$log"
   bin/splitbrain explore --store "$store" "${cand[@]}" "${resource[@]}" --time "${TIME:-30s}" "${run[@]}" \
-    --name "explore-$entry-$var-$mode-s$seed" --mode "$mode" --seed "$seed" --warmup 8s --recovery 5s \
+    --name "explore-$entry-$var-$mode-s$seed" --mode "$mode" --seed "$seed" --warmup "$warmup" --recovery 5s \
     --budget "$budget" --shrink-budget 0 --repro 0 >>"$log" 2>&1 &
 }
 if [ "$variant" = fixed ]; then
