@@ -111,9 +111,12 @@ func (l LateWrites) String() string {
 	if l.WindowOnly() {
 		class = "window only"
 	}
-	parts := []string{fmt.Sprintf("%d sent after the next leader's election", l.AfterElection),
-		fmt.Sprintf("%d in flight at the takeover (sent before it, accepted up to %v after: the check-then-send window, only a fence closes it)",
-			l.InFlight, l.MaxLag.Round(time.Millisecond))}
+	inFlight := "0 in flight at the takeover"
+	if l.InFlight > 0 {
+		inFlight = fmt.Sprintf("%d in flight at the takeover (sent before it, accepted up to %v after: the check-then-send window, only a fence closes it)",
+			l.InFlight, l.MaxLag.Round(time.Millisecond))
+	}
+	parts := []string{fmt.Sprintf("%d sent after the next leader's election", l.AfterElection), inFlight}
 	if l.Unattributed > 0 {
 		parts = append(parts, fmt.Sprintf("%d not placeable", l.Unattributed))
 	}
