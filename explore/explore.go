@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
@@ -79,6 +80,9 @@ type Try struct {
 
 	// Signature is the run's behaviour (BehaviourSignature of its history).
 	Signature Signature
+	// Late attributes the writes that made an invalid run invalid (nil for other verdicts,
+	// or when results.json could not be read).
+	Late *LateWrites
 	// New are the signature's features no earlier try of the search had shown.
 	New []string
 	// Guided tries: the chain run, the swarm's kinds, and where it came from (Parent is the
@@ -358,19 +362,29 @@ func drawRunnable(rng *rand.Rand, opt Options, i int, refused *int) (harness.Con
 	return harness.Config{}, "", fmt.Errorf("explore: %d drawn schedules in a row were refused by this store/recipe; narrow --faults to faults it takes (last refusal: %v)", maxRefusals, last)
 }
 
-func runTry(ctx context.Context, cfg harness.Config, i int, spec string) Try {
-	t := Try{N: i, Spec: spec, Seed: cfg.Seed}
+func runTry(ctx context.Context, cfg harness.Config, i int, spec string) (t Try) {
+	t = Try{N: i, Spec: spec, Seed: cfg.Seed}
 	t0 := time.Now()
 	out, err := harness.Run(ctx, cfg)
 	t.Elapsed = time.Since(t0)
 	if out != nil {
 		t.RunDir = out.RunDir
 	}
+	var evs []history.Event
 	if t.RunDir != "" {
-		if evs, _, herr := history.ReadFile(filepath.Join(t.RunDir, harness.HistoryFile)); herr == nil {
+		var herr error
+		if evs, _, herr = history.ReadFile(filepath.Join(t.RunDir, harness.HistoryFile)); herr == nil {
 			t.Signature = BehaviourSignature(evs, cfg.TTL)
 		}
 	}
+	defer func() { // on every return below, once the verdict is read
+		if t.Verdict == harness.VerdictInvalid && evs != nil {
+			if res, err := checkers.ReadResults(filepath.Join(t.RunDir, harness.ResultsFile)); err == nil {
+				late := AttributeLateWrites(res, evs)
+				t.Late = &late
+			}
+		}
+	}()
 	if err != nil {
 		t.Err = err
 		// A proof recorded before the failure stays a proof.

@@ -233,6 +233,13 @@ func fakeRun(_ context.Context, cfg harness.Config, i int, spec string) Try {
 	return t
 }
 
+// validRun is fakeRun with every run valid, so that a search uses its whole budget.
+func validRun(ctx context.Context, cfg harness.Config, i int, spec string) Try {
+	tr := fakeRun(ctx, cfg, i, spec)
+	tr.Verdict, tr.Codes = harness.VerdictValid, nil
+	return tr
+}
+
 func guidedOptions(t *testing.T, runs int) Options {
 	v, err := NewVocabulary(nil, 3)
 	if err != nil {
@@ -293,11 +300,7 @@ func TestGuidedSearchIsSeeded(t *testing.T) {
 func TestCorpusSaveLoadResume(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "corpus.json")
 	o := guidedOptions(t, 6)
-	o.Runner = func(ctx context.Context, cfg harness.Config, i int, spec string) Try {
-		tr := fakeRun(ctx, cfg, i, spec)
-		tr.Verdict, tr.Codes = harness.VerdictValid, nil // search the whole budget
-		return tr
-	}
+	o.Runner = validRun
 	o.CorpusPath = path
 	first, err := Explore(context.Background(), o)
 	if err != nil {
@@ -419,11 +422,7 @@ func TestNearViolationFeatures(t *testing.T) {
 // first; mutations start only after them, and then about half the runs are mutations.
 func TestFirstRunsAreFresh(t *testing.T) {
 	o := guidedOptions(t, 30)
-	o.Runner = func(ctx context.Context, cfg harness.Config, i int, spec string) Try {
-		tr := fakeRun(ctx, cfg, i, spec)
-		tr.Verdict, tr.Codes = harness.VerdictValid, nil
-		return tr
-	}
+	o.Runner = validRun
 	res, err := Explore(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -568,8 +567,7 @@ func TestGuidedFindsTheZombieSoonerThanRandom(t *testing.T) {
 func TestFenceKindsWaitForAFenceRequest(t *testing.T) {
 	o := guidedOptions(t, 60)
 	o.Runner = func(ctx context.Context, cfg harness.Config, i int, spec string) Try {
-		tr := fakeRun(ctx, cfg, i, spec)
-		tr.Verdict, tr.Codes = harness.VerdictValid, nil
+		tr := validRun(ctx, cfg, i, spec)
 		if i >= 20 {
 			tr.Signature = append(tr.Signature, FeatureFenceRequested)
 			slices.Sort(tr.Signature)

@@ -8,6 +8,10 @@
 # ENTRY is an examples/corpus entry (built with -tags buggy for the buggy variant) or
 # redis-setnx (the project's own zombie recipe). Logs go to measure/explore/; the last lines
 # printed are the figures: runs and minutes until the find, or the runs of a miss.
+# Environment: RESOURCE=fenced runs the searches on the fenced resource instead of the row's
+# (for a fixed variant: the check-then-send window closed); MODES="guided" or "random" runs
+# one buggy search alone; TIME sets --time (default 30s).
+# An invalid find's "late writes" line says whether it was the check-then-send window only.
 # Needs bin/splitbrain (make build) and the images; run from the repository root.
 set -euo pipefail
 if [ $# -lt 2 ]; then
@@ -17,6 +21,7 @@ fi
 entry=$1 seed=$2 budget=${3:-15m} variant=${4:-buggy}
 resource=(--resource unfenced)
 run=()
+warmup=8s
 case $entry in
   zk-suspended | zk-predecessor) store=zookeeper ;;
   redis-del-unowned) store=redis ;;
@@ -24,10 +29,20 @@ case $entry in
   dynamodb-wallclock) store=dynamodb ;;
   etcd-session-done) store=etcd ;;
   etcd-lock-unfenced) store=etcd resource=() ;; # its row's resource: fenced (every holder sends token 1)
-  redlock-restart) store=redis-multi run=(--ttl 60s --time 300s) ;; # its row's TTL: restarting 3 servers takes 9-35 s
+  # its row's TTL (restarting 3 servers takes 9-35 s) and warmup (the fixed variant keeps
+  # fresh servers out for TTL + 1 s; warmup ends on a leader's writes, this is its timeout)
+  redlock-restart) store=redis-multi run=(--ttl 60s --time 300s) warmup=120s ;;
   redis-setnx) store=redis ;;
   *)
     echo "unknown entry $entry: give an examples/corpus entry or redis-setnx" >&2
+    exit 64
+    ;;
+esac
+case ${RESOURCE:-} in
+  "") ;;
+  fenced | unfenced) resource=(--resource "$RESOURCE") ;;
+  *)
+    echo "RESOURCE=$RESOURCE: want fenced or unfenced" >&2
     exit 64
     ;;
 esac
@@ -49,18 +64,26 @@ logs=()
 search() {
   local mode=$1 var=$2 cand=("${who[@]}")
   [ "$entry" != redis-setnx ] && cand=(--candidate-cmd /tmp/measure-explore-$entry-$var)
-  log=measure/explore/$entry-$var-s$seed-$mode-$stamp.log
+  log=measure/explore/$entry-$var-s$seed-$mode${RESOURCE:+-$RESOURCE}-$stamp.log
   logs+=("$log")
   {
     echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "# bin/splitbrain explore --store $store ${cand[*]} ${resource[*]} --time ${TIME:-30s} ${run[*]} --mode $mode --seed $seed --warmup 8s --recovery 5s --budget $budget --shrink-budget 0 --repro 0"
+    echo "# bin/splitbrain explore --store $store ${cand[*]} ${resource[*]} --time ${TIME:-30s} ${run[*]} --mode $mode --seed $seed --warmup $warmup --recovery 5s --budget $budget --shrink-budget 0 --repro 0"
   } >"$log"
   bin/splitbrain explore --store "$store" "${cand[@]}" "${resource[@]}" --time "${TIME:-30s}" "${run[@]}" \
-    --name "explore-$entry-$var-$mode-s$seed" --mode "$mode" --seed "$seed" --warmup 8s --recovery 5s \
+    --name "explore-$entry-$var-$mode-s$seed" --mode "$mode" --seed "$seed" --warmup "$warmup" --recovery 5s \
     --budget "$budget" --shrink-budget 0 --repro 0 >>"$log" 2>&1 &
 }
 if [ "$variant" = fixed ]; then
   search guided fixed
+  wait $! || true
+elif [ -n "${MODES:-}" ]; then
+  case $MODES in guided | random) ;; *)
+    echo "MODES=$MODES: want guided or random" >&2
+    exit 64
+    ;;
+  esac
+  search "$MODES" buggy
   wait $! || true
 else
   # The buggy searches side by side; the slot the first of them frees runs the fixed variant
@@ -96,10 +119,12 @@ starts = {int(n): secs(d) for n, d in re.findall(r'^try (\d+) \((\S+) elapsed\)'
 ends = {int(n): (v, secs(d)) for n, v, d in re.findall(r'^try (\d+): (.*?) \((\S+), \d+ nodes\)', text, re.M)}
 summary = re.search(r'^explored: .*$', text, re.M)
 found = re.search(r'^VIOLATION in try (\d+): (.*)$', text, re.M)
+late = re.search(r'^VIOLATION in try .*?^  late writes, (.*?)$', text, re.M | re.S)
 name = log.rsplit('/', 1)[-1]
 if found:
     n = int(found.group(1))
-    print(f"{name}: FOUND in run {n} at {(starts[n] + ends[n][1]) / 60:.1f} min ({found.group(2)})")
+    what = f"; late writes, {late.group(1)}" if late else ""
+    print(f"{name}: FOUND in run {n} at {(starts[n] + ends[n][1]) / 60:.1f} min ({found.group(2)}{what})")
 else:
     print(f"{name}: not found; {summary.group(0) if summary else 'no summary (search failed: see the log)'}")
 EOF

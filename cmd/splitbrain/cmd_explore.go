@@ -69,6 +69,14 @@ entries near a violation. --corpus FILE keeps the corpus; --resume goes on from 
 --mode random: independent schedules, each fault at a random time or on a candidate event,
 held 1-4xTTL once or repeatedly (the faults phase lasts --time).
 
+An invalid run also gets a "late writes" line: each write that made it invalid (accepted
+stale, or after a newer tenure's write) is placed by its send time against the next
+leader's election. "in flight at the takeover" (sent before it, accepted after) is the
+check-then-send window any lease without a fence has: only a fenced resource closes it.
+"sent after the next leader's election" is what a wrong or missing lease check does (a
+pause between a valid check and the send looks the same and is counted here). "window
+only" means in-flight writes and nothing else; the verdict stays invalid either way.
+
 A find is shrunk (drop faults and chain links, start links sooner after their events,
 shorten faults and phases, fewer candidates; a smaller schedule is kept if it fails again
 with one of the find's codes) for --shrink-budget, and its one-line 'splitbrain run' is run
@@ -190,6 +198,9 @@ valid, 2 when no run proved anything (all unknown), 255 on a harness error, 64 o
 				label = "harness error: " + errorText(t.Err)
 			}
 			fmt.Fprintf(stdout, "try %d: %s (%v, %d nodes) %s\n", t.N, label, t.Elapsed.Round(time.Second), t.Nodes, t.RunDir)
+			if t.Late != nil {
+				fmt.Fprintf(stdout, "  late writes, %s\n", t.Late)
+			}
 			if t.Chain != nil {
 				from := "fresh chain"
 				if t.Parent > 0 {
@@ -253,6 +264,9 @@ func printExploreSummary(w io.Writer, res explore.Result, elapsed time.Duration)
 	if f := res.Found; f != nil {
 		fmt.Fprintf(w, "VIOLATION in try %d: %s\n  run:     %s\n  report:  %s\n  replay:  splitbrain replay %s --times 5\n  shrink:  splitbrain shrink %s\n",
 			f.N, shrink.Label(f.Verdict, f.Codes), f.RunDir, filepath.Join(f.RunDir, "report.html"), f.RunDir, f.RunDir)
+		if f.Late != nil {
+			fmt.Fprintf(w, "  late writes, %s\n", f.Late)
+		}
 		return
 	}
 	if tally[harness.VerdictValid] == 0 {

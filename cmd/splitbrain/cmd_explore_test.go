@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/explore"
 )
@@ -50,5 +51,16 @@ func TestExploreResumeChecksTheCorpusTarget(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "try 1") {
 		t.Error("a run started")
+	}
+}
+
+// The summary of a find says whether its late writes were the check-then-send window only.
+func TestExploreSummaryShowsTheLateWrites(t *testing.T) {
+	var b strings.Builder
+	f := explore.Try{N: 4, Verdict: "invalid", Codes: []string{"stale-write-accepted"}, RunDir: "/tmp/run",
+		Late: &explore.LateWrites{InFlight: 1, MaxLag: 35 * time.Millisecond}}
+	printExploreSummary(&b, explore.Result{Tries: []explore.Try{f}, Found: &f, Stop: explore.StopFound}, time.Minute)
+	if !strings.Contains(b.String(), "VIOLATION in try 4") || !strings.Contains(b.String(), "  late writes, window only: 0 sent after the next leader's election; 1 in flight at the takeover (sent before it, accepted up to 35ms after") {
+		t.Fatalf("summary lacks the late-writes line:\n%s", b.String())
 	}
 }

@@ -13,7 +13,13 @@
 // client library the project's own zookeeper-seq recipe uses.
 //
 // Fix (Curator's documented rule, and CURATOR-460's): treat Disconnected (SUSPENDED) as the
-// end of the term. Built with -tags buggy the candidate ignores Disconnected.
+// end of the term, and do not depend on when the library reports it: the leader also keeps
+// its own deadline, the send time of the previous answered sync + the session timeout (the
+// ensemble leader cannot expire the session before; zkelect's ownDeadline says why), and
+// stops when it passes. Stepping down at Disconnected alone was flagged by a halves
+// partition on a loaded host, where Disconnected came 0.45 s after the successor's
+// election (docs/findings.md). Built with -tags buggy the candidate ignores Disconnected
+// and keeps no deadline.
 //
 //	CGO_ENABLED=0 go build -tags buggy -o /tmp/zk-suspended ./examples/corpus/zk-suspended
 package main

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -24,16 +25,36 @@ import (
 type Options struct {
 	// IgnoreDisconnect keeps leading through a Disconnected session and ends the term only on
 	// Expired (which go-zookeeper reports after it reconnects) or the own znode's deletion:
-	// Curator's leader recipes treated SUSPENDED as harmless (CURATOR-460).
+	// Curator's leader recipes treated SUSPENDED as harmless (CURATOR-460). Without it the
+	// term also ends at the leader's own deadline (ownDeadline), which does not wait for the
+	// library to notice the disconnection.
 	IgnoreDisconnect bool
 	// TrustPredecessorDelete takes the lead as soon as the watched predecessor is deleted,
 	// without listing the children again to check that no lower znode is left.
 	TrustPredecessorDelete bool
 }
 
-type quiet struct{}
+// zkLog passes go-zookeeper's log to stderr and keeps the session timeout the server
+// negotiated, which go-zookeeper reports only in its log line after authentication.
+type zkLog struct{ negotiated atomic.Int64 } // ms, 0 until known
 
-func (quiet) Printf(f string, a ...any) { fmt.Fprintf(os.Stderr, "zk: "+f+"\n", a...) }
+func (l *zkLog) Printf(f string, a ...any) {
+	if f == "authenticated: id=%d, timeout=%d" && len(a) == 2 {
+		if ms, ok := a[1].(int32); ok && ms > 0 {
+			l.negotiated.Store(int64(ms))
+		}
+	}
+	fmt.Fprintf(os.Stderr, "zk: "+f+"\n", a...)
+}
+
+// timeout is the session timeout to count the own deadline with: the negotiated one when
+// known, never more than the one asked for (the server may only have raised it).
+func (l *zkLog) timeout(asked time.Duration) time.Duration {
+	if ms := l.negotiated.Load(); ms > 0 {
+		return min(asked, time.Duration(ms)*time.Millisecond)
+	}
+	return asked
+}
 
 // Run campaigns and leads until SIGTERM.
 func Run(o Options) {
@@ -56,6 +77,7 @@ func Run(o Options) {
 // only at Expired (which go-zookeeper reports once it reaches a server again).
 type session struct {
 	conn         *zk.Conn
+	log          *zkLog
 	disconnected context.Context
 	expired      context.Context
 }
@@ -65,7 +87,8 @@ func connect(ctx context.Context, env candidate.Env) (*session, error) {
 	disc, onDisc := context.WithCancelCause(context.Background())
 	exp, onExp := context.WithCancelCause(context.Background())
 	var once sync.Once
-	conn, _, err := zk.Connect(env.Endpoints, env.TTL, zk.WithLogger(quiet{}),
+	log := &zkLog{}
+	conn, _, err := zk.Connect(env.Endpoints, env.TTL, zk.WithLogger(log),
 		zk.WithEventCallback(func(ev zk.Event) {
 			if ev.Type != zk.EventSession {
 				return
@@ -85,7 +108,7 @@ func connect(ctx context.Context, env candidate.Env) (*session, error) {
 	}
 	select {
 	case <-has:
-		return &session{conn: conn, disconnected: disc, expired: exp}, nil
+		return &session{conn: conn, log: log, disconnected: disc, expired: exp}, nil
 	case <-ctx.Done():
 	case <-time.After(env.TTL + 2*time.Second):
 	}
@@ -100,6 +123,22 @@ func term(ctx context.Context, env candidate.Env, o Options, dir string, w *cand
 		return err
 	}
 	defer s.conn.Close() // closing the session deletes our znode
+	var own *ownDeadline
+	if !o.IgnoreDisconnect {
+		// The probes run from the start of the session, so that a candidate that wins has
+		// its deadline already (two answered probes) and announces its term without delay.
+		own = newOwnDeadline(func() time.Duration { return s.log.timeout(env.TTL) })
+		pctx, stopProbes := context.WithCancel(ctx)
+		defer stopProbes() // not waited for: a sync queued while disconnected ends at the Close
+		go func() {
+			for {
+				own.probe(s.conn)
+				if !candidate.Sleep(pctx, own.period()) {
+					return
+				}
+			}
+		}()
+	}
 	for _, p := range []string{"/splitbrain-corpus", dir} {
 		if _, err := s.conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("create %s: %w", p, err)
@@ -150,6 +189,11 @@ func term(ctx context.Context, env candidate.Env, o Options, dir string, w *cand
 	if ctx.Err() != nil {
 		return nil // won after SIGTERM: the deferred close gives it back unannounced (R10)
 	}
+	if own != nil {
+		if err := own.established(ctx, s.disconnected); err != nil {
+			return err
+		}
+	}
 	ended := s.disconnected
 	if o.IgnoreDisconnect {
 		ended = s.expired // BUG (IgnoreDisconnect): a SUSPENDED session is not a lost one
@@ -169,6 +213,9 @@ func term(ctx context.Context, env candidate.Env, o Options, dir string, w *cand
 		if why, ok := lost.Load("why"); ok {
 			return why.(string)
 		}
+		if own != nil {
+			return own.lost(time.Now())
+		}
 		return ""
 	})
 	candidate.SteppedDown(reason)
@@ -176,4 +223,88 @@ func term(ctx context.Context, env candidate.Env, o Options, dir string, w *cand
 		s.conn.Delete(path, -1)
 	}
 	return nil
+}
+
+// ownDeadline is the fixed variant's end of term, counted on the leader's own clock from
+// answered round trips to the ensemble's leader, so that it passes before the server can
+// expire the session however late go-zookeeper reports Disconnected (0.45 s after the
+// successor's election, once, under a halves partition on a loaded host: docs/findings.md).
+//
+// Why the *previous* answered probe: a ZooKeeper session is expired by the ensemble's leader,
+// a session timeout after the last touch *it* saw, rounded up to a tick. A client's request
+// to a follower touches the session only on that follower, which reports it to the leader in
+// its reply to the leader's next ping (every tickTime/2). Each probe is a sync, which the
+// follower forwards to the leader on the same ordered connection as its ping replies, so an
+// answered sync k proves the leader read everything the follower sent before it. Probes are
+// at least timeout/4 apart (a sleep after each answer), and the server takes session
+// timeouts of 2 ticks and up, so a leader ping lies between probe k-1's arrival and probe
+// k's: the leader touched the session after probe k-1 was sent, and cannot expire it before
+// that send time + the timeout. A sync answered by an isolated follower is impossible (it
+// must reach the leader), which a plain read would not prove: a follower cut off from the
+// leader answers reads for syncLimit ticks.
+type ownDeadline struct {
+	timeout func() time.Duration
+	mu      sync.Mutex
+	prev    time.Time     // send time of the last answered probe
+	end     time.Time     // zero until two probes were answered
+	moved   chan struct{} // closed (and replaced) each time end moves
+}
+
+func newOwnDeadline(timeout func() time.Duration) *ownDeadline {
+	return &ownDeadline{timeout: timeout, moved: make(chan struct{})}
+}
+
+func (d *ownDeadline) period() time.Duration { return d.timeout() / 4 }
+
+// probe sends one sync and records it if it is answered.
+func (d *ownDeadline) probe(conn *zk.Conn) {
+	sent := time.Now()
+	if _, err := conn.Sync("/"); err == nil {
+		d.answered(sent)
+	}
+}
+
+// answered moves the deadline to the previous answered probe's send time + the timeout,
+// less 1 % for the clock rate, and keeps sent as the new previous one.
+func (d *ownDeadline) answered(sent time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.prev.IsZero() {
+		if e := d.prev.Add(d.timeout() * 99 / 100); e.After(d.end) {
+			d.end = e
+			close(d.moved)
+			d.moved = make(chan struct{})
+		}
+	}
+	d.prev = sent
+}
+
+// lost is "" while the deadline is ahead of now.
+func (d *ownDeadline) lost(now time.Time) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if now.Before(d.end) {
+		return ""
+	}
+	return fmt.Sprintf("own deadline passed: no sync answered for long enough (previous answered probe + %v session timeout)", d.timeout())
+}
+
+// established waits until the deadline is ahead (a fresh session has answered fewer than two
+// probes), or the session is disconnected or ctx ends.
+func (d *ownDeadline) established(ctx context.Context, disconnected context.Context) error {
+	for {
+		d.mu.Lock()
+		ahead, moved := time.Now().Before(d.end), d.moved
+		d.mu.Unlock()
+		if ahead {
+			return nil
+		}
+		select {
+		case <-moved:
+		case <-disconnected.Done():
+			return fmt.Errorf("won, but: %w", context.Cause(disconnected))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
