@@ -17,13 +17,7 @@ import (
 // deadlock that held a CI run inside NetworkList) makes the call fail with a timeout instead of
 // hanging until the caller's own, much later, deadline.
 func TestSilentEngineCallFails(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "docker.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	release := make(chan struct{})
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	fakeEngine(t, func(w http.ResponseWriter, r *http.Request, release <-chan struct{}) {
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/_ping"):
 			w.Header().Set("Api-Version", "1.41")
@@ -34,13 +28,8 @@ func TestSilentEngineCallFails(t *testing.T) {
 		default:
 			<-release // the deadlock: the request is read, no answer ever comes
 		}
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { close(release); srv.Close() })
-	t.Setenv("DOCKER_HOST", "unix://"+sock)
-	old := engineAnswerTimeout
-	engineAnswerTimeout = 300 * time.Millisecond
-	t.Cleanup(func() { engineAnswerTimeout = old })
+	})
+	setAnswerTimeout(t, 300*time.Millisecond)
 
 	eng, err := Connect(context.Background())
 	if err != nil {
@@ -87,15 +76,9 @@ func TestEngineDialsDefaultSocket(t *testing.T) {
 // may (the answer timeout), and an engine that takes the request but stays silent is named as
 // such, not as "no engine": on a loaded machine the fixed 10 s ping once failed three tests.
 func TestConnectWaitsForABusyEngine(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "docker.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	answer := make(chan struct{}) // closed: /version answers
 	got := make(chan struct{}, 8) // a /version request came in
-	release := make(chan struct{})
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	fakeEngine(t, func(w http.ResponseWriter, r *http.Request, release <-chan struct{}) {
 		if strings.HasSuffix(r.URL.Path, "/_ping") {
 			w.Header().Set("Api-Version", "1.41")
 			w.Write([]byte("OK"))
@@ -109,15 +92,10 @@ func TestConnectWaitsForABusyEngine(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"Version":"20.10.24","ApiVersion":"1.41"}`))
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { close(release); srv.Close() })
-	t.Setenv("DOCKER_HOST", "unix://"+sock)
-	old := engineAnswerTimeout
-	engineAnswerTimeout = 300 * time.Millisecond
-	t.Cleanup(func() { engineAnswerTimeout = old })
+	})
+	setAnswerTimeout(t, 300*time.Millisecond)
 
-	_, err = Connect(context.Background())
+	_, err := Connect(context.Background())
 	if err == nil {
 		t.Fatal("Connect to a silent engine succeeded")
 	}
@@ -127,7 +105,7 @@ func TestConnectWaitsForABusyEngine(t *testing.T) {
 
 	// A busy engine that answers once it can: Connect waits for it (the answer timeout is
 	// raised so that only the engine's own answer ends the wait).
-	engineAnswerTimeout = time.Minute
+	setAnswerTimeout(t, time.Minute)
 	for len(got) > 0 {
 		<-got // the silent round's request
 	}
@@ -140,4 +118,27 @@ func TestConnectWaitsForABusyEngine(t *testing.T) {
 		t.Fatalf("Connect to an engine that answers late: %v", err)
 	}
 	eng.Close()
+}
+
+// fakeEngine serves handle on a fresh unix socket as DOCKER_HOST until the test ends; release
+// is closed before the server, so a handler blocked on it returns.
+func fakeEngine(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, release <-chan struct{})) {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "docker.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handle(w, r, release) })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { close(release); srv.Close() })
+	t.Setenv("DOCKER_HOST", "unix://"+sock)
+}
+
+// setAnswerTimeout sets the engine answer timeout for the rest of the test.
+func setAnswerTimeout(t *testing.T, d time.Duration) {
+	old := engineAnswerTimeout
+	engineAnswerTimeout = d
+	t.Cleanup(func() { engineAnswerTimeout = old })
 }
