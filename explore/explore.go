@@ -24,6 +24,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 	"github.com/splitbrain-chaos/splitbrain/shrink"
 )
@@ -172,6 +173,9 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 	// schedules again, and a resume does not repeat the draws of the first session.
 	rng := rand.New(rand.NewPCG(uint64(opt.Seed), 0x5eed^uint64(corpus.Tries)<<20))
 	guide := Guide{Vocabulary: opt.Vocabulary, MinNodes: opt.MinNodes, MaxNodes: opt.MaxNodes}
+	if st, ok := storekinds.Lookup(opt.Base.Store); ok {
+		guide.VolatileStore = st.Volatile
+	}
 	if opt.Mode == ModeGuided {
 		guide.Vocabulary = runnableAtoms(opt)
 	}
@@ -410,6 +414,8 @@ type atom struct {
 	triggered bool
 	// fence: the kind acts on the run's fence device, i.e. only on a candidate's request.
 	fence bool
+	// crash: the kind crashes its target (kill): for= is how long it stays down.
+	crash bool
 }
 
 func (a atom) String() string {
@@ -495,11 +501,11 @@ func allAtoms() []atom {
 		}
 		for _, t := range k.Targets {
 			if !strings.Contains(t, ":") {
-				out = append(out, atom{kind: k.Name, target: t, proxy: k.Proxy, network: k.Network, fence: k.Fence})
+				out = append(out, atom{kind: k.Name, target: t, proxy: k.Proxy, network: k.Network, fence: k.Fence, crash: k.Crash})
 			}
 		}
 		if slices.Contains(k.Targets, nemesis.TargetLeader) {
-			out = append(out, atom{kind: k.Name, target: nemesis.TargetTrigger, proxy: k.Proxy, network: k.Network, triggered: true})
+			out = append(out, atom{kind: k.Name, target: nemesis.TargetTrigger, proxy: k.Proxy, network: k.Network, triggered: true, crash: k.Crash})
 		}
 	}
 	return out

@@ -46,6 +46,9 @@ type Def struct {
 	Names []string
 	// HasLeader: the store elects a leader of its own (the store-leader fault target).
 	HasLeader bool
+	// Volatile: the servers keep their data only in memory (as the project runs them), so a
+	// crash-restart comes back empty: locks, leases and counters forgotten.
+	Volatile bool
 	// ClockSkew: a server's clock can be skewed (libfaketime); ClockHow says how, or why not.
 	ClockSkew bool
 	ClockHow  string
@@ -70,11 +73,11 @@ var (
 		{Name: Postgres, Title: "PostgreSQL", Role: Postgres, DefaultNodes: 1, MinNodes: 1, MaxNodes: 1, NodeStem: "postgres",
 			ClockSkew: true, ClockHow: faketimeFile},
 		{Name: Redis, Title: "Redis", Role: Redis, DefaultNodes: 1, MinNodes: 1, MaxNodes: 1, NodeStem: "redis",
-			ClockHow: redisClock},
+			Volatile: true, ClockHow: redisClock},
 		{Name: RedisMulti, Title: "independent Redis servers (Redlock)", Role: Redis, DefaultNodes: 5, MinNodes: 1, MaxNodes: 9, NodeStem: "redis",
-			ClockHow: redisClock},
+			Volatile: true, ClockHow: redisClock},
 		{Name: DynamoDB, Title: "DynamoDB (dynalite)", Role: DynamoDB, DefaultNodes: 1, MinNodes: 1, MaxNodes: 1, NodeStem: "dynamodb",
-			ClockSkew: true, ClockHow: faketimeFile + " (no condition reads the server clock)"},
+			Volatile: true, ClockSkew: true, ClockHow: faketimeFile + " (no condition reads the server clock)"},
 		{Name: Consul, Title: "Consul", Role: Consul, DefaultNodes: 3, MinNodes: 1, MaxNodes: 7, NodeStem: "consul", HasLeader: true,
 			ClockHow: "Consul is a Go program and ignores libfaketime"},
 		{Name: Kubernetes, Title: "Kubernetes", Role: Kubernetes, MoreRoles: []string{Etcd}, DefaultNodes: 3, MinNodes: 3, MaxNodes: 3,

@@ -37,9 +37,33 @@ import (
 )
 
 // acquire takes the key if it is free and draws the fencing token in the same script.
+//
+// Two guards against a Redis server without persistence that restarted and forgot
+// everything, a loss that is another bug than this entry's (docs/findings.md section 2,
+// "Counters restart at 1"; the redlock-restart entry is the same loss for Redlock), so both
+// variants carry them and differ only in the release:
+//   - the server's memory age: the first script call on a server that has no born key
+//     stamps it with the server's clock; until the server is TTL + 1 s old nobody acquires
+//     (-1), because a lock it forgot may still be trusted by its holder (the delayed restart
+//     the Redis documentation requires, counted on the server itself);
+//   - a counter the server no longer has (INCR answers 1) starts at the server's clock in
+//     milliseconds, above any token of its earlier life, so no token is handed out twice.
+//
+// The project cannot skew a Redis server's clock, so TIME only moves forward here.
 var acquire = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('SET', KEYS[3], string.format('%d', now), 'NX')
+if now - tonumber(redis.call('GET', KEYS[3])) < tonumber(ARGV[3]) then
+  return -1
+end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return redis.call('INCR', KEYS[2])
+  local n = redis.call('INCR', KEYS[2])
+  if n == 1 then
+    n = now
+    redis.call('SET', KEYS[2], string.format('%d', n))
+  end
+  return n
 end
 return 0`)
 
@@ -64,7 +88,7 @@ func main() {
 	timeout := max(env.Renew/2, 100*time.Millisecond)
 	rdb := redis.NewClient(&redis.Options{Addr: env.Endpoints[0], ContextTimeoutEnabled: true,
 		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, MaxRetries: -1})
-	key, fence := "corpus-lock:"+env.Election, "corpus-fence:"+env.Election
+	key, fence, born := "corpus-lock:"+env.Election, "corpus-fence:"+env.Election, "corpus-server-born"
 	ttlMs := env.TTL.Milliseconds()
 	work, _ := time.ParseDuration(os.Getenv("SPLITBRAIN_LEADER_WORK")) // last work before the release
 	w := candidate.NewWriter(env)
@@ -76,7 +100,7 @@ func main() {
 		for token == 0 && ctx.Err() == nil {
 			sent, callT = time.Now(), candidate.Monotonic()
 			cctx, cancel := context.WithTimeout(ctx, timeout)
-			n, err := acquire.Run(cctx, rdb, []string{key, fence}, me, ttlMs).Int64()
+			n, err := acquire.Run(cctx, rdb, []string{key, fence, born}, me, ttlMs, ttlMs+1000).Int64()
 			cancel()
 			if err == nil && n > 0 {
 				token = n
