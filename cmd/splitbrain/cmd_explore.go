@@ -53,7 +53,10 @@ faults cause (elected, stepped-down, campaigning, a step the recipe declares), a
 0-1xTTL. Targets are roles (leader, follower, the event's candidate, all candidates, store
 leader, all store, ...), durations 0.5-4xTTL, 3-5 candidates (giving --nodes fixes it).
 Faults on the leader (target=leader, the trigger, the leader's cut from the store) are
-drawn 3 times as often as others and held past the TTL 3 times in 4. Each run may use only
+drawn 3 times as often as others and held past the TTL 3 times in 4. A crash (kill)
+restarts at once (for=0.1xTTL) one time in 2. On a store that keeps its data only in memory
+(redis, redis-multi, dynamodb: a restarted server has forgotten every lock and counter) one
+fresh chain in 4 opens with a crash of store nodes. Each run may use only
 a random half of the fault kinds (swarm testing; fence faults only once a run asked the
 fence device). The run's faults phase ends once the chain ran and healed and a leader is
 back at work (--until faults; --time is its timeout). From each run's history a behaviour
