@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
@@ -26,6 +27,13 @@ type Goal struct {
 	// point (a negative control needs enough leader changes for a miss to be improbable).
 	Elections int `json:"elections,omitempty"`
 	Handoffs  int `json:"handoffs,omitempty"`
+	// Stall, when set, also ends the phase once the schedule has stopped moving: some
+	// faults ran and healed, none is in effect, a leader is back (Writes), and no fault
+	// started or ended for Stall. The faults still missing wait on events that did not
+	// come (a link on "elected" after faults that caused no election); waiting out the
+	// timeout would not bring them. The run is unknown all the same (fault-missing), only
+	// sooner. Explore's guided runs use it; a matrix row does not.
+	Stall time.Duration `json:"stall_ns,omitempty"`
 }
 
 // DefaultGoalWrites is the writes= of a goal that does not name one: a few writes show a
@@ -33,7 +41,7 @@ type Goal struct {
 const DefaultGoalWrites = 3
 
 // goalForm is shown with every --until error.
-const goalForm = `valid form: a comma-separated list of writes=K (writes accepted after the last fault healed; default 3), elections=E (elections in the fault phase), handoffs=N (handoff SIGTERMs in the fault phase), e.g. --until writes=3 or --until elections=20,writes=3; every planned fault (and every triggered fault's count=) must also have run`
+const goalForm = `valid form: a comma-separated list of writes=K (writes accepted after the last fault healed; default 3), elections=E (elections in the fault phase), handoffs=N (handoff SIGTERMs in the fault phase), stall=D (also end the phase, unknown, once faults ran and healed, a leader is back and no fault started or ended for D: the rest of the schedule waits on events that did not come), e.g. --until writes=3 or --until elections=20,writes=3; every planned fault (and every triggered fault's count=) must also have run`
 
 // ParseGoal reads an --until value. Faults is left to the harness (it comes from the plan).
 func ParseGoal(s string) (Goal, error) {
@@ -53,6 +61,17 @@ func ParseGoal(s string) (Goal, error) {
 			return Goal{}, fmt.Errorf("--until %q: %q is not key=value; %s", s, part, goalForm)
 		}
 		key = strings.TrimSpace(key)
+		if key == "stall" {
+			if seen[key] {
+				return Goal{}, fmt.Errorf("--until %q: stall is given twice; %s", s, goalForm)
+			}
+			d, err := time.ParseDuration(strings.TrimSpace(val))
+			if err != nil || d <= 0 {
+				return Goal{}, fmt.Errorf("--until %q: stall=%s: want a positive duration such as 6s; %s", s, val, goalForm)
+			}
+			seen[key], g.Stall = true, d
+			continue
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(val))
 		if err != nil || n < 0 || n > 100000 {
 			return Goal{}, fmt.Errorf("--until %q: %s=%s: want a whole number from 0 to 100000; %s", s, key, val, goalForm)
@@ -84,7 +103,11 @@ func (g Goal) String() string {
 	if g.Handoffs > 0 {
 		parts = append(parts, fmt.Sprintf("%d handoff(s)", g.Handoffs))
 	}
-	return strings.Join(parts, ", ")
+	s := strings.Join(parts, ", ")
+	if g.Stall > 0 {
+		s += fmt.Sprintf("; or stalled %v after the last fault", g.Stall)
+	}
+	return s
 }
 
 // GoalTracker follows a history, event by event in file order, and tells when the goal of
@@ -93,6 +116,8 @@ type GoalTracker struct {
 	goal    Goal
 	inPhase bool
 	met     bool
+	stalled bool  // ended by Goal.Stall, not met
+	moved   int64 // the last fault start or end (Goal.Stall counts from it)
 
 	started   map[int]bool // fault ids that took effect
 	active    map[int]bool // of those, not yet healed
@@ -118,18 +143,18 @@ func (t *GoalTracker) Observe(e history.Event) bool {
 		}
 		return t.check(e) // a goal with nothing to wait for is met when the phase begins
 	}
-	if !t.inPhase || t.met {
+	if !t.inPhase || t.met || t.stalled {
 		return false
 	}
 	switch {
 	case e.Source == history.SourceNemesis && e.Kind == history.KindFaultStart:
-		t.writes = 0
+		t.writes, t.moved = 0, e.T
 		if e.Err == "" {
 			t.started[e.FaultID] = true
 			t.active[e.FaultID] = true
 		}
 	case e.Source == history.SourceNemesis && e.Kind == history.KindFaultEnd:
-		t.writes = 0
+		t.writes, t.moved = 0, e.T
 		if t.active[e.FaultID] && e.Err == "" {
 			t.healed++
 		}
@@ -148,7 +173,7 @@ func (t *GoalTracker) Observe(e history.Event) bool {
 }
 
 func (t *GoalTracker) check(e history.Event) bool {
-	if t.met || !t.inPhase {
+	if t.met || t.stalled || !t.inPhase {
 		return false
 	}
 	g := t.goal
@@ -156,11 +181,18 @@ func (t *GoalTracker) check(e history.Event) bool {
 		t.met = true
 		return true
 	}
+	if g.Stall > 0 && t.healed > 0 && len(t.active) == 0 && t.writes >= g.Writes && e.T-t.moved >= int64(g.Stall) {
+		t.stalled = true
+		return true
+	}
 	return false
 }
 
 // Met reports whether the goal was met inside the faults phase.
 func (t *GoalTracker) Met() bool { return t.met }
+
+// Stalled reports whether Goal.Stall ended the phase before the goal was met.
+func (t *GoalTracker) Stalled() bool { return t.stalled }
 
 // Missing says what the goal still lacks, for the goal-not-met reason and progress lines.
 func (t *GoalTracker) Missing() string {
@@ -201,6 +233,10 @@ func guardGoal(a *analysis, g *Goal, unknown unknownFn) {
 	}
 	if t.Met() || !sawPhase {
 		return // no faults phase at all: the run ended early, which other guards report
+	}
+	if t.Stalled() {
+		unknown("goal-not-met", a.endT, 0, nil, fmt.Sprintf("the fault phase stalled before its goal (%s): no fault started or ended for %v; %s", g, g.Stall, t.Missing()))
+		return
 	}
 	unknown("goal-not-met", a.endT, 0, nil, fmt.Sprintf("the fault phase timed out before its goal (%s): %s", g, t.Missing()))
 }

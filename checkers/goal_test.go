@@ -1,8 +1,10 @@
 package checkers
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
@@ -19,6 +21,7 @@ func TestParseGoal(t *testing.T) {
 		" writes = 2 , faults":       {Writes: 2},
 		"elections=100000":           {Writes: DefaultGoalWrites, Elections: 100000},
 		"writes=3,handoffs=1,faults": {Writes: 3, Handoffs: 1},
+		"faults,stall=6s":            {Writes: DefaultGoalWrites, Stall: 6 * time.Second},
 	}
 	for in, want := range ok {
 		g, err := ParseGoal(in)
@@ -33,6 +36,9 @@ func TestParseGoal(t *testing.T) {
 		"elections=100001":  "whole number",
 		"leaders=3":         "unknown condition",
 		"writes=1,writes=2": "given twice",
+		"stall=0s":          "positive duration",
+		"stall=soon":        "positive duration",
+		"stall=1s,stall=2s": "given twice",
 	} {
 		if _, err := ParseGoal(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseGoal(%q): %v, want an error with %q", in, err, want)
@@ -121,4 +127,37 @@ func TestGoalNotMetIsUnknown(t *testing.T) {
 	}
 	// Without a goal the same run is judged as before.
 	wantVerdict(t, check(t, paced(), Params{}), Valid)
+}
+
+// A stall ends the phase once faults ran and healed, a leader is back and no fault moved
+// for Stall; it is not the goal met, and the checker makes the run unknown all the same.
+func TestGoalStall(t *testing.T) {
+	accepted := func(at int64) history.Event {
+		return history.Event{Source: history.SourceResource, Kind: history.KindDecision, Result: history.ResultAccepted, T: at}
+	}
+	tr := NewGoalTracker(Goal{Faults: 2, Writes: 1, Stall: 50})
+	for _, e := range []history.Event{
+		{Source: history.SourceHarness, Kind: history.KindPhase, Phase: history.PhaseFaults, T: 1},
+		accepted(5), accepted(70), // no fault ran yet: nothing stalled, the first link waits on a write
+		{Source: history.SourceNemesis, Kind: history.KindFaultStart, FaultID: 1, T: 100},
+		accepted(160), // in effect: not stalled
+		{Source: history.SourceNemesis, Kind: history.KindFaultEnd, FaultID: 1, T: 200},
+		accepted(210), accepted(249),
+	} {
+		if tr.Observe(e) {
+			t.Fatalf("ended at %+v", e)
+		}
+	}
+	if !tr.Observe(accepted(250)) || !tr.Stalled() || tr.Met() {
+		t.Fatalf("not stalled 50 after the heal: stalled %v, met %v", tr.Stalled(), tr.Met())
+	}
+	if tr.Observe(accepted(400)) {
+		t.Fatal("ended twice")
+	}
+	g := Goal{Faults: 2, Writes: 3, Stall: 100 * time.Millisecond}
+	r := check(t, paced(), Params{Goal: &g})
+	wantVerdict(t, r, Unknown)
+	if c := codes(r.Reasons); c["goal-not-met"] != 1 || !strings.Contains(fmt.Sprint(r.Reasons), "stalled") {
+		t.Fatalf("stalled run: %+v", r.Reasons)
+	}
 }

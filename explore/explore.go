@@ -268,7 +268,7 @@ func runnableAtoms(opt Options) Vocabulary {
 			continue
 		}
 		cfg := opt.Base
-		cfg.Plan, cfg.Seed, cfg.Until = nil, 1, GuidedUntil
+		cfg.Plan, cfg.Seed, cfg.Until = nil, 1, GuidedUntil(cfg.TTL)
 		cfg.Nodes = opt.MaxNodes
 		cfg.Nemesis = a.String() + ",on=" + nemesis.EventWrite + ":3,count=1,for=1xTTL"
 		if harness.CheckConfig(&cfg) == nil {
@@ -294,8 +294,17 @@ func CorpusTarget(c harness.Config) string {
 }
 
 // GuidedUntil ends a guided run's faults phase once the chain ran and healed and a leader
-// is back at work (the faults phase length is then only its timeout).
-const GuidedUntil = "faults"
+// is back at work (the faults phase length is then only its timeout), or once the chain
+// stalled: the links that ran healed, a leader is back, and for 3xTTL no fault started or
+// ended, so the links left wait on an event their faults did not cause (an election, a
+// step-down). Such a run is unknown either way; measured, each one waited out its whole
+// timeout before (2 min a run at TTL 10 s: three of a search's first four runs).
+func GuidedUntil(ttl time.Duration) string {
+	if ttl <= 0 {
+		ttl = harness.DefaultTTL
+	}
+	return fmt.Sprintf("faults,stall=%v", 3*ttl)
+}
 
 // FreshRuns is how many runs a new corpus draws fresh chains before it mutates any: every
 // feature is new in the first runs, so a corpus trusted at once mutates its first, often
@@ -331,7 +340,7 @@ func drawGuided(rng *rand.Rand, opt Options, g Guide, corpus *Corpus, i int, ref
 		cfg.Nodes = ch.Nodes
 		cfg.Nemesis = ch.Spec()
 		if cfg.Until == "" {
-			cfg.Until = GuidedUntil
+			cfg.Until = GuidedUntil(cfg.TTL)
 		}
 		cfg.Seed = rng.Int64N(1<<53) + 1
 		if opt.Configure != nil {

@@ -167,7 +167,7 @@ func TestChainsDrawnAndMutatedStayCausal(t *testing.T) {
 	lengths := map[int]int{}
 	base := harness.Config{Store: "etcd", Recipe: "etcd-election", TTL: 2 * time.Second, FaultTime: 60 * time.Second,
 		Warmup: 5 * time.Second, Recovery: 5 * time.Second, WriteInterval: 50 * time.Millisecond,
-		Workload: harness.DefaultWorkload, ResourceMode: harness.DefaultResourceMode, Until: GuidedUntil}
+		Workload: harness.DefaultWorkload, ResourceMode: harness.DefaultResourceMode, Until: GuidedUntil(2 * time.Second)}
 	accepted := 0
 	for range 300 {
 		swarm := g.Swarm(rng)

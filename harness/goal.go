@@ -100,6 +100,13 @@ func (p *phaseGoals) leaderWorking() <-chan struct{} {
 	return p.leader
 }
 
+// stalled reports whether the goal's stall= ended the faults phase (the goal not met).
+func (p *phaseGoals) stalled() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tracker.Stalled()
+}
+
 func (p *phaseGoals) missing() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()

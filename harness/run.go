@@ -303,7 +303,12 @@ func (r *run) faultsPhase(ctx context.Context) error {
 			r.log.logf("the faults phase timed out after %v before its goal: %s (the run is unknown)", r.cfg.FaultTime, r.goals.missing())
 		}
 	case <-goalMet:
-		r.log.logf("the faults phase met its goal (%s) after %v", goalFor(r.cfg.Until, r.faults.planned()), time.Since(r.log.phaseStarted()).Round(time.Millisecond))
+		took := time.Since(r.log.phaseStarted()).Round(time.Millisecond)
+		if r.goals.stalled() {
+			r.log.logf("the faults phase stalled after %v: no fault started or ended for %v, and %s (the triggers left wait on events that did not come; the run is unknown)", took, goalFor(r.cfg.Until, r.faults.planned()).Stall, r.goals.missing())
+		} else {
+			r.log.logf("the faults phase met its goal (%s) after %v", goalFor(r.cfg.Until, r.faults.planned()), took)
+		}
 		cancel()
 	}
 	wg.Wait()

@@ -75,7 +75,7 @@ func addRunFlags(fs *flag.FlagSet, withNemesis bool) *runFlags {
 	fs.StringVar(&r.c.Recipe, "recipe", "", "election recipe: "+strings.Join(harness.RecipeNames(), ", "))
 	fs.IntVar(&r.c.Nodes, "nodes", harness.DefaultNodes, "number of candidates c1..cN")
 	fs.DurationVar(&r.c.FaultTime, "time", 0, "length of the faults phase, e.g. 30s (required); with --until or --cycles its timeout (a run that reaches it first is unknown)")
-	fs.StringVar(&r.c.Until, "until", "", "end the faults phase on events, not on --time: once every planned fault (every triggered fault's count=) ran and healed and writes=K (default 3) were accepted after the last heal; also elections=E, handoffs=N (e.g. --until writes=3,elections=20); warmup and recovery then end on a leader's accepted writes")
+	fs.StringVar(&r.c.Until, "until", "", "end the faults phase on events, not on --time: once every planned fault (every triggered fault's count=) ran and healed and writes=K (default 3) were accepted after the last heal; also elections=E, handoffs=N (e.g. --until writes=3,elections=20); stall=D ends it sooner, unknown, once the faults that ran healed, a leader is back and no fault started or ended for D (the triggers left wait on events that did not come); warmup and recovery then end on a leader's accepted writes")
 	fs.DurationVar(&r.c.Warmup, "warmup", harness.DefaultWarmup, "no-fault phase before the faults")
 	fs.DurationVar(&r.c.Recovery, "recovery", harness.DefaultRecovery, "no-fault phase after the final heal")
 	fs.DurationVar(&r.c.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
