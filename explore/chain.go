@@ -289,8 +289,10 @@ func (g Guide) drawLink(rng *rand.Rand, swarm []string, links []Link, first bool
 		}
 	}
 	a := pickAtom(rng, atoms)
-	if first && g.VolatileStore && rng.IntN(volatileCrashOdds) == 0 {
-		if crashes := g.storeCrashes(); len(crashes) > 0 {
+	if first && g.VolatileStore {
+		// No draw at all without a store crash in the vocabulary (--faults narrowed it), so
+		// such a search draws the same chains as on any other store.
+		if crashes := g.storeCrashes(); len(crashes) > 0 && rng.IntN(volatileCrashOdds) == 0 {
 			a = crashes[rng.IntN(len(crashes))]
 		}
 	}
