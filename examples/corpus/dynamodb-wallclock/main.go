@@ -48,6 +48,14 @@ type lease struct {
 	env     candidate.Env
 	clock   *candidate.Clock
 	me      string
+	// maxSeen is the highest version (token) this candidate has read or won. dynalite keeps
+	// its tables in memory: a restarted server has forgotten the item, and the version
+	// would start again at 1 (token-duplicate, docs/findings.md section 2). Real DynamoDB is
+	// durable, so that is the emulator's loss, not this entry's bug, and both variants
+	// guard against it: a forgotten item is recreated with a version above maxSeen, and
+	// only after it stayed forgotten for a lease duration on the monotonic clock (a holder
+	// that renewed just before the restart may trust its lease that long).
+	maxSeen int64
 }
 
 func main() {
@@ -144,20 +152,40 @@ func (l *lease) key() map[string]types.AttributeValue {
 // campaign polls until it wins: the new version (the token), the acquire's send time on the
 // monotonic line, and its CLOCK_MONOTONIC; 0 when ctx ended.
 func (l *lease) campaign(ctx context.Context) (version int64, sent time.Duration, callT int64) {
-	var seenRVN string       // the holder's RVN as last read
-	var seenAt time.Duration // when it was first read unchanged, monotonic line
+	var seenRVN string            // the holder's RVN as last read
+	var seenAt time.Duration      // when it was first read unchanged, monotonic line
+	forgotAt := time.Duration(-1) // when the store was first seen to have forgotten the item
+	forgotten := func() bool {
+		if l.maxSeen == 0 {
+			return false // nothing to forget: a fresh store
+		}
+		if forgotAt < 0 {
+			forgotAt = l.clock.Mono()
+		}
+		return l.clock.Mono()-forgotAt < l.env.TTL
+	}
 	for {
 		cond := "attribute_not_exists(holder)"
 		vals := map[string]types.AttributeValue{}
 		item, err := l.read(ctx)
+		if v, ok := item["version"].(*types.AttributeValueMemberN); ok {
+			n, _ := strconv.ParseInt(v.Value, 10, 64)
+			l.maxSeen, forgotAt = max(l.maxSeen, n), -1
+		}
 		switch {
 		case err != nil:
 			var missing *types.ResourceNotFoundException
 			if errors.As(err, &missing) {
 				l.createTable()
+				forgotten()
 				continue
 			}
 			candidate.Error("read: " + err.Error())
+		case item["version"] == nil && forgotten():
+			if !candidate.Sleep(ctx, l.env.Retry) {
+				return 0, l.clock.Mono(), candidate.Monotonic()
+			}
+			continue
 		case item["holder"] == nil:
 		case buggy:
 			// BUG: the holder's expiry, written from its wall clock, against ours.
@@ -178,6 +206,7 @@ func (l *lease) campaign(ctx context.Context) (version int64, sent time.Duration
 		}
 		sent, callT = l.clock.Mono(), candidate.Monotonic()
 		if v, _ := l.acquire(cond, vals); v > 0 {
+			l.maxSeen = max(l.maxSeen, v)
 			return v, sent, callT
 		}
 		if !candidate.Sleep(ctx, l.env.Retry) {
@@ -199,13 +228,14 @@ func (l *lease) read(ctx context.Context) (map[string]types.AttributeValue, erro
 	return out.Item, nil
 }
 
-// acquire is one conditional UpdateItem: ours with a new RVN and version + 1 when cond holds.
+// acquire is one conditional UpdateItem: ours with a new RVN and version + 1 when cond holds
+// (a forgotten item's version counts on from maxSeen).
 // It is not bound to the campaign's context, so that an acquire that won is seen and given
 // back after SIGTERM (R10).
 func (l *lease) acquire(cond string, vals map[string]types.AttributeValue) (int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
-	vals[":me"], vals[":rvn"], vals[":zero"], vals[":one"] = str(l.me), str(candidate.Unique()), num(0), num(1)
+	vals[":me"], vals[":rvn"], vals[":zero"], vals[":one"] = str(l.me), str(candidate.Unique()), num(l.maxSeen), num(1)
 	vals[":exp"] = num(l.clock.Wall().Add(l.env.TTL).UnixMilli())
 	out, err := l.cli.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(table), Key: l.key(),
