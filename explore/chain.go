@@ -160,17 +160,17 @@ type Guide struct {
 	// MinNodes..MaxNodes is the candidate count range (3-5 by default).
 	MinNodes, MaxNodes int
 	// VolatileStore: the store forgets everything on a crash-restart (storekinds.Volatile),
-	// so a crash of store nodes opens the first link of a fresh chain one time in
-	// volatileCrashOdds, whatever the swarm.
+	// so a crash of store nodes, restarted at once, opens the first link of a fresh chain
+	// one time in volatileCrashOdds, whatever the swarm.
 	VolatileStore bool
 }
 
 // volatileCrashOdds: on a store that keeps its data only in memory, one fresh chain in this
-// many starts with a crash of store nodes. A lock or lease such a store forgot while its
+// many starts with a crash of store nodes that restarts at once. A lock or lease such a store forgot while its
 // holder still trusts it is that store's own failure mode (the Redis documentation makes
 // Redlock's safety depend on it); left to the plain draw, a crash of a store majority is
 // 2 of the ~77 forms, about one chain in forty (measured on redis-multi's vocabulary).
-const volatileCrashOdds = 4
+const volatileCrashOdds = 3
 
 // storeCrashes lists the vocabulary's crashes of store nodes.
 func (g Guide) storeCrashes() []atom {
@@ -289,14 +289,20 @@ func (g Guide) drawLink(rng *rand.Rand, swarm []string, links []Link, first bool
 		}
 	}
 	a := pickAtom(rng, atoms)
+	forgets := false
 	if first && g.VolatileStore {
 		// No draw at all without a store crash in the vocabulary (--faults narrowed it), so
 		// such a search draws the same chains as on any other store.
 		if crashes := g.storeCrashes(); len(crashes) > 0 && rng.IntN(volatileCrashOdds) == 0 {
-			a = crashes[rng.IntN(len(crashes))]
+			a, forgets = crashes[rng.IntN(len(crashes))], true
 		}
 	}
 	l := Link{Kind: a.kind, Target: a.target, Shape: a.shape, For: holdFor(rng, a)}
+	if forgets {
+		// Back at once, while holders still trust what the store forgot; a long outage would
+		// only be unavailability (a mutation may still lengthen it).
+		l.For = quickRestart
+	}
 	switch {
 	case !first:
 		l.On = g.chainedEvent(rng)

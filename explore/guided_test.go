@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -652,9 +651,9 @@ func amnesiaRun(_ context.Context, cfg harness.Config, _ int, spec string) Try {
 	return t
 }
 
-// On a store that forgets on a crash (storekinds.Volatile) a quarter of the fresh chains
-// open with a crash of store nodes, and half the crashes restart at once; on another store
-// the plain draw decides. The fake Redlock amnesia is then found within a few runs.
+// On a store that forgets on a crash (storekinds.Volatile) a third of the fresh chains open
+// with a crash of store nodes that restarts at once, and half the other crashes restart at
+// once; on another store the plain draw decides. The fake Redlock amnesia is then found within a few runs.
 func TestVolatileStoreCrashesOpenChains(t *testing.T) {
 	g := testGuide(t)
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -682,13 +681,11 @@ func TestVolatileStoreCrashesOpenChains(t *testing.T) {
 	plain, plainQuick := share(false)
 	vol, volQuick := share(true)
 	t.Logf("first link a store crash: %.3f plain, %.3f volatile; quick restarts of all crashes: %.2f, %.2f", plain, vol, plainQuick, volQuick)
-	if plain > 0.05 || vol < 0.2 || vol > 0.35 {
-		t.Errorf("store crashes open %.3f of plain chains (want < 0.05) and %.3f on a volatile store (want 0.2-0.35)", plain, vol)
+	if plain > 0.05 || vol < 0.28 || vol > 0.42 {
+		t.Errorf("store crashes open %.3f of plain chains (want < 0.05) and %.3f on a volatile store (want 0.28-0.42)", plain, vol)
 	}
-	for _, q := range []float64{plainQuick, volQuick} {
-		if q < 0.4 || q > 0.6 {
-			t.Errorf("%.2f of the crashes restart at once, want about half", q)
-		}
+	if plainQuick < 0.4 || plainQuick > 0.6 || volQuick < plainQuick+0.1 {
+		t.Errorf("%.2f of the crashes restart at once, want about half; %.2f on a volatile store, want more", plainQuick, volQuick)
 	}
 
 	const seeds, budget = 20, 120
@@ -713,10 +710,9 @@ func TestVolatileStoreCrashesOpenChains(t *testing.T) {
 	}
 	multi := found("redis-multi", "redlock")
 	t.Logf("runs until the fake amnesia is found on redis-multi over %d seeds: median %d, p90 %d, max %d", seeds, multi[seeds/2], multi[seeds*9/10], multi[seeds-1])
-	// Measured: median 11; 2 of 20 seeds miss in 120 runs (half the runs after the fresh
-	// stretch mutate corpus entries, and the fake gives a long store crash no near feature
-	// that would favour it).
-	if missed := seeds - sort.SearchInts(multi, budget+1); multi[seeds/2] > 15 || missed > seeds/10 {
-		t.Errorf("guided needed %v runs on redis-multi: want a median of at most 15 and at most %d misses in %d runs", multi, seeds/10, budget)
+	// Measured: median 3, p90 13, max 19 (a third of the fresh chains, half the runs after
+	// the fresh stretch, open with a quick store crash, and half of those hit a majority).
+	if multi[seeds/2] > 6 || multi[seeds-1] > budget {
+		t.Errorf("guided needed %v runs on redis-multi: want a median of at most 6 and no miss in %d runs", multi, budget)
 	}
 }
