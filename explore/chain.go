@@ -172,11 +172,14 @@ type Guide struct {
 // 2 of the ~77 forms, about one chain in forty (measured on redis-multi's vocabulary).
 const volatileCrashOdds = 3
 
-// storeCrashes lists the vocabulary's crashes of store nodes.
+// storeCrashes lists the vocabulary's crashes of a quorum of store nodes (store-majority,
+// all-store). What a store forgot matters once a quorum of it forgot it: a minority is what
+// a quorum store is built to survive, and on a one-node store every store target is the
+// same node. Plain draws still crash single nodes and minorities.
 func (g Guide) storeCrashes() []atom {
 	var out []atom
 	for _, a := range g.Vocabulary.atoms {
-		if a.crash && nemesis.TargetOfClass(a.target, nemesis.ClassStore) {
+		if a.crash && (a.target == nemesis.TargetStoreMajority || a.target == nemesis.TargetAllStore) {
 			out = append(out, a)
 		}
 	}

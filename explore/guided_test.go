@@ -710,9 +710,9 @@ func TestVolatileStoreCrashesOpenChains(t *testing.T) {
 	}
 	multi := found("redis-multi", "redlock")
 	t.Logf("runs until the fake amnesia is found on redis-multi over %d seeds: median %d, p90 %d, max %d", seeds, multi[seeds/2], multi[seeds*9/10], multi[seeds-1])
-	// Measured: median 3, p90 13, max 19 (a third of the fresh chains, half the runs after
-	// the fresh stretch, open with a quick store crash, and half of those hit a majority).
-	if multi[seeds/2] > 6 || multi[seeds-1] > budget {
-		t.Errorf("guided needed %v runs on redis-multi: want a median of at most 6 and no miss in %d runs", multi, budget)
+	// Measured: median 2, p90 6, max 6 (a third of the fresh chains, half the runs after
+	// the fresh stretch, open with a quick crash of a store majority or all of it).
+	if multi[seeds/2] > 4 || multi[seeds-1] > 30 {
+		t.Errorf("guided needed %v runs on redis-multi: want a median of at most 4 and none over 30", multi)
 	}
 }

@@ -56,7 +56,7 @@ Faults on the leader (target=leader, the trigger, the leader's cut from the stor
 drawn 3 times as often as others and held past the TTL 3 times in 4. A crash (kill)
 restarts at once (for=0.1xTTL) one time in 2. On a store that keeps its data only in memory
 (redis, redis-multi, dynamodb: a restarted server has forgotten every lock and counter) one
-fresh chain in 3 opens with a crash of store nodes that restarts at once. Each run may use only
+fresh chain in 3 opens with a crash of a store majority (or all of it) that restarts at once. Each run may use only
 a random half of the fault kinds (swarm testing; fence faults only once a run asked the
 fence device). The run's faults phase ends once the chain ran and healed and a leader is
 back at work (--until faults; --time is its timeout). From each run's history a behaviour
