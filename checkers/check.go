@@ -60,7 +60,10 @@ type Results struct {
 	Contract  ContractResult  `json:"contract"`
 	Fences    FenceResult     `json:"fences"`
 	Validity  ValidityResult  `json:"validity"`
-	CheckNs   int64           `json:"check_duration_ns"`
+	// LateWrites places an invalid run's flagged writes against the next leader's election
+	// (late.go); nil for any other verdict.
+	LateWrites *LateWrites `json:"late_writes,omitempty"`
+	CheckNs    int64       `json:"check_duration_ns"`
 }
 
 // section is a checker's part of Results, implemented by its result type's pointer in the
@@ -164,6 +167,10 @@ func checkWith(ctx context.Context, list []checker, events []history.Event, p Pa
 		}
 	}
 	r.Verdict = verdictOf(r.Reasons)
+	if r.Verdict == Invalid && ok {
+		l := AttributeLateWrites(r, events)
+		r.LateWrites = &l
+	}
 	r.CheckNs = time.Since(t0).Nanoseconds()
 	return r, nil
 }

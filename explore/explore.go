@@ -83,7 +83,7 @@ type Try struct {
 	Signature Signature
 	// Late attributes the writes that made an invalid run invalid (nil for other verdicts,
 	// or when results.json could not be read).
-	Late *LateWrites
+	Late *checkers.LateWrites
 	// New are the signature's features no earlier try of the search had shown.
 	New []string
 	// Guided tries: the chain run, the swarm's kinds, and where it came from (Parent is the
@@ -393,8 +393,10 @@ func runTry(ctx context.Context, cfg harness.Config, i int, spec string) (t Try)
 	defer func() { // on every return below, once the verdict is read
 		if t.Verdict == harness.VerdictInvalid && evs != nil {
 			if res, err := checkers.ReadResults(filepath.Join(t.RunDir, harness.ResultsFile)); err == nil {
-				late := AttributeLateWrites(res, evs)
-				t.Late = &late
+				if t.Late = res.LateWrites; t.Late == nil { // results.json of an older check
+					late := checkers.AttributeLateWrites(res, evs)
+					t.Late = &late
+				}
 			}
 		}
 	}()

@@ -28,7 +28,10 @@ type Outcome struct {
 	Reasons  []string `json:"reasons,omitempty"`
 	Findings []string `json:"findings,omitempty"` // verdict-neutral findings (overlaps, unavailability, ...)
 	// Explanations tell how each reason code came about (first occurrence), "code: story".
-	Explanations []string      `json:"explanations,omitempty"`
+	Explanations []string `json:"explanations,omitempty"`
+	// LateWrites places an invalid run's flagged writes against the next leader's
+	// election (checkers.LateWrites): in flight at the takeover, or sent after it.
+	LateWrites   string        `json:"late_writes,omitempty"`
 	RunDir       string        `json:"run_dir"`
 	RunID        string        `json:"run_id"`
 	Counts       Counts        `json:"counts"`
@@ -68,6 +71,9 @@ func conclude(ctx context.Context, out *Outcome) error {
 		out.Findings = append(out.Findings, f.Message)
 	}
 	out.Leaders = electedNodes(results.Tenures.Tenures)
+	if results.LateWrites != nil {
+		out.LateWrites = results.LateWrites.String()
+	}
 	// The explanations ride along in results.json for tools and the terminal summary.
 	doc := reports.NewResultsDocument(results)
 	for _, x := range doc.Explanations {

@@ -96,6 +96,9 @@ func FormatSummary(o *Outcome) string {
 	for _, reason := range o.Reasons {
 		fmt.Fprintf(&b, "  - %s\n", reason)
 	}
+	if o.LateWrites != "" {
+		fmt.Fprintf(&b, "late writes, %s\n", o.LateWrites)
+	}
 	for _, x := range o.Explanations {
 		fmt.Fprintf(&b, "why %s\n", x)
 	}

@@ -89,6 +89,7 @@ type porcView struct {
 type reportView struct {
 	Title, TestName, RunName string
 	Verdict, VerdictText     string
+	LateWrites               string // an invalid run's late writes, placed (checkers.LateWrites)
 	Explanations             []explainView
 	Reasons, Findings        []reasonView
 	Groups                   []reasonGroup // the reasons folded by code and tenure, listed first
@@ -173,6 +174,9 @@ func buildReport(runDir string, r *checkers.Results, cfg *runConfig, h *rawHisto
 		v.VerdictText = "The safety criterion was violated."
 	default:
 		v.VerdictText = "The checkers could not decide: this is not a pass."
+	}
+	if r.LateWrites != nil {
+		v.LateWrites = r.LateWrites.String()
 	}
 	v.Reasons = reasonViews(r.Reasons, "r", t0)
 	v.Findings = reasonViews(r.Findings, "f", t0)

@@ -94,6 +94,11 @@ func TestReportInvalidLinksReasons(t *testing.T) {
 		t.Fatalf("unfenced fixture verdict %s, want invalid", res.Verdict)
 	}
 	mustContain(t, page, `class="banner invalid"`, `href="#mark-r1"`, `id="mark-r1"`, `class="tick t-stale"`, `id="stale-accepted-table"`)
+	// The banner places the late writes against the next election, as results.json does.
+	if res.LateWrites == nil {
+		t.Fatal("an invalid run's results carry no late-writes attribution")
+	}
+	mustContain(t, page, `id="late-writes"`, "Late writes, "+html.EscapeString(res.LateWrites.String()))
 	// junit.xml: the resource case fails, nothing passes silently.
 	b, err := os.ReadFile(filepath.Join(dir, JUnitFile))
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/explore"
 )
 
@@ -58,7 +59,7 @@ func TestExploreResumeChecksTheCorpusTarget(t *testing.T) {
 func TestExploreSummaryShowsTheLateWrites(t *testing.T) {
 	var b strings.Builder
 	f := explore.Try{N: 4, Verdict: "invalid", Codes: []string{"stale-write-accepted"}, RunDir: "/tmp/run",
-		Late: &explore.LateWrites{InFlight: 1, MaxLag: 35 * time.Millisecond}}
+		Late: &checkers.LateWrites{InFlight: 1, MaxLag: 35 * time.Millisecond}}
 	printExploreSummary(&b, explore.Result{Tries: []explore.Try{f}, Found: &f, Stop: explore.StopFound}, time.Minute)
 	if !strings.Contains(b.String(), "VIOLATION in try 4") || !strings.Contains(b.String(), "  late writes, window only: 0 sent after the next leader's election; 1 in flight at the takeover (sent before it, accepted up to 35ms after") {
 		t.Fatalf("summary lacks the late-writes line:\n%s", b.String())

@@ -1,4 +1,4 @@
-package explore
+package checkers
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
@@ -25,17 +24,17 @@ import (
 //     time of the check itself, so a pause between a valid check and the send that outlasts
 //     the lease looks the same; it is counted here, against the candidate, never for it.
 type LateWrites struct {
-	InFlight      int
-	AfterElection int
+	InFlight      int `json:"in_flight"`
+	AfterElection int `json:"after_election"`
 	// Unattributed: flagged writes the history cannot place (no write event with a send
 	// time, no tenure, no later election, or beyond results.json's detail lists).
-	Unattributed int
+	Unattributed int `json:"unattributed"`
 	// MaxLag is the longest time from the next leader's election to the acceptance of an
 	// in-flight write.
-	MaxLag time.Duration
+	MaxLag time.Duration `json:"max_lag_ns"`
 	// OtherCodes are the run's invalid reasons that are not about late writes
 	// (token-duplicate, leader-overlap, ...): they count against the candidate too.
-	OtherCodes []string
+	OtherCodes []string `json:"other_codes"`
 }
 
 // lateCodes are the invalid reasons LateWrites attributes write by write. Porcupine's
@@ -49,11 +48,11 @@ const fencedRegisterIllegal = "fenced-register-illegal"
 
 // AttributeLateWrites attributes the flagged writes of a checked run (its results and its
 // history).
-func AttributeLateWrites(res *checkers.Results, events []history.Event) LateWrites {
+func AttributeLateWrites(res *Results, events []history.Event) LateWrites {
 	var l LateWrites
 	for _, r := range res.Reasons {
 		late := slices.Contains(lateCodes, r.Code) || (r.Code == fencedRegisterIllegal && res.Resource.StaleAcceptedN > 0)
-		if r.Severity == checkers.SevInvalid && !late && !slices.Contains(l.OtherCodes, r.Code) {
+		if r.Severity == SevInvalid && !late && !slices.Contains(l.OtherCodes, r.Code) {
 			l.OtherCodes = append(l.OtherCodes, r.Code)
 		}
 	}
@@ -66,7 +65,7 @@ func AttributeLateWrites(res *checkers.Results, events []history.Event) LateWrit
 	}
 	tenures := res.Tenures.Tenures
 	seen := map[int64]bool{}
-	place := func(w checkers.WriteRef) {
+	place := func(w WriteRef) {
 		if seen[w.Seq] {
 			return // stale and interleaved: one write
 		}
@@ -104,7 +103,7 @@ func (l LateWrites) WindowOnly() bool {
 	return l.InFlight > 0 && l.AfterElection == 0 && l.Unattributed == 0 && len(l.OtherCodes) == 0
 }
 
-// String is one line for the search's output; it starts with "window only" or "not window
+// String is one line for the run's and the search's output and the report; it starts with "window only" or "not window
 // only" so that logs can be counted.
 func (l LateWrites) String() string {
 	class := "not window only"

@@ -1,14 +1,14 @@
-package explore
+package checkers
 
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
@@ -27,7 +27,7 @@ func lateHistory(lateWrites [][2]int64, dupToken bool) []history.Event {
 		n++
 		id := fmt.Sprintf("%s-%d", node, n)
 		add(decided, history.Event{Kind: history.KindDecision, Node: node, Token: tok, WriteID: id, Result: history.ResultAccepted,
-			Max: max, Stale: tok < max, Mode: checkers.ModeUnfenced})
+			Max: max, Stale: tok < max, Mode: ModeUnfenced})
 		add(decided+1, history.Event{Kind: history.KindWrite, Node: node, Token: tok, WriteID: id, CallT: sent * int64(time.Millisecond), Result: history.ResultAccepted})
 	}
 	add(1, history.Event{Kind: history.KindRunStart})
@@ -50,16 +50,19 @@ func lateHistory(lateWrites [][2]int64, dupToken bool) []history.Event {
 	return evs
 }
 
-func checkLate(t *testing.T, evs []history.Event) (*checkers.Results, LateWrites) {
+func checkLate(t *testing.T, evs []history.Event) (*Results, LateWrites) {
 	t.Helper()
-	res, err := checkers.Check(context.Background(), evs, checkers.Params{LeaseTTL: checkers.Duration(time.Second)})
+	res, err := Check(context.Background(), evs, Params{LeaseTTL: Duration(time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Verdict != checkers.Invalid {
+	if res.Verdict != Invalid {
 		t.Fatalf("the hand-made history must be invalid, the checkers said %s: %+v", res.Verdict, res.Reasons)
 	}
-	return res, AttributeLateWrites(res, evs)
+	if res.LateWrites == nil || !reflect.DeepEqual(*res.LateWrites, AttributeLateWrites(res, evs)) {
+		t.Fatalf("Check's late writes %+v, want the attribution of its results", res.LateWrites)
+	}
+	return res, *res.LateWrites
 }
 
 func TestLateWritesInFlightAtTheTakeover(t *testing.T) {
@@ -85,7 +88,7 @@ func TestLateWritesSentAfterTheElectionCountAgainstTheCandidate(t *testing.T) {
 	}
 	// The write sent after c2's write returned fails Porcupine's fenced register too: the
 	// same late write, not another reason.
-	if !slices.ContainsFunc(res.Reasons, func(r checkers.Reason) bool { return r.Code == fencedRegisterIllegal }) || len(l.OtherCodes) != 0 {
+	if !slices.ContainsFunc(res.Reasons, func(r Reason) bool { return r.Code == fencedRegisterIllegal }) || len(l.OtherCodes) != 0 {
 		t.Fatalf("want fenced-register-illegal among the reasons and counted with the late writes: reasons %+v, other %v", res.Reasons, l.OtherCodes)
 	}
 	if l.WindowOnly() || !strings.HasPrefix(l.String(), "not window only: ") {
