@@ -34,6 +34,11 @@ type Goal struct {
 	// timeout would not bring them. The run is unknown all the same (fault-missing), only
 	// sooner. Explore's guided runs use it; a matrix row does not.
 	Stall time.Duration `json:"stall_ns,omitempty"`
+	// Settle, when set, holds the goal until Settle has passed since the last fault started
+	// or ended: what a fault on a lease does shows up to a TTL after its heal (a waiter
+	// acquiring on restarted servers, a zombie's last writes), while a leader's writes
+	// after the heal come within milliseconds. Explore's guided runs settle for 1xTTL.
+	Settle time.Duration `json:"settle_ns,omitempty"`
 }
 
 // DefaultGoalWrites is the writes= of a goal that does not name one: a few writes show a
@@ -41,7 +46,7 @@ type Goal struct {
 const DefaultGoalWrites = 3
 
 // goalForm is shown with every --until error.
-const goalForm = `valid form: a comma-separated list of writes=K (writes accepted after the last fault healed; default 3), elections=E (elections in the fault phase), handoffs=N (handoff SIGTERMs in the fault phase), stall=D (also end the phase, unknown, once faults ran and healed, a leader is back and no fault started or ended for D: the rest of the schedule waits on events that did not come), e.g. --until writes=3 or --until elections=20,writes=3; every planned fault (and every triggered fault's count=) must also have run`
+const goalForm = `valid form: a comma-separated list of writes=K (writes accepted after the last fault healed; default 3), elections=E (elections in the fault phase), handoffs=N (handoff SIGTERMs in the fault phase), settle=D (and D passed since the last fault started or ended), stall=D (also end the phase, unknown, once faults ran and healed, a leader is back and no fault started or ended for D: the rest of the schedule waits on events that did not come), e.g. --until writes=3 or --until elections=20,writes=3; every planned fault (and every triggered fault's count=) must also have run`
 
 // ParseGoal reads an --until value. Faults is left to the harness (it comes from the plan).
 func ParseGoal(s string) (Goal, error) {
@@ -61,15 +66,20 @@ func ParseGoal(s string) (Goal, error) {
 			return Goal{}, fmt.Errorf("--until %q: %q is not key=value; %s", s, part, goalForm)
 		}
 		key = strings.TrimSpace(key)
-		if key == "stall" {
+		if key == "stall" || key == "settle" {
 			if seen[key] {
-				return Goal{}, fmt.Errorf("--until %q: stall is given twice; %s", s, goalForm)
+				return Goal{}, fmt.Errorf("--until %q: %s is given twice; %s", s, key, goalForm)
 			}
 			d, err := time.ParseDuration(strings.TrimSpace(val))
 			if err != nil || d <= 0 {
-				return Goal{}, fmt.Errorf("--until %q: stall=%s: want a positive duration such as 6s; %s", s, val, goalForm)
+				return Goal{}, fmt.Errorf("--until %q: %s=%s: want a positive duration such as 6s; %s", s, key, val, goalForm)
 			}
-			seen[key], g.Stall = true, d
+			seen[key] = true
+			if key == "stall" {
+				g.Stall = d
+			} else {
+				g.Settle = d
+			}
 			continue
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(val))
@@ -102,6 +112,9 @@ func (g Goal) String() string {
 	}
 	if g.Handoffs > 0 {
 		parts = append(parts, fmt.Sprintf("%d handoff(s)", g.Handoffs))
+	}
+	if g.Settle > 0 {
+		parts = append(parts, fmt.Sprintf("%v since the last fault", g.Settle))
 	}
 	s := strings.Join(parts, ", ")
 	if g.Stall > 0 {
@@ -177,7 +190,8 @@ func (t *GoalTracker) check(e history.Event) bool {
 		return false
 	}
 	g := t.goal
-	if t.healed >= g.Faults && len(t.active) == 0 && t.writes >= g.Writes && t.elections >= g.Elections && t.handoffs >= g.Handoffs {
+	settled := g.Settle == 0 || e.T-t.moved >= int64(g.Settle)
+	if t.healed >= g.Faults && len(t.active) == 0 && t.writes >= g.Writes && t.elections >= g.Elections && t.handoffs >= g.Handoffs && settled {
 		t.met = true
 		return true
 	}

@@ -22,6 +22,7 @@ func TestParseGoal(t *testing.T) {
 		"elections=100000":           {Writes: DefaultGoalWrites, Elections: 100000},
 		"writes=3,handoffs=1,faults": {Writes: 3, Handoffs: 1},
 		"faults,stall=6s":            {Writes: DefaultGoalWrites, Stall: 6 * time.Second},
+		"faults,settle=2s,stall=6s":  {Writes: DefaultGoalWrites, Settle: 2 * time.Second, Stall: 6 * time.Second},
 	}
 	for in, want := range ok {
 		g, err := ParseGoal(in)
@@ -39,6 +40,7 @@ func TestParseGoal(t *testing.T) {
 		"stall=0s":          "positive duration",
 		"stall=soon":        "positive duration",
 		"stall=1s,stall=2s": "given twice",
+		"settle=-1s":        "positive duration",
 	} {
 		if _, err := ParseGoal(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseGoal(%q): %v, want an error with %q", in, err, want)
@@ -159,5 +161,27 @@ func TestGoalStall(t *testing.T) {
 	wantVerdict(t, r, Unknown)
 	if c := codes(r.Reasons); c["goal-not-met"] != 1 || !strings.Contains(fmt.Sprint(r.Reasons), "stalled") {
 		t.Fatalf("stalled run: %+v", r.Reasons)
+	}
+}
+
+// Settle holds a met goal until the time has passed since the last fault moved: a fault's
+// consequences for a lease come up to a TTL after its heal.
+func TestGoalSettle(t *testing.T) {
+	accepted := func(at int64) history.Event {
+		return history.Event{Source: history.SourceResource, Kind: history.KindDecision, Result: history.ResultAccepted, T: at}
+	}
+	tr := NewGoalTracker(Goal{Faults: 1, Writes: 1, Settle: 100})
+	for _, e := range []history.Event{
+		{Source: history.SourceHarness, Kind: history.KindPhase, Phase: history.PhaseFaults, T: 1},
+		{Source: history.SourceNemesis, Kind: history.KindFaultStart, FaultID: 1, T: 10},
+		{Source: history.SourceNemesis, Kind: history.KindFaultEnd, FaultID: 1, T: 20},
+		accepted(25), accepted(119),
+	} {
+		if tr.Observe(e) {
+			t.Fatalf("met at %+v, before 100 after the heal", e)
+		}
+	}
+	if !tr.Observe(accepted(120)) || !tr.Met() {
+		t.Fatal("not met 100 after the heal")
 	}
 }

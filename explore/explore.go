@@ -293,8 +293,11 @@ func CorpusTarget(c harness.Config) string {
 	return fmt.Sprintf("%s/%s/%s", c.Store, who, c.ResourceMode)
 }
 
-// GuidedUntil ends a guided run's faults phase once the chain ran and healed and a leader
-// is back at work (the faults phase length is then only its timeout), or once the chain
+// GuidedUntil ends a guided run's faults phase once the chain ran and healed, a leader is
+// back at work and a TTL has passed since the last heal, so that what the chain did to a
+// lease can show (measured: a run that ended 0.1 s after a store majority restarted, on the
+// old leader's third write, never saw the waiter take the lock on the empty servers; the
+// faults phase length is then only its timeout), or once the chain
 // stalled: the links that ran healed, a leader is back, and for 3xTTL no fault started or
 // ended, so the links left wait on an event their faults did not cause (an election, a
 // step-down). Such a run is unknown either way; measured, each one waited out its whole
@@ -303,7 +306,7 @@ func GuidedUntil(ttl time.Duration) string {
 	if ttl <= 0 {
 		ttl = harness.DefaultTTL
 	}
-	return fmt.Sprintf("faults,stall=%v", 3*ttl)
+	return fmt.Sprintf("faults,settle=%v,stall=%v", ttl, 3*ttl)
 }
 
 // FreshRuns is how many runs a new corpus draws fresh chains before it mutates any: every
