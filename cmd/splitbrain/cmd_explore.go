@@ -58,8 +58,10 @@ restarts at once (for=0.1xTTL) one time in 2. On a store that keeps its data onl
 (redis, redis-multi, dynamodb: a restarted server has forgotten every lock and counter) one
 fresh chain in 3 opens with a crash of a store majority (or all of it) that restarts at once. Each run may use only
 a random half of the fault kinds (swarm testing; fence faults only once a run asked the
-fence device). The run's faults phase ends once the chain ran and healed and a leader is
-back at work (--until faults; --time is its timeout). From each run's history a behaviour
+fence device). The run's faults phase ends once the chain ran and healed, a leader is
+back at work and a TTL passed since the last heal (--until faults,settle=TTL,stall=3xTTL: a
+link whose event never came ends the run unknown 3xTTL after the last fault; --time is the
+timeout). From each run's history a behaviour
 signature is computed (faults by the role they hit, elections, step-downs and writes
 during faults, two leaders at once, a token granted twice, a step-down with no new
 election, the order of these steps, and how near a violation it came: a leader held past
