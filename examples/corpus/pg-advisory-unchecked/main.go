@@ -13,9 +13,13 @@
 // its backend about a TTL later, which frees the lock, and a waiter takes it. The old
 // leader, which never asks, writes on. Wolverine is C#; this is its logic with pgx v5.
 //
-// Fix (the adapter's): check the lock on the own session every TTL/4 and stop leading when
-// no check has succeeded for TTL/2, before the server can free the lock. Built with -tags
-// buggy the candidate never checks.
+// Fix: the adapter's check of the lock on the own session, made before every write (each
+// answered check extends a TTL/2 deadline, before the server can free the lock after a
+// silent cut), and a lost connection ends the term at once. The adapter checks on a timer
+// only; the guided search flagged that version (2026-11-26): a connection reset ends the
+// session, and frees the lock, the moment the server sees it, and the old leader wrote on
+// until its next check, 9 writes after its successor's election (docs/findings.md). Built
+// with -tags buggy the candidate never checks.
 //
 //	CGO_ENABLED=0 go build -tags buggy -o /tmp/pg-advisory-unchecked ./examples/corpus/pg-advisory-unchecked
 package main
@@ -148,10 +152,11 @@ func term(ctx context.Context, env candidate.Env, cfg *pgx.ConnConfig, key int64
 	dl := &candidate.Deadline{}
 	dl.Extend(time.Now(), env.TTL/2)
 	lost := func() string { return "" } // BUG (buggy): the lock is held as long as we think so
-	var stopCheck func()
 	if !buggy {
-		lost = dl.Lost
-		stopCheck = candidate.Every(ctx, env.TTL/4, func(ctx context.Context) {
+		lost = func() string {
+			if why := dl.Lost(); why != "" {
+				return why
+			}
 			sent := time.Now()
 			qctx, cancel := context.WithTimeout(ctx, env.TTL/4)
 			defer cancel()
@@ -163,14 +168,16 @@ func term(ctx context.Context, env candidate.Env, cfg *pgx.ConnConfig, key int64
 				dl.Extend(sent, env.TTL/2)
 			case err == nil:
 				dl.Lose("advisory lock no longer held by this session")
+			case conn.IsClosed():
+				// Reset, closed, or given up by pgx after the timeout: the session is gone
+				// or going, and the server frees the lock with it.
+				dl.Lose("connection to PostgreSQL lost: the lock ends with the session")
 			}
-		})
+			return dl.Lost()
+		}
 	}
 	candidate.Elected(token, callT)
 	reason := w.Lead(ctx, token, lost)
-	if stopCheck != nil {
-		stopCheck()
-	}
 	candidate.SteppedDown(reason)
 	uctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	conn.Exec(uctx, `SELECT pg_advisory_unlock($1)`, key)
