@@ -65,8 +65,15 @@ func (n *Nemesis) forgetSidecar(ctx context.Context, target string) {
 	sc := n.sidecars[target]
 	delete(n.sidecars, target)
 	n.mu.Unlock()
-	if sc != nil {
-		_ = sc.node.Terminate(ctx)
+	if sc == nil {
+		return
+	}
+	if err := sc.node.Terminate(ctx); err != nil {
+		// Still there: keep it where removeSidecars (HealAll's sweep) tries again, under a
+		// key no live sidecar uses, instead of losing track of a running container.
+		n.mu.Lock()
+		n.sidecars[target+" (stale)"] = sc
+		n.mu.Unlock()
 	}
 }
 

@@ -187,6 +187,16 @@ func (e *Engine) Start(ctx context.Context, runID string, net *Network, spec Nod
 		n.id = c.GetContainerID()
 	}
 	if err != nil {
+		if n.id == "" {
+			// A create whose answer was lost (a cancelled context, an engine that answered
+			// too late) may still have made the container: find it by its name, so that the
+			// removal below leaves nothing of the run behind.
+			cctx, cancel := cleanupContext(ctx)
+			if res, ierr := e.cli.ContainerInspect(cctx, ContainerName(runID, spec.Name), client.ContainerInspectOptions{}); ierr == nil && res.Container.ID != "" {
+				n.id = res.Container.ID
+			}
+			cancel()
+		}
 		tail := ""
 		if n.id != "" {
 			tail = n.logs.tail()
@@ -428,6 +438,10 @@ func (n *Node) Terminate(ctx context.Context) error {
 	n.logs.waitIdle(cctx)
 	n.logs.close()
 	if err != nil {
+		// Not removed: a later Terminate (a sweep) tries again.
+		n.mu.Lock()
+		n.terminated = false
+		n.mu.Unlock()
 		return fmt.Errorf("terminate %s: %w", n.spec.Name, err)
 	}
 	return nil
