@@ -44,14 +44,17 @@ func TestDetachInheritsNoDescriptors(t *testing.T) {
 		t.Fatalf("detach.sh printed %q, not a pid", out)
 	}
 	defer syscall.Kill(pid, syscall.SIGKILL)
-	// Wait for the exec into sleep (the subshell closes descriptors first).
+	// Wait until sleep is asleep: its comm changes at the exec, but the dynamic loader then
+	// still opens its libraries (a transient fd 3: seen once in CI); the process blocks in
+	// nanosleep only once it has started.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 		if err != nil {
 			t.Fatalf("the detached process is gone: %v", err)
 		}
-		if strings.TrimSpace(string(comm)) == "sleep" {
+		wchan, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/wchan")
+		if strings.TrimSpace(string(comm)) == "sleep" && strings.Contains(string(wchan), "sleep") {
 			break
 		}
 		if time.Now().After(deadline) {
