@@ -134,26 +134,23 @@ func TestGoalNotMetIsUnknown(t *testing.T) {
 // A stall ends the phase once faults ran and healed, a leader is back and no fault moved
 // for Stall; it is not the goal met, and the checker makes the run unknown all the same.
 func TestGoalStall(t *testing.T) {
-	accepted := func(at int64) history.Event {
-		return history.Event{Source: history.SourceResource, Kind: history.KindDecision, Result: history.ResultAccepted, T: at}
-	}
 	tr := NewGoalTracker(Goal{Faults: 2, Writes: 1, Stall: 50})
 	for _, e := range []history.Event{
 		{Source: history.SourceHarness, Kind: history.KindPhase, Phase: history.PhaseFaults, T: 1},
-		accepted(5), accepted(70), // no fault ran yet: nothing stalled, the first link waits on a write
+		acceptedAt(5), acceptedAt(70), // no fault ran yet: nothing stalled, the first link waits on a write
 		{Source: history.SourceNemesis, Kind: history.KindFaultStart, FaultID: 1, T: 100},
-		accepted(160), // in effect: not stalled
+		acceptedAt(160), // in effect: not stalled
 		{Source: history.SourceNemesis, Kind: history.KindFaultEnd, FaultID: 1, T: 200},
-		accepted(210), accepted(249),
+		acceptedAt(210), acceptedAt(249),
 	} {
 		if tr.Observe(e) {
 			t.Fatalf("ended at %+v", e)
 		}
 	}
-	if !tr.Observe(accepted(250)) || !tr.Stalled() || tr.Met() {
+	if !tr.Observe(acceptedAt(250)) || !tr.Stalled() || tr.Met() {
 		t.Fatalf("not stalled 50 after the heal: stalled %v, met %v", tr.Stalled(), tr.Met())
 	}
-	if tr.Observe(accepted(400)) {
+	if tr.Observe(acceptedAt(400)) {
 		t.Fatal("ended twice")
 	}
 	g := Goal{Faults: 2, Writes: 3, Stall: 100 * time.Millisecond}
@@ -167,21 +164,23 @@ func TestGoalStall(t *testing.T) {
 // Settle holds a met goal until the time has passed since the last fault moved: a fault's
 // consequences for a lease come up to a TTL after its heal.
 func TestGoalSettle(t *testing.T) {
-	accepted := func(at int64) history.Event {
-		return history.Event{Source: history.SourceResource, Kind: history.KindDecision, Result: history.ResultAccepted, T: at}
-	}
 	tr := NewGoalTracker(Goal{Faults: 1, Writes: 1, Settle: 100})
 	for _, e := range []history.Event{
 		{Source: history.SourceHarness, Kind: history.KindPhase, Phase: history.PhaseFaults, T: 1},
 		{Source: history.SourceNemesis, Kind: history.KindFaultStart, FaultID: 1, T: 10},
 		{Source: history.SourceNemesis, Kind: history.KindFaultEnd, FaultID: 1, T: 20},
-		accepted(25), accepted(119),
+		acceptedAt(25), acceptedAt(119),
 	} {
 		if tr.Observe(e) {
 			t.Fatalf("met at %+v, before 100 after the heal", e)
 		}
 	}
-	if !tr.Observe(accepted(120)) || !tr.Met() {
+	if !tr.Observe(acceptedAt(120)) || !tr.Met() {
 		t.Fatal("not met 100 after the heal")
 	}
+}
+
+// acceptedAt is a write the resource accepted at time at.
+func acceptedAt(at int64) history.Event {
+	return history.Event{Source: history.SourceResource, Kind: history.KindDecision, Result: history.ResultAccepted, T: at}
 }

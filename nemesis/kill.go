@@ -2,11 +2,9 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -73,17 +71,7 @@ func (killKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applie
 	// loaded 2-core machine, and a fault that kills a majority should bring it back at once
 	// (a crash-restart, as a supervisor would), not one node at a time.
 	heal := func(ctx context.Context) error {
-		errs := make([]error, len(hit))
-		var wg sync.WaitGroup
-		for i, name := range hit {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = n.restart(ctx, name)
-			}()
-		}
-		wg.Wait()
-		return errors.Join(errs...)
+		return eachParallel(hit, "", func(name string) error { return n.restart(ctx, name) })
 	}
 	if len(hit) == 0 {
 		return nil, err

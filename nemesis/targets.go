@@ -75,10 +75,6 @@ func targetClass(t string) NodeClass {
 	return ""
 }
 
-// TargetOfClass reports whether target expression t hits nodes of class c only (node:NAME
-// and trigger: neither class).
-func TargetOfClass(t string, c NodeClass) bool { return targetClass(t) == c }
-
 // targetMayHit reports whether target may resolve to a node of class c.
 func targetMayHit(target string, c NodeClass) bool {
 	tc := targetClass(target)
