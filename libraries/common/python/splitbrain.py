@@ -182,8 +182,19 @@ def campaigning():
 
 def elected(token, call_t=None):
     """From now on this process believes it leads with token (an int >= 1). call_t: host
-    CLOCK_MONOTONIC ns when the acquire that won was sent, if the adapter knows it."""
-    emit("elected", token=int(token), call_t=call_t)
+    CLOCK_MONOTONIC ns when the acquire that won was sent, if the adapter knows it.
+
+    Returns False and prints nothing once stop is set (R10: no elected after SIGTERM); the
+    adapter then gives the lock back through the library without leading."""
+    with _out:  # the check and the line together: a signal handler never takes _out
+        if stop.is_set():
+            return False
+        event = {"t": time.monotonic_ns(), "kind": "elected", "token": int(token)}
+        if call_t is not None:
+            event["call_t"] = call_t
+        sys.stdout.write(json.dumps(event, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+    return True
 
 
 def stepped_down(reason):
