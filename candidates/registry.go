@@ -2,12 +2,16 @@
 // election logic; candidates/runtime implements the candidate contract around it.
 package candidates
 
-import "github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+import (
+	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/libraries"
+)
 
 // Registry is the project's one list of recipes: adding a recipe is its file plus one line
 // here (docs/candidates.md, "Adding a recipe"). The harness, the candidate command, the
-// matrix loader and the recipe chaos tests all read this list.
-var Registry = runtime.Registry{
+// matrix loader and the recipe chaos tests all read this list. The election libraries run as
+// shipped (libraries.Registry) follow the Go recipes.
+var Registry = append(runtime.Registry{
 	etcdElection,
 	zookeeperSeq,
 	postgresAdvisory,
@@ -26,4 +30,4 @@ var Registry = runtime.Registry{
 	ringElection,
 	etcdStonith,
 	etcdStonithProceed,
-}
+}, libraries.Definitions()...)

@@ -72,6 +72,9 @@ type Params struct {
 	WriteInterval Duration `json:"write_interval,omitempty"` // the leader's write interval (default 50ms)
 	RetryInterval Duration `json:"retry_interval,omitempty"` // the recipe's campaign retry/poll interval
 	ResourceMode  string   `json:"resource_mode,omitempty"`  // fenced | unfenced (informational; decisions carry the mode)
+	// Library names a library recipe's pinned packages, e.g. "python3-kazoo 2.8.0-2 (Debian)"
+	// (informational: what ran).
+	Library []string `json:"library,omitempty"`
 
 	// ExpectedFailover is the bound a leader must return within after a fault heals. Zero
 	// derives it as LeaseTTL + Detection + RetryInterval + Slack.

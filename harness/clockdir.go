@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
 	"os"
 	"path"
 	"path/filepath"
@@ -13,6 +14,10 @@ import (
 // path is also passed in SPLITBRAIN_CLOCK_OFFSET_FILE. It must not lie under /splitbrain/,
 // which is the candidate image's binary (a unit test checks).
 const candidateClockFile = contract.ClockFilePath
+
+// candidateFaketimeFile is the libfaketime timestamp file beside the clock file: a library
+// candidate's process reads it through LD_PRELOAD (libraries.FaketimeEnv).
+const candidateFaketimeFile = "/splitbrain-clock/faketime"
 
 // clockDirName is the run directory's subdirectory with the candidates' clock files, while
 // the run's containers exist.
@@ -43,12 +48,14 @@ func makeClockDir(runDir string, names []string) (clockDir, error) {
 				return dir, fmt.Errorf("candidate clock directory: %w", err)
 			}
 		}
-		f := filepath.Join(d, path.Base(candidateClockFile))
-		if err := os.WriteFile(f, []byte("0\n"), 0o644); err != nil {
-			return dir, fmt.Errorf("candidate clock file: %w", err)
-		}
-		if err := os.Chmod(f, 0o644); err != nil {
-			return dir, fmt.Errorf("candidate clock file: %w", err)
+		for file, content := range map[string]string{candidateClockFile: "0\n", candidateFaketimeFile: nemesis.FaketimeOffset(0)} {
+			f := filepath.Join(d, path.Base(file))
+			if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
+				return dir, fmt.Errorf("candidate clock file: %w", err)
+			}
+			if err := os.Chmod(f, 0o644); err != nil {
+				return dir, fmt.Errorf("candidate clock file: %w", err)
+			}
 		}
 	}
 	return dir, nil
@@ -68,6 +75,14 @@ func (d clockDir) hostFile(candidate string) string {
 		return ""
 	}
 	return filepath.Join(d.hostDir(candidate), path.Base(candidateClockFile))
+}
+
+// faketimeFile is the host path of candidate's libfaketime file (library candidates).
+func (d clockDir) faketimeFile(candidate string) string {
+	if d == "" {
+		return ""
+	}
+	return filepath.Join(d.hostDir(candidate), path.Base(candidateFaketimeFile))
 }
 
 // remove removes the directory (finish runs it after teardown on every exit path).

@@ -60,6 +60,11 @@ func (r *run) checkParams() checkers.Params {
 		LeaseTTL: checkers.Duration(c.TTL), WriteInterval: checkers.Duration(c.WriteInterval),
 		ResourceMode: c.ResourceMode, Require: c.Require, OutputDir: r.log.dir,
 	}
+	if lib, ok := c.libraryRecipe(); ok {
+		if img, err := lib.Image(); err == nil {
+			p.Library = img.Versions
+		}
+	}
 	if t := r.prep.recipe.Timing; t.TTL > 0 {
 		p.LeaseTTL = checkers.Duration(t.TTL)
 		p.RetryInterval = checkers.Duration(t.Retry)

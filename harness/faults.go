@@ -27,6 +27,9 @@ type faultEnv struct {
 	plan  nemesis.Plan
 	nem   *nemesis.Nemesis // nil: the run has no faults
 	clock clockDir
+	// faketime: the candidates are a library's unmodified processes under libfaketime, so a
+	// clock fault also writes their libfaketime file (nemesis.CandidateFaketimeEnv).
+	faketime bool
 	// proxyNode is the fault proxy container and proxy its links, only in runs whose plan
 	// has a fault acting through it (a kind whose traits say Proxy: `splitbrain nemesis list`).
 	proxyNode *platform.Node

@@ -107,7 +107,17 @@ func (n nemesisEnv) CandidateClockHostFile(candidate string) string {
 	return n.f.clock.hostFile(candidate)
 }
 
+// CandidateFaketimeHostFile is the host path of a library candidate's libfaketime file
+// (nemesis.CandidateFaketimeEnv); "" for candidates that read the contract's clock file.
+func (n nemesisEnv) CandidateFaketimeHostFile(candidate string) string {
+	if !n.f.faketime {
+		return ""
+	}
+	return n.f.clock.faketimeFile(candidate)
+}
+
 var _ nemesis.PodEnv = nemesisEnv{}
+var _ nemesis.CandidateFaketimeEnv = nemesisEnv{}
 
 // dockerNode is a platform node as the nemesis's Node.
 type dockerNode struct{ *platform.Node }

@@ -23,6 +23,9 @@ const (
 	// startupWindow: candidates that all exit within this time after start are broken
 	// (missing command, bad environment); the run stops with their log tails.
 	startupWindow = 5 * time.Second
+	// candidateStartBound: how long the warmup waits for every candidate's first
+	// campaigning before it starts counting anyway (awaitCampaigning).
+	candidateStartBound = 60 * time.Second
 )
 
 // Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
@@ -253,8 +256,12 @@ func catchPanic(where string, err *error) {
 // warmup lets the candidates elect a leader without faults. During its first seconds it
 // watches for candidates that all die at once: a broken command or environment.
 func (r *run) warmup(ctx context.Context) error {
+	started := time.Now()
+	if err := r.awaitCampaigning(ctx); err != nil {
+		return err
+	}
 	end := time.Now().Add(r.cfg.Warmup)
-	check := time.Now().Add(min(startupWindow, r.cfg.Warmup))
+	check := started.Add(min(startupWindow, r.cfg.Warmup))
 	var working <-chan struct{}
 	if r.goals != nil {
 		working = r.goals.leaderWorking() // accepted writes show the candidates work: no need to wait out the check
@@ -273,6 +280,31 @@ func (r *run) warmup(ctx context.Context) error {
 		}
 	}
 	return r.goals.wait(ctx, time.Until(end))
+}
+
+// awaitCampaigning holds the warmup until every candidate has printed campaigning, for at
+// most candidateStartBound: the warmup then counts from there, so a runtime that takes
+// seconds to start (a JVM compiling its adapter: 4-8 s measured) still gets the whole
+// warmup to elect, and the faults phase never opens before every candidate takes part.
+func (r *run) awaitCampaigning(ctx context.Context) error {
+	names := r.cfg.candidateNames()
+	started := time.Now()
+	for i := 1; !r.log.state.Campaigned(names); i++ {
+		if time.Since(started) > candidateStartBound {
+			r.log.logf("warmup: not every candidate printed campaigning within %v; the warmup starts anyway", candidateStartBound)
+			return nil
+		}
+		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+		if i%5 == 0 && r.cands.allExited(ctx) { // an engine call: every 250 ms
+			return fmt.Errorf("every candidate exited before all of them campaigned: the candidate command is broken or rejects its environment.\n%s", r.cands.logTails(15))
+		}
+	}
+	if d := time.Since(started); d > time.Second {
+		r.log.logf("warmup: every candidate campaigning %v after the warmup began; the warmup counts from there", d.Round(time.Millisecond))
+	}
+	return nil
 }
 
 // faultsPhase runs the nemesis plan and the workload for the faults phase.

@@ -20,6 +20,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
+	"github.com/splitbrain-chaos/splitbrain/libraries"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
@@ -64,7 +65,7 @@ func (r *run) provideImages(ctx context.Context) (*external, stores.Kind, error)
 	if !r.cfg.storeless() {
 		roles = append(roles, stores.ImageRoles(kind)...)
 	}
-	if ext != nil && !ext.static && len(r.cfg.CandidatePackages) == 0 {
+	if ext != nil && !ext.static && len(r.cfg.CandidatePackages) == 0 && ext.library == nil {
 		roles = append(roles, images.RoleBase)
 	}
 	imgLog, err := os.Create(filepath.Join(r.log.logDir(), "images.log"))
@@ -85,6 +86,14 @@ func (r *run) provideImages(ctx context.Context) (*external, stores.Kind, error)
 		ext.image = res.Ref
 		if res.Action == "built" {
 			r.log.logf("candidate image with %s built in %v: %s", strings.Join(r.cfg.CandidatePackages, ","), res.Duration.Round(time.Second), res.Ref)
+		}
+	}
+	if err == nil && ext != nil && ext.library != nil {
+		var res images.Result
+		res, err = images.EnsureLibrary(ctx, images.EnsureOptions{Log: imgLog}, ext.library.spec)
+		ext.image = res.Ref
+		if res.Action == "built" {
+			r.log.logf("library image %s (%s) built in %v: %s", ext.library.recipe.Folder, strings.Join(ext.library.versions, ", "), res.Duration.Round(time.Second), res.Ref)
 		}
 	}
 	imgLog.Close()
@@ -171,6 +180,7 @@ func (r *run) startFaults(ctx context.Context) error {
 		return err
 	}
 	r.faults = newFaultEnv(r.runID, r.cfg.Store, r.eng, r.imgs, r.log, r.cands, r.cluster, plan)
+	_, r.faults.faketime = r.cfg.libraryRecipe()
 	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 || len(plan.Triggers) > 0 {
 		r.faults.nem = nemesis.New(nemesisEnv{r.faults}, plan.Topology)
 	}
@@ -192,7 +202,7 @@ func (r *run) startFaults(ctx context.Context) error {
 // startCandidates starts the candidates stage: every candidate's container, then the poll.
 func (r *run) startCandidates(ctx context.Context, ext *external) error {
 	step := time.Now()
-	if ext != nil {
+	if ext != nil && ext.library == nil {
 		var err error
 		r.cmdDir, err = writeCmdDir(r.log.dir, ext.content)
 		if err != nil {
@@ -209,15 +219,23 @@ func (r *run) startCandidates(ctx context.Context, ext *external) error {
 	return nil
 }
 
-// external describes a --candidate-cmd executable.
+// external describes a --candidate-cmd executable, or a library recipe's adapter.
 type external struct {
 	content []byte
 	hostDir string // the host directory holding it, mounted into every candidate (writeCmdDir)
 	static  bool   // a static ELF runs in the FROM-scratch candidate image; others need the Debian base
-	image   string // the base plus --candidate-packages, when given
+	image   string // the base plus --candidate-packages, when given; the library's image
+	library *libraryCandidate
 }
 
 func (r *run) externalCandidate() (*external, error) {
+	if lib, ok := r.cfg.libraryRecipe(); ok {
+		lc, err := newLibraryCandidate(lib)
+		if err != nil {
+			return nil, err
+		}
+		return &external{library: lc}, nil
+	}
 	if r.cfg.CandidateCmd == "" {
 		return nil, nil
 	}
@@ -331,6 +349,13 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 		OnLogGap: func(why string) { r.log.logGap(name, why) },
 	}
 	switch {
+	case ext != nil && ext.library != nil:
+		spec.Image = ext.image
+		spec.Entrypoint = []string{libraries.ImageDir + "/" + libraries.Launcher}
+		spec.Cmd = ext.library.recipe.Args
+		for k, v := range ext.library.faketimeEnv {
+			env[k] = v
+		}
 	case ext != nil:
 		spec.Image = r.imgs[images.RoleCandidate]
 		switch {

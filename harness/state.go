@@ -21,6 +21,7 @@ type LiveState struct {
 	running    map[string]bool  // candidate → process running
 	faults     map[int]string   // fault id → "kind@targets"
 	clockAware map[string]bool  // candidates that declared they honour the clock-offset file
+	campaigned map[string]bool  // candidates that printed campaigning at least once
 	counts     Counts
 	writes     leaderWrites // accepted writes per tenure (leaderwrites.go)
 }
@@ -42,7 +43,7 @@ type Counts struct {
 
 // NewLiveState starts with no leaders and the given candidates not running.
 func NewLiveState() *LiveState {
-	return &LiveState{leaders: map[string]int64{}, running: map[string]bool{}, faults: map[int]string{}, clockAware: map[string]bool{}}
+	return &LiveState{leaders: map[string]int64{}, running: map[string]bool{}, faults: map[int]string{}, clockAware: map[string]bool{}, campaigned: map[string]bool{}}
 }
 
 // Observe updates the state with one recorded event.
@@ -54,6 +55,8 @@ func (s *LiveState) Observe(e history.Event) {
 	switch e.Kind {
 	case history.KindPhase:
 		s.phase = e.Phase
+	case history.KindCampaigning:
+		s.campaigned[e.Node] = true
 	case history.KindElected:
 		s.counts.Elections++
 		s.leaders[e.Node] = e.Token
@@ -94,6 +97,18 @@ func (s *LiveState) Observe(e history.Event) {
 		}
 		delete(s.faults, e.FaultID)
 	}
+}
+
+// Campaigned reports whether every one of nodes has printed campaigning at least once.
+func (s *LiveState) Campaigned(nodes []string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range nodes {
+		if !s.campaigned[n] {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *LiveState) dropLeader(node string) {

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strings"
 
@@ -51,9 +52,9 @@ type Recipe struct {
 	// Token says where the fencing token comes from. Unfenced recipes have no token the
 	// library gives: their adapter derives a label from the acquisition, and their rows
 	// run on the unfenced resource.
-	Token   string
-	Fenced  bool
-	Timing  func(c contract.Config) runtime.Timing
+	Token  string
+	Fenced bool
+	Timing func(c contract.Config) runtime.Timing
 	// Upstream: issues, docs and pull requests this recipe's rows speak to.
 	Upstream []string
 }
@@ -268,4 +269,32 @@ func Lookup(name string) (Recipe, bool) {
 		}
 	}
 	return Recipe{}, false
+}
+
+// faketimeLib is libfaketime's preload library in a library image (Debian's libfaketime).
+func faketimeLib() string {
+	if goruntime.GOARCH == "arm64" {
+		return "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"
+	}
+	return "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+}
+
+// FaketimeEnv is the environment that puts an adapter's process under libfaketime, reading
+// its offset from file (the nemesis rewrites it on a clock fault). Only the wall clock
+// moves: CLOCK_MONOTONIC is left alone (FAKETIME_DONT_FAKE_MONOTONIC), so the contract's
+// event stamps stay the host's monotonic clock and so do the runtime's timers. Java reads
+// the file at most once a second (FAKETIME_CACHE_DURATION): the JVM reads the wall clock so
+// often that re-reading it on every call slows it down; the others re-read on every call.
+func (img Image) FaketimeEnv(file string) map[string]string {
+	env := map[string]string{
+		"LD_PRELOAD":                   faketimeLib(),
+		"FAKETIME_TIMESTAMP_FILE":      file,
+		"FAKETIME_DONT_FAKE_MONOTONIC": "1",
+		"FAKETIME_NO_CACHE":            "1",
+	}
+	if img.Runtime == RuntimeJava {
+		delete(env, "FAKETIME_NO_CACHE")
+		env["FAKETIME_CACHE_DURATION"] = "1"
+	}
+	return env
 }

@@ -335,12 +335,44 @@ func (n *Nemesis) changeCandidateClock(ctx context.Context, name string, change 
 	cc := n.candidateClockOf(name)
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	next := change(cc.st, time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	next := change(cc.st, now)
+	ft := n.candidateFaketimeFile(name)
+	if ft != "" && !next.RealSpeed() {
+		return fmt.Errorf("%s runs a library under libfaketime, which counts a rate from the process's start: a rate cannot begin or end mid-run without a jump (use op=bump or op=strobe on library candidates)", name)
+	}
 	if err := n.writeCandidateClock(ctx, name, []byte(next.String()+"\n")); err != nil {
 		return err
 	}
+	if ft != "" {
+		if err := writeHostFileAtomic(ft, []byte(FaketimeOffset(next.WallOffsetAt(now)))); err != nil {
+			return err
+		}
+	}
 	cc.st = next
 	return nil
+}
+
+// CandidateFaketimeEnv is implemented by an Env some of whose candidates are unmodified
+// programs (library recipes) that read no clock file: they run under libfaketime, whose
+// timestamp file the nemesis writes beside the clock file with the wall line's offset.
+type CandidateFaketimeEnv interface {
+	// CandidateFaketimeHostFile is the host path of candidate's libfaketime file, "" when
+	// the candidate does not run under libfaketime.
+	CandidateFaketimeHostFile(candidate string) string
+}
+
+func (n *Nemesis) candidateFaketimeFile(name string) string {
+	if fe, ok := n.env.(CandidateFaketimeEnv); ok {
+		return fe.CandidateFaketimeHostFile(name)
+	}
+	return ""
+}
+
+// FaketimeOffset renders a wall offset as libfaketime's relative form in seconds, to the
+// nanosecond ("+0.000000000", "-6.000000000").
+func FaketimeOffset(d time.Duration) string {
+	return fmt.Sprintf("%+.9f\n", d.Seconds())
 }
 
 // CandidateClockHostEnv is implemented by an Env whose candidates read their clock file from

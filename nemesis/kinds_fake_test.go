@@ -244,6 +244,51 @@ type hostClockEnv struct {
 	dir string
 }
 
+// faketimeEnv is a host clock env whose candidates are library processes under libfaketime.
+type faketimeEnv struct {
+	hostClockEnv
+}
+
+func (f faketimeEnv) CandidateFaketimeHostFile(candidate string) string {
+	return filepath.Join(f.dir, candidate+".faketime")
+}
+
+// A library candidate's bump moves its libfaketime file too (the wall offset, seconds to the
+// nanosecond), and the heal moves it back; a rate cannot reach it and is refused, not faked.
+func TestCandidateFaketimeFile(t *testing.T) {
+	e := threeByThree(t)
+	dir := t.TempDir()
+	env := faketimeEnv{hostClockEnv{fakeEnv: e, dir: dir}}
+	ft := filepath.Join(dir, "c1.faketime")
+	runKindOn(t, env, e, "clock:op=bump,target=node:c1,delta=-1500ms,at=0s,for=200ms", func() {
+		if b, err := os.ReadFile(ft); err != nil || string(b) != "-1.500000000\n" {
+			t.Errorf("faketime file %q (%v) while bumped, want -1.500000000", b, err)
+		}
+	})
+	if b, err := os.ReadFile(ft); err != nil || string(b) != "+0.000000000\n" {
+		t.Errorf("faketime file %q (%v) after heal, want +0.000000000", b, err)
+	}
+	s, err := Parse("clock:op=rate,rate=2,target=node:c1,at=0s,for=200ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Plan(1, 5*time.Second, e.topo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := New(env, p.Topology)
+	runErr := n.Run(context.Background(), p)
+	n.HealAll(context.Background())
+	starts := e.eventsOf(history.KindFaultStart)
+	last := starts[len(starts)-1]
+	if !strings.Contains(last.Err, "libfaketime") && (runErr == nil || !strings.Contains(runErr.Error(), "libfaketime")) {
+		t.Errorf("a rate on a library candidate: start %+v, run error %v (want an error naming libfaketime)", last, runErr)
+	}
+	if b, _ := os.ReadFile(ft); string(b) != "+0.000000000\n" {
+		t.Errorf("faketime file %q after a refused rate, want it untouched", b)
+	}
+}
+
 func (h hostClockEnv) CandidateClockHostFile(candidate string) string {
 	return filepath.Join(h.dir, candidate)
 }

@@ -28,11 +28,12 @@ type ClockSetting struct {
 	Mono   time.Duration // monotonic line's offset at Since (at any time when the rate is real)
 }
 
-func (c ClockSetting) realSpeed() bool { return c.Rate == 0 || c.Rate == 1 }
+// RealSpeed reports whether the setting runs at real speed (no rate fault in effect).
+func (c ClockSetting) RealSpeed() bool { return c.Rate == 0 || c.Rate == 1 }
 
 // drift is how far a line running at Rate has moved from real time between Since and now.
 func (c ClockSetting) drift(now int64) time.Duration {
-	if c.realSpeed() {
+	if c.RealSpeed() {
 		return 0
 	}
 	return time.Duration((c.Rate - 1) * float64(now-c.Since))
@@ -75,7 +76,7 @@ func (c ClockSetting) WallReset(now int64) ClockSetting {
 // lines agree at real speed, three fields when they agree, four otherwise.
 func (c ClockSetting) String() string {
 	rate := c.Rate
-	if c.realSpeed() {
+	if c.RealSpeed() {
 		if c.Mono == c.Offset {
 			return strconv.FormatInt(int64(c.Offset), 10)
 		}

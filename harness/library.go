@@ -1,0 +1,45 @@
+package harness
+
+import (
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/libraries"
+)
+
+// libraryCandidate is a library recipe as a run needs it: the image to build and the
+// environment that puts its process under libfaketime.
+type libraryCandidate struct {
+	recipe      libraries.Recipe
+	spec        images.LibrarySpec
+	versions    []string
+	faketimeEnv map[string]string
+}
+
+func newLibraryCandidate(lib libraries.Recipe) (*libraryCandidate, error) {
+	img, err := lib.Image()
+	if err != nil {
+		return nil, err
+	}
+	spec := images.LibrarySpec{Folder: lib.Folder, Debian: img.Debian}
+	for _, f := range img.Files {
+		switch f.Name {
+		case "package.json":
+			spec.NPMPackage = f.Data
+		case "package-lock.json":
+			spec.NPMLock = f.Data
+		}
+		spec.Files = append(spec.Files, images.LibraryFile{Name: f.Name, Mode: f.Mode, Data: f.Data})
+	}
+	if !img.NPM {
+		spec.NPMPackage, spec.NPMLock = nil, nil
+	}
+	return &libraryCandidate{recipe: lib, spec: spec, versions: img.Versions,
+		faketimeEnv: img.FaketimeEnv(candidateFaketimeFile)}, nil
+}
+
+// libraryRecipe is the library recipe the run's candidates are, if they are one.
+func (c *Config) libraryRecipe() (libraries.Recipe, bool) {
+	if c.Recipe == "" || c.CandidateCmd != "" || c.CandidateImage != "" {
+		return libraries.Recipe{}, false
+	}
+	return libraries.Lookup(c.Recipe)
+}
