@@ -14,7 +14,7 @@ var (
 	redisPyLock = Recipe{
 		Name: "redis-py-lock", Store: contract.StoreRedis, Folder: "redis-py",
 		Args:    []string{"shipped"},
-		Summary: "redis-py 4.3.4 r.lock(name, timeout=TTL): acquire, a job of TTL/2 worth of writes, release; no renewal, nothing tells the holder its key expired",
+		Summary: "redis-py 4.3.4 r.lock(name, timeout=TTL): acquire, a job of TTL/4 worth of writes (TTL/4 / write interval), release; no renewal, nothing tells the holder its key expired",
 		Variant: AsShipped,
 		Token:   redisPyToken,
 		Fenced:  false,

@@ -9,11 +9,12 @@
 
 Nothing else: no own check of the session, the znode or a deadline.
 """
+import splitbrain as sb  # first: it installs the SIGTERM handler before kazoo's slow import
+
 import logging
 import sys
 import threading
 
-import splitbrain as sb
 from kazoo.client import KazooClient, KazooState
 
 logging.basicConfig(stream=sys.stderr, level=logging.INFO,

@@ -2,9 +2,9 @@
 
     candidate shipped   r.lock(name, timeout=TTL) as the Lock docstrings show, used the way a
                         lock is used: acquire, do the work the lock protects, release. The work
-                        is TTL/2 worth of writes (TTL/2 / write interval of them: a job sized
-                        below the lock's timeout, as a user sizes `timeout`), then release()
-                        and campaign again. No renewal: the
+                        is TTL/4 / write interval writes (a job sized well below the lock's
+                        timeout, as a user sizes `timeout`), then release() and campaign
+                        again. No renewal: the
                         Lock has none, and nothing tells the holder its key expired until
                         release() raises LockNotOwnedError afterwards.
     candidate extend    the leader holds the lock for its whole tenure, calling
@@ -16,13 +16,13 @@ The Lock has no fencing token. The writes carry a label drawn with INCR on a sep
 after each acquire: it grows with every acquisition, but it is a second command, so it orders
 the INCRs, not the grants. These recipes run on the unfenced resource.
 """
+import splitbrain as sb  # first: it installs the SIGTERM handler before redis's slow import
+
 import sys
 import time
 
 import redis
 from redis.exceptions import LockNotOwnedError, RedisError
-
-import splitbrain as sb
 
 
 def main():
@@ -87,8 +87,10 @@ def main():
         if variant == "shipped":
             # The job is a number of writes, not a time: a pause inside it leaves the rest
             # of the job to do, as it would for real work. Counting time instead would be a
-            # local deadline, a safety the Lock does not have.
-            left = [max(1, round(cfg.ttl / 2 / cfg.interval))]
+            # local deadline, a safety the Lock does not have. A quarter of the timeout at
+            # the nominal write interval: the margin a user leaves (TTL/2 overran the TTL
+            # on a loaded host without any fault).
+            left = [max(1, round(cfg.ttl / 4 / cfg.interval))]
 
             def still():
                 left[0] -= 1

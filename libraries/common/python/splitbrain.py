@@ -6,7 +6,8 @@ the environment, prints event lines, writes to the resource and turns SIGTERM/SI
 the Event `stop`. What the adapter does with that (when it campaigns, when it believes it
 leads, how it resigns) is the library's business.
 
-    cfg = splitbrain.config()          # exits 64 on a bad environment; installs the handlers
+    import splitbrain                  # first: installs the SIGTERM/SIGINT handlers
+    cfg = splitbrain.config()          # exits 64 on a bad environment
     splitbrain.campaigning()
     ...                                # the library's acquire
     splitbrain.elected(token, call_t)
@@ -26,7 +27,7 @@ import uuid
 
 CONTRACT = "1"
 
-# Set on SIGTERM or SIGINT (after config() installed the handlers).
+# Set on SIGTERM or SIGINT (the handlers are installed when this module is imported).
 stop = threading.Event()
 
 _out = threading.Lock()
@@ -84,9 +85,7 @@ def duration(name, text):
 
 
 def config():
-    """Read the environment once (R15) and install the SIGTERM/SIGINT handlers.
-
-    Call it from the main thread, first. Missing required variables are all named at once,
+    """Read the environment once (R15). Missing required variables are all named at once,
     with exit code 64; so is a contract version other than 1."""
     global _cfg
     if _cfg is not None:
@@ -115,8 +114,6 @@ def config():
     endpoints = [e.strip() for e in env("SPLITBRAIN_STORE_ENDPOINTS").split(",") if e.strip()]
     _cfg = Config(node, store, endpoints, env("SPLITBRAIN_RESOURCE_URL").rstrip("/"),
                   ttl, interval, renew, retry, election)
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
     return _cfg
 
 
@@ -151,6 +148,13 @@ def _run_stop_hook(fn):
         fn()
     except Exception as e:  # the hook is the library's call; its failure is log material
         log("stop hook %s: %r" % (getattr(fn, "__name__", fn), e))
+
+
+# Installed at import (import this module before the library: importing a library can take
+# seconds on a loaded host, and PID 1 without a handler ignores SIGTERM). A signal that
+# arrives before the adapter campaigns sets stop, and the adapter exits without campaigning.
+signal.signal(signal.SIGTERM, _on_signal)
+signal.signal(signal.SIGINT, _on_signal)
 
 
 def _overdue():
