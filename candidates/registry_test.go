@@ -29,7 +29,7 @@ func TestRegistryCoversEveryStoreAndChecksFit(t *testing.T) {
 			t.Errorf("no recipe for store %s", st)
 		}
 	}
-	if _, err := Registry.LookupFor("etcd-election", "redis"); err == nil || !strings.Contains(err.Error(), "recipes for redis: naive-lease, redis-incr-after-setnx, redis-setnx, redis-split-incr") {
+	if _, err := Registry.LookupFor("etcd-election", "redis"); err == nil || !strings.Contains(err.Error(), "recipes for redis: naive-lease, redis-incr-after-setnx, redis-py-lock") {
 		t.Fatalf("mismatch error %v does not list the fitting recipes", err)
 	}
 	if _, err := Registry.LookupFor("redlock", "redis"); err == nil || !strings.Contains(err.Error(), `runs on store "redis-multi", not "redis"`) {

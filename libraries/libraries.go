@@ -115,16 +115,18 @@ const ImageDir = "/splitbrain-lib"
 // Launcher is the folder's executable every run starts, with the recipe's Args.
 const Launcher = "candidate"
 
+var debianName = regexp.MustCompile(`^[a-z0-9][a-z0-9.+-]+$`)
+
 var pinned = regexp.MustCompile(`^([a-z0-9][a-z0-9.+-]+)=([A-Za-z0-9.+~:-]+)$`)
 
 // Image reads the recipe's folder: its image file, its files and the runtime helper.
 func (r Recipe) Image() (Image, error) {
-	return readImage(r.Folder)
+	return readImage(folders, r.Folder)
 }
 
-func readImage(folder string) (Image, error) {
+func readImage(fsys fs.FS, folder string) (Image, error) {
 	var img Image
-	raw, err := folders.ReadFile(folder + "/image")
+	raw, err := fs.ReadFile(fsys, folder+"/image")
 	if err != nil {
 		return img, fmt.Errorf("libraries/%s: no image file: %w", folder, err)
 	}
@@ -149,7 +151,7 @@ func readImage(folder string) (Image, error) {
 			for _, p := range f[1:] {
 				if m := pinned.FindStringSubmatch(p); m != nil {
 					img.Versions = append(img.Versions, m[1]+" "+m[2]+" (Debian)")
-				} else if !regexp.MustCompile(`^[a-z0-9][a-z0-9.+-]+$`).MatchString(p) {
+				} else if !debianName.MatchString(p) {
 					return img, bad(fmt.Sprintf("%q is not a Debian package name", p))
 				}
 				img.Debian = append(img.Debian, p)
@@ -167,7 +169,7 @@ func readImage(folder string) (Image, error) {
 		return img, fmt.Errorf("libraries/%s/image names no runtime", folder)
 	}
 	if img.NPM {
-		v, err := npmVersions(folder)
+		v, err := npmVersions(fsys, folder)
 		if err != nil {
 			return img, err
 		}
@@ -177,11 +179,11 @@ func readImage(folder string) (Image, error) {
 		return img, fmt.Errorf("libraries/%s/image pins no library version: write the library's package as name=version", folder)
 	}
 	add := func(root, prefix string) error {
-		return fs.WalkDir(folders, root, func(p string, d fs.DirEntry, err error) error {
+		return fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
 			}
-			data, err := folders.ReadFile(p)
+			data, err := fs.ReadFile(fsys, p)
 			if err != nil {
 				return err
 			}
@@ -197,7 +199,7 @@ func readImage(folder string) (Image, error) {
 	if err := add(folder, folder+"/"); err != nil {
 		return img, err
 	}
-	if _, err := fs.Stat(folders, path.Join("common", img.Runtime)); err == nil {
+	if _, err := fs.Stat(fsys, path.Join("common", img.Runtime)); err == nil {
 		if err := add(path.Join("common", img.Runtime), "common/"+img.Runtime+"/"); err != nil {
 			return img, err
 		}
@@ -210,7 +212,7 @@ func readImage(folder string) (Image, error) {
 
 // npmVersions reads the direct dependencies of a folder's package.json at the versions its
 // lockfile resolves.
-func npmVersions(folder string) ([]string, error) {
+func npmVersions(fsys fs.FS, folder string) ([]string, error) {
 	var pkg struct {
 		Dependencies map[string]string `json:"dependencies"`
 	}
@@ -219,10 +221,10 @@ func npmVersions(folder string) ([]string, error) {
 			Version string `json:"version"`
 		} `json:"packages"`
 	}
-	if err := readJSON(folder+"/package.json", &pkg); err != nil {
+	if err := readJSON(fsys, folder+"/package.json", &pkg); err != nil {
 		return nil, err
 	}
-	if err := readJSON(folder+"/package-lock.json", &lock); err != nil {
+	if err := readJSON(fsys, folder+"/package-lock.json", &lock); err != nil {
 		return nil, err
 	}
 	var out []string

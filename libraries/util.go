@@ -3,11 +3,12 @@ package libraries
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"sort"
 )
 
-func readJSON(name string, v any) error {
-	b, err := folders.ReadFile(name)
+func readJSON(fsys fs.FS, name string, v any) error {
+	b, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		return fmt.Errorf("libraries/%s: %w", name, err)
 	}
