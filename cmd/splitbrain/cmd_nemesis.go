@@ -13,6 +13,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
+	"github.com/splitbrain-chaos/splitbrain/libraries"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
@@ -104,6 +105,16 @@ func printNemesisList(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\tyes\tyes\t%s\t%s\t%s\n", s, clock, leader, orDash(strings.Join(storeOnlyKinds(s), ", ")))
 	}
 	fmt.Fprintln(tw, "  candidates\tyes\tyes\tyes: the clock-offset file of the candidate contract\t-\t-")
+	fmt.Fprintln(tw, "  library candidates\tyes\tyes\tthe wall clock only, through libfaketime (op=bump, op=strobe; op=rate refused): CPython, Node, the JVM; not a static Go binary\t-\t-")
+	fmt.Fprintln(tw, "\nLIBRARY RECIPES (election libraries run as shipped, docs/libraries.md; --recipe NAME)")
+	for _, lib := range libraries.Registry {
+		res := "fenced"
+		if !lib.Fenced {
+			res = "unfenced (no token)"
+		}
+		img, _ := lib.Image()
+		fmt.Fprintf(tw, "  %s\t%s, %s, %s: %s\n", lib.Name, lib.Store, lib.Variant, res, strings.Join(img.Versions, ", "))
+	}
 	tw.Flush()
 	_, netem := nemesis.ProbeNetem()
 	fmt.Fprintf(w, "  %s (every store): candidates' store connections through the TCP fault proxy (Toxiproxy); kernel netem probe: %s\n", strings.Join(proxyKinds(), ", "), netem)
