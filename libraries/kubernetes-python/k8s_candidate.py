@@ -26,12 +26,15 @@ import sys
 import threading
 import uuid
 
-import yaml
-from kubernetes import client, config
-from kubernetes.leaderelection import electionconfig, leaderelection
-from kubernetes.leaderelection.resourcelock.configmaplock import ConfigMapLock
-
 import splitbrain
+
+# The SIGTERM handler before the slow kubernetes import (PID 1 without one ignores SIGTERM, R11).
+splitbrain.config()
+
+import yaml  # noqa: E402
+from kubernetes import client, config  # noqa: E402
+from kubernetes.leaderelection import electionconfig, leaderelection  # noqa: E402
+from kubernetes.leaderelection.resourcelock.configmaplock import ConfigMapLock  # noqa: E402
 
 
 def seconds(x):

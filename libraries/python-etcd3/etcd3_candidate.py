@@ -21,9 +21,12 @@ import math
 import sys
 import threading
 
-import etcd3
-
 import splitbrain
+
+# The SIGTERM handler before the slow grpc import (PID 1 without one ignores SIGTERM, R11).
+splitbrain.config()
+
+import etcd3  # noqa: E402
 
 
 def main():

@@ -25,8 +25,13 @@ import threading
 import uuid
 
 import splitbrain
-import tooz
-from tooz import coordination
+
+# The SIGTERM handler first: importing tooz (oslo, stevedore, kazoo, redis) takes seconds on a
+# loaded host, and PID 1 without a handler ignores SIGTERM (R11).
+splitbrain.config()
+
+import tooz  # noqa: E402
+from tooz import coordination  # noqa: E402
 
 # tooz and kazoo report what they see ("Unable to heartbeat lock", session states) through
 # logging: keep it in the node's log (stderr), never on stdout.
