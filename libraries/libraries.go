@@ -294,6 +294,11 @@ func (img Image) FaketimeEnv(file string) map[string]string {
 		"FAKETIME_DONT_FAKE_MONOTONIC": "1",
 		"FAKETIME_NO_CACHE":            "1",
 	}
+	if img.Runtime == RuntimePython {
+		// common/python/sitecustomize.py: time.sleep without clock_nanosleep, which
+		// libfaketime 0.9.10 breaks when it leaves the monotonic clock alone.
+		env["PYTHONPATH"] = ImageDir
+	}
 	if img.Runtime == RuntimeJava {
 		delete(env, "FAKETIME_NO_CACHE")
 		env["FAKETIME_CACHE_DURATION"] = "1"

@@ -15,7 +15,7 @@ var Layers = [][]string{
 	{"internal/platform", "internal/images", "internal/faultproxy", "internal/fence"},
 	// 2 stages that produce the history: store clusters, candidates, workloads, faults.
 	{"internal/stores", "internal/platform/platformtest",
-		"candidates/contract", "candidates/runtime", "candidates",
+		"candidates/contract", "candidates/runtime", "libraries", "candidates",
 		"workloads", "workloads/resource", "nemesis"},
 	// 3 checkers: pure functions of a history.
 	{"checkers", "checkers/lint"},
