@@ -86,6 +86,14 @@ const (
 
 var runtimes = []string{RuntimePython, RuntimeNode, RuntimeJava, RuntimeShell}
 
+// runtimePackages are the Debian packages every image of a runtime gets (not pinned: the
+// runtime is not what is analysed; results record the library's pins).
+var runtimePackages = map[string][]string{
+	RuntimePython: {"python3"},
+	RuntimeNode:   {"nodejs"},
+	RuntimeJava:   {"openjdk-17-jre-headless"},
+}
+
 // Image is a folder's image recipe (its file "image") with the files the image holds.
 type Image struct {
 	Runtime string
@@ -167,6 +175,11 @@ func readImage(fsys fs.FS, folder string) (Image, error) {
 	}
 	if img.Runtime == "" {
 		return img, fmt.Errorf("libraries/%s/image names no runtime", folder)
+	}
+	for _, p := range runtimePackages[img.Runtime] {
+		if !slices.ContainsFunc(img.Debian, func(d string) bool { return d == p || strings.HasPrefix(d, p+"=") }) {
+			img.Debian = append(img.Debian, p)
+		}
 	}
 	if img.NPM {
 		v, err := npmVersions(fsys, folder)
