@@ -14,21 +14,36 @@ leads, how it resigns) is the library's business.
     reason = splitbrain.lead(token, still_leader)   # writes every write interval
     splitbrain.stepped_down(reason)    # before resigning through the library
 """
-import json
 import os
-import re
 import signal
 import sys
 import threading
-import time
-import urllib.error
-import urllib.request
-import uuid
+
+# Set on SIGTERM or SIGINT. The handler goes in before anything else is imported: PID 1
+# without a handler ignores SIGTERM, and on a loaded host the imports below and the
+# library's take seconds. Until the adapter first campaigns there is nothing to resign, so
+# a signal then ends the process at once (exit 0).
+stop = threading.Event()
+_campaigned = False
+
+
+def _early_signal(signum, frame):
+    stop.set()
+    if not _campaigned:
+        os._exit(0)
+
+
+signal.signal(signal.SIGTERM, _early_signal)
+signal.signal(signal.SIGINT, _early_signal)
+
+import json  # noqa: E402 (after the handler, on purpose)
+import re  # noqa: E402
+import time  # noqa: E402
+import urllib.error  # noqa: E402
+import urllib.request  # noqa: E402
+import uuid  # noqa: E402
 
 CONTRACT = "1"
-
-# Set on SIGTERM or SIGINT (the handlers are installed when this module is imported).
-stop = threading.Event()
 
 _out = threading.Lock()
 _cfg = None
@@ -131,6 +146,10 @@ def on_stop(fn):
 
 
 def _on_signal(signum, frame):
+    if not _campaigned:
+        stop.set()
+        sys.stdout.flush()
+        os._exit(0)
     if stop.is_set():
         return
     stop.set()
@@ -150,9 +169,8 @@ def _run_stop_hook(fn):
         log("stop hook %s: %r" % (getattr(fn, "__name__", fn), e))
 
 
-# Installed at import (import this module before the library: importing a library can take
-# seconds on a loaded host, and PID 1 without a handler ignores SIGTERM). A signal that
-# arrives before the adapter campaigns sets stop, and the adapter exits without campaigning.
+# The full handler (hooks, watchdog) replaces the early one; import this module before the
+# library, so that both are in place as early as possible.
 signal.signal(signal.SIGTERM, _on_signal)
 signal.signal(signal.SIGINT, _on_signal)
 
@@ -180,7 +198,13 @@ def emit(kind, **fields):
 
 def campaigning():
     """Before the first store call of every campaign (R9). No "clock" field: the library's
-    lease decisions are its own, not taken on the contract's clock file (R13)."""
+    lease decisions are its own, not taken on the contract's clock file (R13). From the
+    first one on, SIGTERM sets stop and the adapter resigns (before it, SIGTERM exits)."""
+    global _campaigned
+    with _out:
+        if stop.is_set():
+            return  # the adapter's loop sees stop next
+        _campaigned = True
     emit("campaigning")
 
 
