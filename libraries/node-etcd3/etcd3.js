@@ -16,8 +16,10 @@
 // not ask for. Lock: the lock key's create_revision, read once with a get after acquire()
 // (Lock keeps no revision at all).
 
-const { Etcd3 } = require('etcd3');
+// The contract helper first: it installs the SIGTERM handler (PID 1 ignores a signal that
+// comes before), and loading the library takes seconds on a loaded host.
 const sb = require('./splitbrain');
+const { Etcd3 } = require('etcd3');
 
 const variant = process.argv[2];
 if (variant !== 'election' && variant !== 'lock') {

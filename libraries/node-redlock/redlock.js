@@ -16,9 +16,11 @@
 // (the winning attempt's start on this process's wall clock + ttl - drift, Unix ms): the
 // library's own number, growing with each acquisition while the candidates' wall clocks agree.
 
+// The contract helper first: it installs the SIGTERM handler (PID 1 ignores a signal that
+// comes before), and loading the library takes seconds on a loaded host.
+const sb = require('./splitbrain');
 const Redlock = require('redlock');
 const Redis = require('ioredis');
-const sb = require('./splitbrain');
 
 const variant = process.argv[2];
 if (variant !== 'shipped' && variant !== 'extend') {
