@@ -26,7 +26,6 @@ import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -70,11 +69,9 @@ public class Candidate {
             ttlMs = durationMs("SPLITBRAIN_LEASE_TTL", env("SPLITBRAIN_LEASE_TTL", "2s"));
             intervalMs = durationMs("SPLITBRAIN_WRITE_INTERVAL", env("SPLITBRAIN_WRITE_INTERVAL", "50ms"));
             httpTimeoutMs = (int) Math.min(Math.max(4 * intervalMs, 200), 2000);
-            byte[] r = new byte[6];
-            new SecureRandom().nextBytes(r);
-            StringBuilder h = new StringBuilder(node).append('-');
-            for (byte b : r) h.append(String.format("%02x", b));
-            writer = h.toString();
+            // The host's CLOCK_MONOTONIC at start: every process of this node starts at another
+            // reading. (SecureRandom takes seconds to seed under libfaketime.)
+            writer = node + "-" + Long.toString(System.nanoTime(), 36);
         }
 
         static void fail(String why) {
@@ -89,7 +86,7 @@ public class Candidate {
             return def;
         }
 
-        private static final Pattern PART = Pattern.compile("(\\d+(?:\\.\\d*)?)(ns|us|µs|ms|s|m|h)");
+        private static final Pattern PART = Pattern.compile("(\\d+(?:\\.\\d*)?)(ns|us|\\u00b5s|ms|s|m|h)");
 
         /** A Go duration (2s, 50ms, 1m30s) in milliseconds. */
         static long durationMs(String name, String text) {
@@ -102,7 +99,7 @@ public class Candidate {
                 double n = Double.parseDouble(m.group(1));
                 switch (m.group(2)) {
                     case "ns": ms += n / 1e6; break;
-                    case "us": case "µs": ms += n / 1e3; break;
+                    case "us": case "\u00b5s": ms += n / 1e3; break;
                     case "ms": ms += n; break;
                     case "s": ms += n * 1e3; break;
                     case "m": ms += n * 60e3; break;
