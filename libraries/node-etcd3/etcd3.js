@@ -134,8 +134,11 @@ sb.onStop(async () => {
   }
 });
 
-if (variant === 'election') {
-  runCampaign();
-} else {
-  lockLoop().then(() => { client.close(); sb.exit(0); }, (e) => { sb.log(`etcd3.js: ${e.stack || e}`); sb.exit(1); });
-}
+// setImmediate: a SIGTERM that came while the modules loaded is handled first.
+setImmediate(() => {
+  if (variant === 'election') {
+    runCampaign();
+  } else {
+    lockLoop().then(() => { client.close(); sb.exit(0); }, (e) => { sb.log(`etcd3.js: ${e.stack || e}`); sb.exit(1); });
+  }
+});

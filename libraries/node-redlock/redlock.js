@@ -62,10 +62,10 @@ redlock.on('clientError', (e) => {
 
 const resource = `locks:splitbrain:${cfg.election}`;
 
-// lockOrStop waits for lock() but stops waiting 3 s after SIGTERM (lock() retries inside and
+// lockOrStop waits for lock() but stops waiting 1 s after SIGTERM (lock() retries inside and
 // cannot be cancelled). main gives back a lock granted after the signal without announcing
 // it (R10).
-const stopWait = new Promise((resolve) => sb.onStop(() => setTimeout(() => resolve(null), 3000)));
+const stopWait = new Promise((resolve) => sb.onStop(() => setTimeout(() => resolve(null), 1000)));
 function lockOrStop() {
   return Promise.race([redlock.lock(resource, ttl), stopWait]);
 }
@@ -111,7 +111,8 @@ async function main() {
   sb.exit(0);
 }
 
-main().catch((e) => {
+// setImmediate: a SIGTERM that came while the modules loaded is handled first.
+setImmediate(() => main().catch((e) => {
   sb.log(`redlock.js: ${e.stack || e}`);
   sb.exit(1);
-});
+}));

@@ -4,10 +4,19 @@
 // adapter learns of loss only from its library and tells lead() through stillLeader/signal.
 // CommonJS, Node 18, no dependencies.
 
+// SIGTERM/SIGINT handlers go in before anything is loaded: PID 1 without a handler ignores
+// the signal, and on a loaded host loading the library takes seconds. Node runs the handler
+// only when the event loop turns (after the adapter's synchronous requires); until the
+// adapter first campaigns there is nothing to resign, so a signal then exits 0 at once.
+let stopped = false;
+let campaigned = false;
+process.on('SIGTERM', () => stopHandler('SIGTERM'));
+process.on('SIGINT', () => stopHandler('SIGINT'));
+
 const http = require('http');
 const crypto = require('crypto');
 
-const exitBound = 4500; // R11: the harness SIGKILLs 5 s after SIGTERM
+const exitBound = 4000; // R11: the harness SIGKILLs 5 s after SIGTERM; a loaded host is slow to exit
 
 // ---- environment (§1) ----
 
@@ -94,7 +103,10 @@ function clip(reason) {
 const asToken = (token) => BigInt(token);
 
 let leading = false;
-const campaigning = () => emit('campaigning');
+function campaigning() {
+  campaigned = true;
+  emit('campaigning');
+}
 // elected announces a term unless SIGTERM came first (R10): then it prints nothing and
 // returns false, and the adapter gives the lock back without announcing it.
 function elected(token, callT) {
@@ -157,7 +169,6 @@ function write(token) {
 
 // ---- stopping (§4) ----
 
-let stopped = false;
 const stopWaiters = new Set();
 const onStopFns = [];
 
@@ -183,6 +194,7 @@ function stopHandler(sig) {
   }
   stopped = true;
   log(`${sig}: stopping`);
+  if (!campaigned) process.exit(0);
   setTimeout(() => {
     log(`still running ${exitBound} ms after ${sig}: exiting`);
     process.exit(0);
@@ -192,9 +204,6 @@ function stopHandler(sig) {
     try { fn(); } catch (e) { log(`on stop: ${e}`); }
   }
 }
-process.on('SIGTERM', () => stopHandler('SIGTERM'));
-process.on('SIGINT', () => stopHandler('SIGINT'));
-
 // onStop registers fn to run at SIGTERM (e.g. wake a library wait); isStopped tells whether it came.
 const onStop = (fn) => onStopFns.push(fn);
 const isStopped = () => stopped;
