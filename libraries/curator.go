@@ -10,7 +10,8 @@ import (
 // curator: Apache Curator 5.4.0 as Debian bookworm ships it (libraries/curator/Candidate.java),
 // a client from CuratorFrameworkFactory.builder() with the session timeout = TTL, the
 // connection timeout TTL/2 and ExponentialBackoffRetry(1000, 3), everything else at
-// Curator's defaults (StandardConnectionStateErrorPolicy among them). 5.4.0 carries the
+// Curator's defaults (StandardConnectionStateErrorPolicy among them) except the
+// EnsembleTracker, off because it pins the servers' IP addresses (R12). 5.4.0 carries the
 // CURATOR-644 change (PR #430) and not the CURATOR-696 fix (PR #500, 5.7.0); Debian's jar has
 // no backport (its LeaderLatch never reads an ephemeral owner).
 var (
@@ -68,10 +69,10 @@ var (
 	}
 )
 
-const curatorLatchToken = "the sequence number of the latch's own znode + 1 (the suffix of getLastPathIsLeader(), the path the latch " +
-	"has just checked when it calls isLeader(); ZooKeeper numbers from 0). The sequence is the parent's child-change count, so it only " +
-	"grows, and the latch leads only from the lowest live node, so a later grant is on a later node; it would restart only if the " +
-	"latch's container parent were removed while empty (ZooKeeper's container check, every 60 s)"
+const curatorLatchToken = "the czxid of the latch's own znode (getLastPathIsLeader(), the path the latch has just found lowest when it calls " +
+	"isLeader(); one exists() call in isLeader()). czxid is the zxid of the node's create: global and growing, and the latch leads only from " +
+	"the lowest live node, so a later grant is on a later node. Not the sequence number: the latch's parent is a container node that " +
+	"ZooKeeper removes once empty, and the sequence restarts at 0 (seen: token 1 after 10 when every candidate restarted at once)"
 
 // curatorTiming: the session timeout is the TTL (the server grants 1-60 s, ticks of 0.5 s).
 // Waiters watch their predecessor's node. SIGTERM: close() deletes the latch node, the next

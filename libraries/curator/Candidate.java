@@ -213,22 +213,34 @@ public class Candidate {
                 .sessionTimeoutMs((int) k.ttlMs)
                 .connectionTimeoutMs((int) Math.max(k.ttlMs / 2, 500))
                 .retryPolicy(new ExponentialBackoffRetry(1000, 3))
+                // R12 only: the default EnsembleTracker replaces the connect string with the
+                // servers' IP addresses from the ensemble config, and a restarted store node
+                // comes back on another address. Liveness, not safety.
+                .ensembleTracker(false)
                 .build();
     }
 
-    /** The token of a latch node: its sequence number + 1 (ZooKeeper starts at 0; tokens are >= 1). */
-    static long seqToken(String nodePath) {
-        if (nodePath == null || nodePath.length() < 10) return 0;
+    /**
+     * The token of a latch node: its czxid (the zxid of its create, global and growing). Not
+     * its sequence number: the latch's parent is a container node, which ZooKeeper removes
+     * once it is empty, and the sequence starts again at 0 under the new parent (seen in a
+     * handoff run where every candidate restarted at once: token 1 after token 10).
+     * One exists() of the node the latch has just found lowest; 0 if it is gone or unread.
+     */
+    long czxidToken(String nodePath) {
+        if (nodePath == null) return 0;
         try {
-            return Long.parseLong(nodePath.substring(nodePath.length() - 10)) + 1;
-        } catch (NumberFormatException e) {
+            Stat st = client.checkExists().forPath(nodePath);
+            if (st == null) k.emit("error", "reason", "latch node " + nodePath + " is gone: no token to write with");
+            return st == null ? 0 : st.getCzxid();
+        } catch (Exception e) {
+            k.emit("error", "reason", "token read of " + nodePath + ": " + e);
             return 0;
         }
     }
 
     synchronized void elected(Object owner, long tok) {
         if (k.stopping || tok <= 0) {
-            if (tok <= 0) k.emit("error", "reason", "elected without a latch node path: no token to write with");
             return; // R10: never announce a term won after SIGTERM
         }
         if (token > 0) return;
@@ -269,7 +281,7 @@ public class Candidate {
             @Override
             public void isLeader() {
                 // getLastPathIsLeader() is set by the latch just before it calls isLeader().
-                elected(l, seqToken(l.getLastPathIsLeader()));
+                elected(l, czxidToken(l.getLastPathIsLeader()));
             }
 
             @Override
@@ -416,7 +428,7 @@ public class Candidate {
         // A watchdog: exit 0 within 5 s of SIGTERM even if a close hangs on a dead store (R11).
         k.onSignal(() -> {
             Thread w = new Thread(() -> {
-                sleep(4000);
+                sleep(3000); // R11 leaves 5 s; a starved JVM handles the signal late
                 Runtime.getRuntime().halt(0);
             }, "sigterm-watchdog");
             w.setDaemon(true);
