@@ -17,21 +17,22 @@ acquire) and drops the transaction's answer. The writes carry a label, the host
 CLOCK_MONOTONIC in microseconds when acquire() returned True, which grows with every
 acquisition (all containers share that clock; clock faults do not move it).
 """
-import math
 import os
 import signal
-import sys
-import threading
 
-import splitbrain
+# PID 1 ignores a signal it has no handler for (R11), and nothing is held until the library
+# is imported (tooz took 15-25 s on the loaded host): until splitbrain.config() installs the
+# contract's handlers, SIGTERM/SIGINT exit 0 at once.
+for _s in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(_s, lambda *_: os._exit(0))
 
-# The environment and the handlers first (R15, R11). Nothing is held while grpc imports
-# (seconds on a loaded host), so a SIGTERM then exits 0 at once.
-splitbrain.config()
-_handlers = {s: signal.signal(s, lambda *_: os._exit(0)) for s in (signal.SIGTERM, signal.SIGINT)}
+import math  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+
 import etcd3  # noqa: E402
-for _s, _h in _handlers.items():
-    signal.signal(_s, _h)
+
+import splitbrain  # noqa: E402
 
 
 def main():

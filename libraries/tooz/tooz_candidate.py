@@ -18,25 +18,25 @@ The writes carry a label, the host CLOCK_MONOTONIC in microseconds when LeaderEl
 arrived, which grows with every election (all containers share the host's monotonic clock;
 FAKETIME_DONT_FAKE_MONOTONIC keeps clock faults off it).
 """
-import logging
-import math
 import os
 import signal
-import sys
-import threading
-import uuid
 
-import splitbrain
+# PID 1 ignores a signal it has no handler for (R11), and nothing is held until the library
+# is imported (tooz took 15-25 s on the loaded host): until splitbrain.config() installs the
+# contract's handlers, SIGTERM/SIGINT exit 0 at once.
+for _s in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(_s, lambda *_: os._exit(0))
 
-# The environment and the handlers first (R15, R11). Importing tooz (oslo, stevedore, kazoo,
-# redis) took 15 s on a loaded host; nothing is held meanwhile, so a SIGTERM then exits 0 at
-# once instead of waiting for the import.
-splitbrain.config()
-_handlers = {s: signal.signal(s, lambda *_: os._exit(0)) for s in (signal.SIGTERM, signal.SIGINT)}
+import logging  # noqa: E402
+import math  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+import uuid  # noqa: E402
+
 import tooz  # noqa: E402
 from tooz import coordination  # noqa: E402
-for _s, _h in _handlers.items():
-    signal.signal(_s, _h)
+
+import splitbrain  # noqa: E402
 
 # tooz and kazoo report what they see ("Unable to heartbeat lock", session states) through
 # logging: keep it in the node's log (stderr), never on stdout.
