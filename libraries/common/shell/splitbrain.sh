@@ -15,35 +15,48 @@ sb_die() { # exit 64 with the variable named (R15)
 	exit 64
 }
 
-# sb_ms DURATION: a Go duration (2s, 1.5s, 50ms, 1m30s, 0) in whole ms, rounded up.
+# sb_ms DURATION sets sb_ms_out to a Go duration (2s, 1.5s, 50ms, 1m30s, 0) in whole ms,
+# rounded up, or to "bad". Shell arithmetic only, and no $(...): on a loaded host every fork
+# costs, and a leader.sh started per term pays this before it prints elected.
 sb_ms() {
-	printf '%s\n' "$1" | awk -v name="${2:-duration}" '
-	$0 == "0" { print 0; exit }
-	{
-		s = $0; ms = 0
-		while (s != "") {
-			if (!match(s, /^([0-9]+(\.[0-9]*)?|\.[0-9]+)/)) { bad = 1; break }
-			n = substr(s, 1, RLENGTH) + 0; s = substr(s, RLENGTH + 1)
-			if (s ~ /^ms/) { ms += n; s = substr(s, 3) }
-			else if (s ~ /^(us|µs)/) { ms += n / 1000; s = substr(s, (s ~ /^us/) ? 3 : 1 + length("µs")) }
-			else if (s ~ /^ns/) { ms += n / 1000000; s = substr(s, 3) }
-			else if (s ~ /^s/) { ms += n * 1000; s = substr(s, 2) }
-			else if (s ~ /^m/) { ms += n * 60000; s = substr(s, 2) }
-			else if (s ~ /^h/) { ms += n * 3600000; s = substr(s, 2) }
-			else { bad = 1; break }
-		}
-		if (bad || $0 == "") { print "bad"; exit }
-		printf "%d\n", (ms == int(ms)) ? ms : int(ms) + 1
-	}'
+	sb_s=$1 sb_us=0 sb_ms_out=bad
+	[ "$sb_s" = 0 ] && sb_ms_out=0 && return
+	[ -n "$sb_s" ] || return
+	while [ -n "$sb_s" ]; do
+		sb_n=${sb_s%%[!0-9.]*}
+		sb_s=${sb_s#"$sb_n"}
+		sb_u=${sb_s%%[0-9.]*}
+		sb_s=${sb_s#"$sb_u"}
+		case $sb_n in '' | *.*.* | .) return ;; esac
+		sb_i=${sb_n%%.*} sb_f=
+		case $sb_n in *.*) sb_f=${sb_n#*.} ;; esac
+		sb_f=${sb_f}000000000
+		sb_f=${sb_f%"${sb_f#?????????}"} # the fraction as nine digits (units of 1e-9)
+		sb_i=${sb_i#"${sb_i%%[!0]*}"}     # no leading zeros: $((010)) is octal
+		case $sb_u in                      # microseconds per unit
+		h) sb_m=3600000000 ;;
+		m) sb_m=60000000 ;;
+		s) sb_m=1000000 ;;
+		ms) sb_m=1000 ;;
+		us | µs | μs) sb_m=1 ;;
+		ns) sb_m=0 ;;
+		*) return ;;
+		esac
+		# "1$sb_f % 1e9": the nine digits as a number, leading zeros kept harmless
+		sb_us=$((sb_us + ${sb_i:-0} * sb_m + 1$sb_f % 1000000000 * sb_m / 1000000000))
+	done
+	sb_ms_out=$(((sb_us + 999) / 1000))
 }
-# sb_sec MS: seconds with 3 decimals, for sleep and curl.
-sb_sec() { awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }'; }
-
-sb_env_ms() { # VAR DEFAULT
+# sb_sec MS sets sb_sec_out to seconds with 3 decimals, for sleep and curl.
+sb_sec() {
+	sb_r=$(($1 % 1000))
+	case ${#sb_r} in 1) sb_r=00$sb_r ;; 2) sb_r=0$sb_r ;; esac
+	sb_sec_out=$(($1 / 1000)).$sb_r
+}
+sb_env_ms() { # VAR DEFAULT: sets sb_ms_out, exits 64 on a bad value
 	eval "sb_v=\${$1:-$2}"
-	sb_r=$(sb_ms "$sb_v")
-	[ "$sb_r" = bad ] && sb_die "$1=$sb_v is not a Go duration such as 2s or 50ms"
-	echo "$sb_r"
+	sb_ms "$sb_v"
+	[ "$sb_ms_out" = bad ] && sb_die "$1=$sb_v is not a Go duration such as 2s or 50ms"
 }
 
 [ "${SPLITBRAIN_CONTRACT:-1}" = 1 ] || sb_die "SPLITBRAIN_CONTRACT=$SPLITBRAIN_CONTRACT: this helper speaks contract 1 only"
@@ -58,14 +71,20 @@ case $sb_election in *[!A-Za-z0-9_.-]*) sb_die "SPLITBRAIN_ELECTION=$sb_election
 sb_node=$SPLITBRAIN_NODE_ID
 sb_endpoints=$SPLITBRAIN_STORE_ENDPOINTS
 sb_resource=${SPLITBRAIN_RESOURCE_URL%/}
-sb_ttl_ms=$(sb_env_ms SPLITBRAIN_LEASE_TTL 2s) || exit 64
-sb_write_ms=$(sb_env_ms SPLITBRAIN_WRITE_INTERVAL 50ms) || exit 64
-sb_retry_ms=$(sb_env_ms SPLITBRAIN_RETRY_INTERVAL 50ms) || exit 64
+sb_env_ms SPLITBRAIN_LEASE_TTL 2s
+sb_ttl_ms=$sb_ms_out
+sb_env_ms SPLITBRAIN_WRITE_INTERVAL 50ms
+sb_write_ms=$sb_ms_out
+sb_env_ms SPLITBRAIN_RETRY_INTERVAL 50ms
+sb_retry_ms=$sb_ms_out
 [ "$sb_ttl_ms" -gt 0 ] || sb_die "SPLITBRAIN_LEASE_TTL must be > 0"
-sb_write_sleep=$(sb_sec "$sb_write_ms")
-sb_retry_sleep=$(sb_sec "$sb_retry_ms")
+sb_sec "$sb_write_ms"
+sb_write_sleep=$sb_sec_out
+sb_sec "$sb_retry_ms"
+sb_retry_sleep=$sb_sec_out
 # The contract's write timeout: clamp(4 x write interval, 200 ms, 2 s).
-sb_write_max=$(sb_sec $((sb_write_ms * 4 > 2000 ? 2000 : (sb_write_ms * 4 < 200 ? 200 : sb_write_ms * 4))))
+sb_sec $((sb_write_ms * 4 > 2000 ? 2000 : (sb_write_ms * 4 < 200 ? 200 : sb_write_ms * 4)))
+sb_write_max=$sb_sec_out
 
 # sb_now sets sb_now_ms and sb_now_ns from /proc/uptime (10 ms steps) without a fork: a
 # shell has no CLOCK_MONOTONIC, and uptime counts from boot like it (R5).
@@ -95,7 +114,12 @@ sb_emit() { # JSON_WITHOUT_OPENING_BRACE [after]
 }
 
 # sb_json_str TEXT: TEXT as a JSON string body (quotes, backslashes and control bytes made safe).
-sb_json_str() { printf '%s' "$1" | tr '\n\r\t' '   ' | sed 's/\\/\\\\/g; s/"/\\"/g'; }
+sb_json_str() {
+	case $1 in
+	*[\"\\]* | *[![:print:]]*) printf '%s' "$1" | tr '\n\r\t' '   ' | sed 's/\\/\\\\/g; s/"/\\"/g' ;;
+	*) printf '%s' "$1" ;; # nothing to escape: no fork
+	esac
+}
 sb_stepped_down() { sb_emit "\"kind\":\"stepped-down\",\"reason\":\"$(sb_json_str "$1")\"}"; }
 sb_error() { sb_emit "\"kind\":\"error\",\"reason\":\"$(sb_json_str "$1")\"}"; }
 
