@@ -173,8 +173,14 @@ public class Candidate {
             }
         }
 
-        /** SIGTERM and SIGINT set stopping and run onStop once (PID 1 ignores signals without a handler). */
-        void onSignal(Runnable onStop) {
+        /** What SIGTERM runs; until the adapter is set up there is nothing to give back. */
+        volatile Runnable onStop = () -> Runtime.getRuntime().halt(0);
+
+        /**
+         * SIGTERM and SIGINT set stopping and run onStop once. Installed first thing in main:
+         * PID 1 ignores signals without a handler, and the JVM's own exits 143.
+         */
+        void installSignals() {
             sun.misc.SignalHandler h = sig -> {
                 if (!stopping) {
                     stopping = true;
@@ -424,9 +430,10 @@ public class Candidate {
             Contract.fail("unknown variant " + variant + " (leaderlatch, leaderlatch-suspended, leaderselector)");
         }
         Contract k = new Contract();
+        k.installSignals();
         Candidate c = new Candidate(k, variant);
         // A watchdog: exit 0 within 5 s of SIGTERM even if a close hangs on a dead store (R11).
-        k.onSignal(() -> {
+        k.onStop = () -> {
             Thread w = new Thread(() -> {
                 sleep(3000); // R11 leaves 5 s; a starved JVM handles the signal late
                 Runtime.getRuntime().halt(0);
@@ -434,7 +441,8 @@ public class Candidate {
             w.setDaemon(true);
             w.start();
             c.shutdown();
-        });
+        };
+        if (k.stopping) c.shutdown(); // SIGTERM came during the setup
         k.emit("campaigning");
         if (variant.equals("leaderselector")) c.runSelector();
         else c.runLatch();
