@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,5 +98,69 @@ func TestCandidateCmdMountedNotCopied(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("executable directory still there after removeCmdDir: %v", err)
+	}
+}
+
+// A candidate directory is read as files and directories only: a FIFO (a read would block)
+// or a symlink (it could lead out of the tree) is refused by name before any read.
+func TestReadCandidateDir(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "node_modules", "x"), 0o755)
+	os.WriteFile(filepath.Join(dir, candidateDirEntry), []byte("#!/bin/sh\n"), 0o700)
+	os.WriteFile(filepath.Join(dir, "node_modules", "x", "index.js"), []byte("//"), 0o600)
+	files, err := readCandidateDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := map[string]os.FileMode{}
+	for _, f := range files {
+		modes[f.name] = f.mode
+	}
+	if modes[candidateDirEntry] != 0o755 || modes[filepath.Join("node_modules", "x", "index.js")] != 0o644 || !modes["node_modules"].IsDir() {
+		t.Errorf("modes %v: want the launcher 0755, other files 0644 (any user reads them), directories kept", modes)
+	}
+	out := t.TempDir()
+	got, err := writeCandidateDir(out, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(got, "node_modules", "x", "index.js")); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("written tree: %v %v", fi, err)
+	}
+	if err := checkExecutable(dir); err != nil {
+		t.Errorf("a directory with an executable %s: %v", candidateDirEntry, err)
+	}
+	if err := checkExecutable(filepath.Join(dir, "node_modules")); err == nil || !strings.Contains(err.Error(), "without an executable file") {
+		t.Errorf("a directory without %s: %v", candidateDirEntry, err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readCandidateDir(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a FIFO in the directory: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "pipe"))
+	os.Symlink("/etc/passwd", filepath.Join(dir, "link"))
+	if _, err := readCandidateDir(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a symlink in the directory: %v", err)
+	}
+}
+
+func TestCandidateVariantFlags(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Store: "redis", Recipe: "redis-setnx", CandidateArgs: []string{"x"}}, "need --candidate-cmd or --candidate-image"},
+		{Config{Store: "redis", CandidateImage: "img", CandidateEnv: []string{"NOEQUALS"}}, "want NAME=VALUE"},
+		{Config{Store: "redis", CandidateImage: "img", CandidateEnv: []string{"SPLITBRAIN_NODE_ID=c9"}}, "are the harness's"},
+	} {
+		if err := c.cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", c.cfg, err, c.want)
+		}
+	}
+	ok := Config{Store: "redis", FaultTime: time.Second, CandidateImage: "img", CandidateArgs: []string{"--variant", "b"}, CandidateEnv: []string{"VARIANT=b=c"}}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("a valid variant refused: %v", err)
 	}
 }

@@ -88,11 +88,18 @@ type Config struct {
 
 	ResourceMode string // fenced | unfenced
 
-	CandidateCmd   string // host path of an executable that speaks the candidate contract
+	// CandidateCmd is the host path of an executable that speaks the candidate contract, or
+	// of a directory whose executable "candidate" does (the whole directory is mounted:
+	// source, launcher, vendored jars or node_modules).
+	CandidateCmd   string
 	CandidateImage string // image whose entrypoint speaks the candidate contract
 	// CandidatePackages are Debian packages a --candidate-cmd script needs (python3, curl,
 	// ...): it then runs in the base image plus these, built once and cached.
 	CandidatePackages []string
+	// CandidateArgs are passed to a --candidate-cmd or --candidate-image entrypoint, and
+	// CandidateEnv (NAME=VALUE) is added to its environment: a variant chosen per run.
+	CandidateArgs []string
+	CandidateEnv  []string
 
 	Seed    int64  // drives the nemesis plan; 0 = derived from the clock (and recorded)
 	Nemesis string // fault spec or profile name; "" or "none" = no faults
@@ -157,6 +164,18 @@ func (c *Config) Validate() error {
 		}
 		if err := checkExecutable(c.CandidateCmd); err != nil {
 			bad("--candidate-cmd: %v", err)
+		}
+	}
+	if (len(c.CandidateArgs) > 0 || len(c.CandidateEnv) > 0) && c.CandidateCmd == "" && c.CandidateImage == "" {
+		bad("--candidate-arg and --candidate-env need --candidate-cmd or --candidate-image: they go to that program")
+	}
+	for _, kv := range c.CandidateEnv {
+		name, _, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok || !envName.MatchString(name):
+			bad("--candidate-env %.60q: want NAME=VALUE, NAME of letters, digits and '_' not starting with a digit", kv)
+		case strings.HasPrefix(name, "SPLITBRAIN_"):
+			bad("--candidate-env %s: the SPLITBRAIN_ variables are the harness's (docs/candidates.md §1); use a name of your own", name)
 		}
 	}
 	if len(c.CandidatePackages) > 0 {
@@ -325,13 +344,20 @@ func checkExecutable(path string) error {
 		return err
 	}
 	if fi.IsDir() {
-		return fmt.Errorf("%s is a directory, not an executable", path)
+		entry := filepath.Join(path, candidateDirEntry)
+		efi, err := os.Lstat(entry)
+		if err != nil || !efi.Mode().IsRegular() {
+			return fmt.Errorf("%s is a directory without an executable file %q: a candidate directory runs its %s (docs/candidates.md §9)", path, candidateDirEntry, candidateDirEntry)
+		}
+		fi = efi
 	}
 	if fi.Mode().Perm()&0o111 == 0 {
 		return fmt.Errorf("%s is not executable: chmod +x it", path)
 	}
 	return nil
 }
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // storeless reports whether the run has no coordination store.
 func (c *Config) storeless() bool { return c.Store == contract.StoreNone }

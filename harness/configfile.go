@@ -44,7 +44,7 @@ func (r *run) flags() RunFlags {
 		Nemesis: c.Nemesis, Seed: c.Seed, Profile: string(c.Profile), Require: c.Require,
 		RenewInterval: durOrEmpty(c.RenewInterval), RetryInterval: durOrEmpty(c.RetryInterval),
 		FailoverBound: durOrEmpty(c.FailoverBound), CandidatePackages: c.CandidatePackages,
-		Until: c.Until, Cycles: c.Cycles,
+		Until: c.Until, Cycles: c.Cycles, CandidateArgs: c.CandidateArgs, CandidateEnv: c.CandidateEnv,
 	}
 	if c.LeaderWorkSet {
 		f.LeaderWork = c.LeaderWork.String()
@@ -97,6 +97,12 @@ func (r *run) replayCommand() string {
 		}
 	case f.CandidateImage != "":
 		cmd += " --candidate-image " + shellQuote(f.CandidateImage)
+	}
+	for _, a := range f.CandidateArgs {
+		cmd += " --candidate-arg " + shellQuote(a)
+	}
+	for _, kv := range f.CandidateEnv {
+		cmd += " --candidate-env " + shellQuote(kv)
 	}
 	if f.Recipe != "" {
 		cmd += " --recipe " + f.Recipe

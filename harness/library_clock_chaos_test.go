@@ -181,4 +181,3 @@ func parseProbe(line []byte) (probeLine, bool) {
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	return probeLine{wallSkew: time.Duration(wall - time.Now().UnixNano()), monoSkew: time.Duration(mono - ts.Nano())}, true
 }
-

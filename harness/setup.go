@@ -202,7 +202,14 @@ func (r *run) startFaults(ctx context.Context) error {
 // startCandidates starts the candidates stage: every candidate's container, then the poll.
 func (r *run) startCandidates(ctx context.Context, ext *external) error {
 	step := time.Now()
-	if ext != nil && ext.library == nil {
+	if ext != nil && ext.files != nil {
+		var err error
+		r.cmdDir, err = writeCandidateDir(r.log.dir, ext.files)
+		if err != nil {
+			return err
+		}
+		ext.hostDir = r.cmdDir
+	} else if ext != nil && ext.library == nil {
 		var err error
 		r.cmdDir, err = writeCmdDir(r.log.dir, ext.content)
 		if err != nil {
@@ -226,6 +233,7 @@ type external struct {
 	static  bool   // a static ELF runs in the FROM-scratch candidate image; others need the Debian base
 	image   string // the base plus --candidate-packages, when given; the library's image
 	library *libraryCandidate
+	files   []dirFile // a candidate directory's tree (nil for a single executable)
 }
 
 func (r *run) externalCandidate() (*external, error) {
@@ -238,6 +246,13 @@ func (r *run) externalCandidate() (*external, error) {
 	}
 	if r.cfg.CandidateCmd == "" {
 		return nil, nil
+	}
+	if fi, err := os.Stat(r.cfg.CandidateCmd); err == nil && fi.IsDir() {
+		files, err := readCandidateDir(r.cfg.CandidateCmd)
+		if err != nil {
+			return nil, fmt.Errorf("--candidate-cmd: %w", err)
+		}
+		return &external{files: files}, nil
 	}
 	b, err := os.ReadFile(r.cfg.CandidateCmd)
 	if err != nil {
@@ -337,6 +352,10 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 	}
 	// Interpreters buffer a pipe; these ask them to flush every line (the contract requires it).
 	env["PYTHONUNBUFFERED"] = "1"
+	for _, kv := range r.cfg.CandidateEnv { // a variant's settings (Validate refused SPLITBRAIN_*)
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
 
 	spec := platform.NodeSpec{
 		Name:     name,
@@ -369,8 +388,13 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 		}
 		spec.Mounts = append(spec.Mounts, platform.Mount{HostDir: ext.hostDir, Target: externalDir})
 		spec.Entrypoint = []string{externalPath}
+		if ext.files != nil {
+			spec.Entrypoint = []string{externalDir + "/" + candidateDirEntry}
+		}
+		spec.Cmd = r.cfg.CandidateArgs
 	case r.cfg.CandidateImage != "":
 		spec.Image = r.cfg.CandidateImage
+		spec.Cmd = r.cfg.CandidateArgs
 	default:
 		spec.Image = r.imgs[images.RoleCandidate]
 		spec.Cmd = []string{"candidate", "--recipe", r.cfg.Recipe}

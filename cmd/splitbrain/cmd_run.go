@@ -84,7 +84,15 @@ func addRunFlags(fs *flag.FlagSet, withNemesis bool) *runFlags {
 	fs.DurationVar(&r.c.HandoffEvery, "handoff-every", 0, fmt.Sprintf("handoff workload: period between SIGTERMs of the leader (0 = no time table: each leader gets SIGTERM on accepted write %d of its tenure)", workloads.HandoffWrites))
 	fs.DurationVar(&r.c.HandoffPause, "handoff-pause", 0, "handoff workload: how long the resigned leader stays down (0 = 1s)")
 	fs.StringVar(&r.c.ResourceMode, "resource", harness.DefaultResourceMode, "resource mode: fenced (rejects stale tokens) or unfenced (accepts all, records staleness)")
-	fs.StringVar(&r.c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract (docs/candidates.md), instead of --recipe")
+	fs.StringVar(&r.c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract (docs/candidates.md), or a directory whose executable 'candidate' does (mounted whole: sources, jars, node_modules), instead of --recipe")
+	fs.Func("candidate-arg", "an argument for the --candidate-cmd or --candidate-image program (repeat for more): picks a variant per run", func(v string) error {
+		r.c.CandidateArgs = append(r.c.CandidateArgs, v)
+		return nil
+	})
+	fs.Func("candidate-env", "NAME=VALUE added to the candidates' environment (repeat for more; not SPLITBRAIN_*)", func(v string) error {
+		r.c.CandidateEnv = append(r.c.CandidateEnv, v)
+		return nil
+	})
 	fs.StringVar(&r.c.CandidateImage, "candidate-image", "", "image whose entrypoint speaks the candidate contract, instead of --recipe")
 	r.packages = fs.String("candidate-packages", "", "with --candidate-cmd: comma-separated Debian packages the script needs (e.g. python3,python3-redis); it runs in the base image plus these, built once and cached")
 	fs.DurationVar(&r.c.RenewInterval, "renew-interval", 0, "passed as SPLITBRAIN_RENEW_INTERVAL: a lease holder's renew period, < --ttl (0 = the candidate's default)")

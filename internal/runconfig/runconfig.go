@@ -74,6 +74,9 @@ type Flags struct {
 	FailoverBound string `json:"failover_bound,omitempty"`
 	// CandidatePackages are the Debian packages a --candidate-cmd ran with.
 	CandidatePackages []string `json:"candidate_packages,omitempty"`
+	// CandidateArgs and CandidateEnv went to the --candidate-cmd or --candidate-image program.
+	CandidateArgs []string `json:"candidate_args,omitempty"`
+	CandidateEnv  []string `json:"candidate_env,omitempty"`
 }
 
 // RecipeTiming is the Go recipe's effective timing for the run.
