@@ -93,7 +93,10 @@ def main():
             if repr(e) != last_err:
                 sb.error("election.run: %r" % e)
                 last_err = repr(e)
-            sb.stop.wait(cfg.retry)
+            # The Lock retries connection loss and session expiry inside acquire() by itself,
+            # so what gets out is lasting (ConnectionClosedError once kazoo stopped
+            # reconnecting): try again after a session timeout, not every retry interval.
+            sb.stop.wait(max(cfg.retry, cfg.ttl))
     try:
         zk.stop()
         zk.close()
