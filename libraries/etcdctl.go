@@ -19,7 +19,8 @@ var (
 		Summary: "etcdctl lock --ttl=N NAME -- leader.sh in a loop (the cron-singleton pattern): the command " +
 			"leads with ETCD_LOCK_REV and is never told or stopped when the session expires",
 		Variant: AsShipped,
-		Token:   "ETCD_LOCK_REV, the header revision of the lock grant that etcdctl passes to the command",
+		Token: "ETCD_LOCK_REV, which etcdctl passes to the command: the header revision of the read that granted " +
+			"the lock, not the key's create revision (two holders under etcd#11429 get the same one)",
 		Fenced:  true,
 		Timing: func(c contract.Config) runtime.Timing {
 			ttl := etcdctlTTL(c.LeaseTTL)
