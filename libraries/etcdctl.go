@@ -21,7 +21,7 @@ var (
 		Variant: AsShipped,
 		Token: "ETCD_LOCK_REV, which etcdctl passes to the command: the header revision of the read that granted " +
 			"the lock, not the key's create revision (two holders under etcd#11429 get the same one)",
-		Fenced:  true,
+		Fenced: true,
 		Timing: func(c contract.Config) runtime.Timing {
 			ttl := etcdctlTTL(c.LeaseTTL)
 			// Waiters block in Mutex.Lock on a watch of the key before theirs. A SIGTERM ends the
