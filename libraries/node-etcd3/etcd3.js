@@ -56,6 +56,8 @@ function runCampaign() {
   const callT = sb.now();
   const campaign = client.election(name, ttlSec).campaign(cfg.node);
   campaigns.add(campaign);
+  // diagnostics only (stderr): the key this campaign waits behind, for reading a run's log
+  campaign.on('_isWaiting', () => sb.log(`campaign key revision ${campaign.keyRevision}: waiting`));
   campaign.on('elected', () => doSomeWork(campaign, callT));
   campaign.on('error', (err) => {
     sb.error(`campaign: ${err.message}`);
