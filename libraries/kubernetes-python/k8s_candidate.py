@@ -21,25 +21,20 @@ No fencing token: ConfigMapLock keeps no resourceVersion of its own write and ha
 leaderTransitions. The writes carry a label, the host CLOCK_MONOTONIC in microseconds when
 onstarted_leading ran, which grows with every election (clock faults do not move it).
 """
+# splitbrain first: importing it installs the SIGTERM/SIGINT handlers (PID 1 without one
+# ignores SIGTERM; the library's imports take seconds on a loaded host), and a signal before
+# the first campaigning event exits 0 at once.
+import splitbrain  # isort: skip
+
 import os
-import signal
+import sys
+import threading
+import uuid
 
-# PID 1 ignores a signal it has no handler for (R11), and nothing is held until the library
-# is imported (tooz took 15-25 s on the loaded host): until splitbrain.config() installs the
-# contract's handlers, SIGTERM/SIGINT exit 0 at once.
-for _s in (signal.SIGTERM, signal.SIGINT):
-    signal.signal(_s, lambda *_: os._exit(0))
-
-import sys  # noqa: E402
-import threading  # noqa: E402
-import uuid  # noqa: E402
-
-import yaml  # noqa: E402
-from kubernetes import client, config  # noqa: E402
-from kubernetes.leaderelection import electionconfig, leaderelection  # noqa: E402
-from kubernetes.leaderelection.resourcelock.configmaplock import ConfigMapLock  # noqa: E402
-
-import splitbrain  # noqa: E402
+import yaml
+from kubernetes import client, config
+from kubernetes.leaderelection import electionconfig, leaderelection
+from kubernetes.leaderelection.resourcelock.configmaplock import ConfigMapLock
 
 
 def seconds(x):

@@ -17,22 +17,16 @@ acquire) and drops the transaction's answer. The writes carry a label, the host
 CLOCK_MONOTONIC in microseconds when acquire() returned True, which grows with every
 acquisition (all containers share that clock; clock faults do not move it).
 """
-import os
-import signal
+# splitbrain first: importing it installs the SIGTERM/SIGINT handlers (PID 1 without one
+# ignores SIGTERM; the library's imports take seconds on a loaded host), and a signal before
+# the first campaigning event exits 0 at once.
+import splitbrain  # isort: skip
 
-# PID 1 ignores a signal it has no handler for (R11), and nothing is held until the library
-# is imported (tooz took 15-25 s on the loaded host): until splitbrain.config() installs the
-# contract's handlers, SIGTERM/SIGINT exit 0 at once.
-for _s in (signal.SIGTERM, signal.SIGINT):
-    signal.signal(_s, lambda *_: os._exit(0))
+import math
+import sys
+import threading
 
-import math  # noqa: E402
-import sys  # noqa: E402
-import threading  # noqa: E402
-
-import etcd3  # noqa: E402
-
-import splitbrain  # noqa: E402
+import etcd3
 
 
 def main():

@@ -18,25 +18,20 @@ The writes carry a label, the host CLOCK_MONOTONIC in microseconds when LeaderEl
 arrived, which grows with every election (all containers share the host's monotonic clock;
 FAKETIME_DONT_FAKE_MONOTONIC keeps clock faults off it).
 """
-import os
-import signal
+# splitbrain first: importing it installs the SIGTERM/SIGINT handlers (PID 1 without one
+# ignores SIGTERM; the library's imports take seconds on a loaded host), and a signal before
+# the first campaigning event exits 0 at once.
+import splitbrain  # isort: skip
 
-# PID 1 ignores a signal it has no handler for (R11), and nothing is held until the library
-# is imported (tooz took 15-25 s on the loaded host): until splitbrain.config() installs the
-# contract's handlers, SIGTERM/SIGINT exit 0 at once.
-for _s in (signal.SIGTERM, signal.SIGINT):
-    signal.signal(_s, lambda *_: os._exit(0))
+import logging
+import math
+import sys
+import threading
+import uuid
 
-import logging  # noqa: E402
-import math  # noqa: E402
-import sys  # noqa: E402
-import threading  # noqa: E402
-import uuid  # noqa: E402
+import tooz
+from tooz import coordination
 
-import tooz  # noqa: E402
-from tooz import coordination  # noqa: E402
-
-import splitbrain  # noqa: E402
 
 # tooz and kazoo report what they see ("Unable to heartbeat lock", session states) through
 # logging: keep it in the node's log (stderr), never on stdout.
