@@ -356,7 +356,7 @@ public class Candidate {
                 } catch (InterruptedException e) {
                     reason = "curator: takeLeadership interrupted";
                 } finally {
-                    steppedDown(owner, reason, true);
+                    steppedDown(owner, k.stopping ? "sigterm" : reason, true);
                 }
             }
 
