@@ -8,6 +8,7 @@ package assess
 import (
 	"errors"
 	"fmt"
+	"github.com/splitbrain-chaos/splitbrain/libraries"
 	"io"
 	"slices"
 	"strings"
@@ -324,9 +325,19 @@ func (o *Options) validate() error {
 
 func (o Options) resource() string {
 	if o.Resource == "" {
+		if lib, ok := libraries.Lookup(o.Recipe); ok && !lib.Fenced {
+			return ResourceUnfenced // the library gives no token: a fence would be ours, not its
+		}
 		return ResourceFenced
 	}
 	return o.Resource
+}
+
+// tokenless reports whether the assessed recipe is a library that gives no fencing token:
+// no fenced rerun then, since the only token there is the adapter's label.
+func (o Options) tokenless() bool {
+	lib, ok := libraries.Lookup(o.Recipe)
+	return ok && !lib.Fenced && o.CandidateImage == "" && len(o.CandidateCmd) == 0
 }
 
 func (o Options) seed() int64 {

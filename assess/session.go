@@ -91,6 +91,9 @@ func (s *Session) EnsureImages(ctx context.Context, log io.Writer) error {
 	if err := s.r.pool.EnsureImages(ctx, profile, log, roles...); err != nil {
 		return fmt.Errorf("images (%s profile): %w", profile, err)
 	}
+	if err := harness.EnsureLibraryImage(ctx, log, s.opts.Recipe); err != nil {
+		return err
+	}
 	if len(s.opts.CandidatePackages) > 0 {
 		if _, err := images.EnsurePackages(ctx, images.EnsureOptions{Log: log}, s.opts.CandidatePackages); err != nil {
 			return fmt.Errorf("candidate image with %s: %w", strings.Join(s.opts.CandidatePackages, ","), err)
@@ -121,7 +124,7 @@ func (s *Session) Check(ctx context.Context, c Check) (Graded, error) {
 	u, err := s.runOne(ctx, c)
 	g := Graded{Runs: []CheckResult{u}}
 	var f *CheckResult
-	if fc, ok := FencedRerun(c, u); ok && err == nil && !s.opts.NoFencedRerun {
+	if fc, ok := FencedRerun(c, u); ok && err == nil && !s.opts.NoFencedRerun && !s.opts.tokenless() {
 		var fr CheckResult
 		fr, err = s.runOne(ctx, fc)
 		g.Runs = append(g.Runs, fr)

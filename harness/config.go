@@ -235,12 +235,11 @@ func (c *Config) Validate() error {
 	if c.HandoffEvery < 0 || c.HandoffPause < 0 {
 		bad("handoff period/pause must not be negative")
 	}
-	if lib, ok := c.libraryRecipe(); ok && !lib.Fenced && c.ResourceMode == "" {
-		// The library gives no fencing token: a fenced resource would add safety it lacks.
-		c.ResourceMode = "unfenced"
-	}
 	if c.ResourceMode == "" {
 		c.ResourceMode = DefaultResourceMode
+		if _, ok := c.libraryRecipe(); ok {
+			c.ResourceMode = DefaultResourceFor(c.Recipe)
+		}
 	}
 	if !slices.Contains(ResourceModes, c.ResourceMode) {
 		bad("--resource %q: want one of %s", c.ResourceMode, strings.Join(ResourceModes, ", "))

@@ -1,6 +1,10 @@
 package harness
 
 import (
+	"context"
+	"fmt"
+	"io"
+
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/libraries"
 )
@@ -42,4 +46,31 @@ func (c *Config) libraryRecipe() (libraries.Recipe, bool) {
 		return libraries.Recipe{}, false
 	}
 	return libraries.Lookup(c.Recipe)
+}
+
+// EnsureLibraryImage builds (or finds) the image of recipe when it is a library recipe, so a
+// caller that runs many checks (assess) builds it once, before its budget starts.
+func EnsureLibraryImage(ctx context.Context, log io.Writer, recipe string) error {
+	lib, ok := libraries.Lookup(recipe)
+	if !ok {
+		return nil
+	}
+	lc, err := newLibraryCandidate(lib)
+	if err != nil {
+		return err
+	}
+	if _, err := images.EnsureLibrary(ctx, images.EnsureOptions{Log: log}, lc.spec); err != nil {
+		return fmt.Errorf("library image %s: %w", lib.Folder, err)
+	}
+	return nil
+}
+
+// DefaultResourceFor is the resource mode a run of recipe gets when none is given: unfenced
+// for a library that gives no fencing token (a fenced resource would add safety the library
+// lacks: the only token there is the adapter's label), fenced otherwise.
+func DefaultResourceFor(recipe string) string {
+	if lib, ok := libraries.Lookup(recipe); ok && !lib.Fenced {
+		return "unfenced"
+	}
+	return DefaultResourceMode
 }

@@ -424,7 +424,10 @@ func faultLabel(f string) string {
 }
 
 func (r *Row) resource(d Defaults) string {
-	return firstNonEmpty(r.Resource, d.Resource, harness.DefaultResourceMode)
+	if r.Candidate != "" {
+		return firstNonEmpty(r.Resource, d.Resource, harness.DefaultResourceMode)
+	}
+	return firstNonEmpty(r.Resource, d.Resource, harness.DefaultResourceFor(r.Recipe))
 }
 
 func (r *Row) workload(d Defaults) string {

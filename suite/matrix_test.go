@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/splitbrain-chaos/splitbrain/libraries"
 	"os"
 	"path/filepath"
 	"slices"
@@ -371,6 +372,15 @@ func TestMatrixFile(t *testing.T) {
 	def, _ := m.Select(TierDefault, "")
 	has := func(cs []Case, match func(Case) bool) bool { return slices.ContainsFunc(cs, match) }
 	for _, spec := range candidates.Registry.Infos() {
+		if _, ok := libraries.Lookup(spec.Name); ok {
+			// A library run as shipped is judged, not required to pass: its rows state what it
+			// did (docs/libraries.md). It needs a measured row under a paused leader, and the
+			// default tier's row (below) for the leaderboard.
+			if !has(all, func(c Case) bool { return c.Row.Recipe == spec.Name && pausesLeader(c.Row.Fault) }) {
+				t.Errorf("library recipe %s has no row under a paused leader", spec.Name)
+			}
+			continue
+		}
 		// Every recipe, the wrong ones too, is valid without faults and handoffs.
 		if !has(all, func(c Case) bool {
 			return c.Row.Recipe == spec.Name && c.Row.Fault == "none" && c.Row.Workload != "handoff" && c.Row.Expect.Verdict == "valid"
@@ -404,7 +414,7 @@ func TestMatrixFile(t *testing.T) {
 	// from the store, silent and refused (the row states whether it holds: measured); the
 	// Kubernetes ones in default, and k8s-lease must hold.
 	for _, spec := range candidates.Registry.Infos() {
-		if spec.Negative || spec.Store == contract.StoreNone {
+		if _, lib := libraries.Lookup(spec.Name); spec.Negative || spec.Store == contract.StoreNone || lib {
 			continue
 		}
 		tier := all

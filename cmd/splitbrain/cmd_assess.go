@@ -30,7 +30,7 @@ func runAssess(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	fs.StringVar(&o.OutDir, "out", "assess-out", "directory of the scorecard (scorecard.html, scorecard.json, junit.xml), the resume state and the runs")
 	fs.StringVar(&checks, "checks", "", "comma-separated subset of the battery: "+strings.Join(assess.Names(), ", ")+" (default: every check that applies)")
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of every check's fault plan and of the explore draws")
-	fs.StringVar(&o.Resource, "resource", assess.ResourceFenced, "the resource the verdict is judged on: fenced (yours rejects stale fencing tokens) or unfenced (it does not: a check unsafe without the fence fails)")
+	fs.StringVar(&o.Resource, "resource", "", "the resource the verdict is judged on: fenced (yours rejects stale fencing tokens) or unfenced (it does not: a check unsafe without the fence fails); default fenced, unfenced for a library that gives no token (docs/libraries.md)")
 	fs.DurationVar(&o.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
 	fs.IntVar(&o.ExploreRuns, "explore-runs", 2, "tries of the bounded explore check")
 	fs.IntVar(&o.Parallel, "parallel", 2, "checks run at once, each on a store cluster of its own (1 to 4; 2 fits the battery of a correct etcd candidate into 10 minutes on a loaded 2-core machine, docs/assess.md)")

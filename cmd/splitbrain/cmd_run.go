@@ -83,7 +83,7 @@ func addRunFlags(fs *flag.FlagSet, withNemesis bool) *runFlags {
 	fs.StringVar(&r.c.Workload, "workload", harness.DefaultWorkload, "workload: "+strings.Join(workloads.Names(), ", "))
 	fs.DurationVar(&r.c.HandoffEvery, "handoff-every", 0, fmt.Sprintf("handoff workload: period between SIGTERMs of the leader (0 = no time table: each leader gets SIGTERM on accepted write %d of its tenure)", workloads.HandoffWrites))
 	fs.DurationVar(&r.c.HandoffPause, "handoff-pause", 0, "handoff workload: how long the resigned leader stays down (0 = 1s)")
-	fs.StringVar(&r.c.ResourceMode, "resource", harness.DefaultResourceMode, "resource mode: fenced (rejects stale tokens) or unfenced (accepts all, records staleness)")
+	fs.StringVar(&r.c.ResourceMode, "resource", "", "resource mode: fenced (rejects stale tokens) or unfenced (accepts all, records staleness); default "+harness.DefaultResourceMode+", unfenced for a library recipe that gives no token (docs/libraries.md)")
 	fs.StringVar(&r.c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract (docs/candidates.md), or a directory whose executable 'candidate' does (mounted whole: sources, jars, node_modules), instead of --recipe")
 	fs.Func("candidate-arg", "an argument for the --candidate-cmd or --candidate-image program (repeat for more): picks a variant per run", func(v string) error {
 		r.c.CandidateArgs = append(r.c.CandidateArgs, v)
