@@ -1,5 +1,6 @@
-// A splitbrain candidate on Apache Curator (Debian's 5.4.0), run by the JEP 330 source
-// launcher: `java -cp <Debian's jars> Candidate.java VARIANT`.
+// A splitbrain candidate on Apache Curator (Debian's 5.4.0): one source file, compiled by the
+// JRE's own javac and run as `java -cp <classes>:<Debian's jars> Candidate VARIANT` (the
+// launcher `candidate`; `java -cp <jars> Candidate.java VARIANT` runs it as well).
 //
 // VARIANT picks the recipe:
 //   leaderlatch            LeaderLatch + LeaderLatchListener as the Curator docs show
@@ -142,7 +143,7 @@ public class Candidate {
             return b.append('"').toString();
         }
 
-        /** A fresh write id and the moment the write is about to be sent. */
+        /** A fresh write id, unique in the run (R7). */
         synchronized String nextWriteId() {
             return writer + "-" + (++seq);
         }
