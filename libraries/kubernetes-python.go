@@ -39,7 +39,8 @@ func kubernetesPythonDurations(ttl time.Duration) (lease, renew, retry time.Dura
 
 // kubernetesPythonTiming: there is no release, so a handoff waits for the lease like a
 // crash does. A follower times the lease from when it saw the last renewal (up to one retry
-// period after it was written) on its own wall clock and tries every retry period.
+// period after it was written) on its own wall clock and tries every retry period. Measured
+// at TTL 2 s: handoffs 1.97-2.66 s, crash failovers 1.99-2.46 s.
 func kubernetesPythonTiming(c contract.Config) runtime.Timing {
 	lease, _, retry := kubernetesPythonDurations(c.LeaseTTL)
 	bound := lease + 2*retry + time.Second

@@ -54,6 +54,7 @@ var pythonEtcd3Upstream = []string{
 // (kragniz/python-etcd3#2149) instead of watching the key, so waiters poll every retry
 // interval. SIGTERM: release() deletes the key, a waiter's next poll takes it. SIGKILL: the
 // lease expires TTL after the last refresh (the lessor revokes in 500 ms rounds), then a poll.
+// Renew is the recommended variant's refresh period; the shipped variant never renews.
 func pythonEtcd3Timing(c contract.Config) runtime.Timing {
 	ttl := time.Duration(max(2, math.Ceil(c.LeaseTTL.Seconds()))) * time.Second
 	retry := c.RetryInterval
