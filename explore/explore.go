@@ -290,7 +290,14 @@ func CorpusTarget(c harness.Config) string {
 	case c.CandidateImage != "":
 		who = "image:" + c.CandidateImage
 	}
-	return fmt.Sprintf("%s/%s/%s", c.Store, who, c.ResourceMode)
+	mode := c.ResourceMode
+	if mode == "" { // not validated yet: the mode the run will get
+		mode = harness.DefaultResourceMode
+		if c.CandidateCmd == "" && c.CandidateImage == "" {
+			mode = harness.DefaultResourceFor(c.Recipe)
+		}
+	}
+	return fmt.Sprintf("%s/%s/%s", c.Store, who, mode)
 }
 
 // GuidedUntil ends a guided run's faults phase once the chain ran and healed, a leader is
