@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +14,13 @@ import (
 // Re-checked from its history alone it stays invalid: stale writes accepted while two
 // candidates believed they led, the one whose old node outlived the outage among them.
 func TestCurator696Recorded(t *testing.T) {
-	verdict, reasons, res, _, err := runCheckers(context.Background(), "../testdata/libraries/curator-696")
+	// The checkers write their visualizations into the run directory: check a copy, so the
+	// test leaves the committed evidence as it is.
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("../testdata/libraries/curator-696")); err != nil {
+		t.Fatal(err)
+	}
+	verdict, reasons, res, _, err := runCheckers(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
