@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 )
 
 // RoleLibrary labels images of an election library run as shipped (libraries/<folder>):
@@ -62,22 +61,15 @@ func EnsureLibrary(ctx context.Context, opts EnsureOptions, spec LibrarySpec) (R
 	if len(spec.Files) == 0 {
 		return Result{}, fmt.Errorf("library %s: no files", spec.Folder)
 	}
-	b, err := newBuilder(ctx, ProfileLocal, opts)
-	if err != nil {
-		return Result{}, err
-	}
-	defer b.close()
-	base, err := b.ensureBase(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	info, ok, err := b.inspect(ctx, base.Ref)
-	if err != nil {
-		return Result{}, err
-	}
-	if !ok {
-		return Result{}, fmt.Errorf("base image %s vanished after it was ensured", base.Ref)
-	}
+	return buildOnBase(ctx, opts, func(b *builder, baseRef, baseID string) (recipe, error) {
+		files, err := libraryContext(ctx, b, spec)
+		return recipe{role: RoleLibrary, parentID: baseID, dockerfile: libraryDockerfile(baseRef, spec), files: files}, err
+	})
+}
+
+// libraryContext is the build context of a library image: the adapter's files under lib/
+// and, for an npm folder, the cached node_modules tree beside them.
+func libraryContext(ctx context.Context, b *builder, spec LibrarySpec) ([]contextFile, error) {
 	files := []contextFile{{name: "lib", mode: 0o755, dir: true}}
 	dirs := map[string]bool{}
 	for _, f := range spec.Files {
@@ -90,16 +82,15 @@ func EnsureLibrary(ctx context.Context, opts EnsureOptions, spec LibrarySpec) (R
 	if spec.NPMLock != nil {
 		mods, err := npmModules(ctx, b.logf, "lib-"+spec.Folder, spec.NPMPackage, spec.NPMLock)
 		if err != nil {
-			return Result{}, &BuildError{Role: RoleLibrary, Step: "npm ci (" + spec.Folder + ")", Err: err}
+			return nil, &BuildError{Role: RoleLibrary, Step: "npm ci (" + spec.Folder + ")", Err: err}
 		}
 		tree, err := moduleTree(mods, "lib")
 		if err != nil {
-			return Result{}, &BuildError{Role: RoleLibrary, Step: "read node_modules (" + spec.Folder + ")", Err: err}
+			return nil, &BuildError{Role: RoleLibrary, Step: "read node_modules (" + spec.Folder + ")", Err: err}
 		}
 		files = append(files, tree...)
 	}
-	rec := recipe{role: RoleLibrary, parentID: info.ID, dockerfile: libraryDockerfile(base.Ref, spec), files: files}
-	return b.buildIfMissing(ctx, rec, time.Now())
+	return files, nil
 }
 
 // npmModules runs `npm ci` of a lockfile once into the cache directory (keyed by name and

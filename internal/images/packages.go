@@ -60,6 +60,14 @@ func EnsurePackages(ctx context.Context, opts EnsureOptions, pkgs []string) (Res
 	if len(pkgs) == 0 {
 		return Result{}, fmt.Errorf("no packages given")
 	}
+	return buildOnBase(ctx, opts, func(b *builder, baseRef, baseID string) (recipe, error) {
+		return recipe{role: RolePackages, parentID: baseID, dockerfile: packagesDockerfile(baseRef, pkgs)}, nil
+	})
+}
+
+// buildOnBase ensures the base image (local profile) and builds the recipe made on it
+// unless its tag exists: the images a candidate runs in beside the role images.
+func buildOnBase(ctx context.Context, opts EnsureOptions, make func(b *builder, baseRef, baseID string) (recipe, error)) (Result, error) {
 	b, err := newBuilder(ctx, ProfileLocal, opts)
 	if err != nil {
 		return Result{}, err
@@ -76,6 +84,9 @@ func EnsurePackages(ctx context.Context, opts EnsureOptions, pkgs []string) (Res
 	if !ok {
 		return Result{}, fmt.Errorf("base image %s vanished after it was ensured", base.Ref)
 	}
-	rec := recipe{role: RolePackages, parentID: info.ID, dockerfile: packagesDockerfile(base.Ref, pkgs)}
+	rec, err := make(b, base.Ref, info.ID)
+	if err != nil {
+		return Result{}, err
+	}
 	return b.buildIfMissing(ctx, rec, time.Now())
 }
