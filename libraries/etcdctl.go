@@ -1,7 +1,6 @@
 package libraries
 
 import (
-	"math"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
@@ -62,6 +61,4 @@ var (
 )
 
 // etcdctlTTL: --ttl takes whole seconds, and the project's etcd grants no lease below 2 s.
-func etcdctlTTL(d time.Duration) time.Duration {
-	return time.Duration(max(2, math.Ceil(d.Seconds()))) * time.Second
-}
+func etcdctlTTL(d time.Duration) time.Duration { return wholeSeconds(d, 2) }

@@ -85,3 +85,15 @@ func TestImageRecipeErrors(t *testing.T) {
 		t.Errorf("files %v: want the folder's four and the runtime helper, the launcher executable", names)
 	}
 }
+
+func TestWholeSeconds(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		min  float64
+		want time.Duration
+	}{{1500 * time.Millisecond, 2, 2 * time.Second}, {2001 * time.Millisecond, 2, 3 * time.Second}, {300 * time.Millisecond, 1, time.Second}, {5 * time.Second, 2, 5 * time.Second}} {
+		if got := wholeSeconds(c.d, c.min); got != c.want {
+			t.Errorf("wholeSeconds(%v, %v) = %v, want %v", c.d, c.min, got, c.want)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package libraries
 
 import (
-	"math"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
@@ -60,6 +59,4 @@ var (
 )
 
 // etcd3TTL: the library grants whole-second leases (and refuses less than 1 s).
-func etcd3TTL(d time.Duration) time.Duration {
-	return time.Duration(max(1, math.Ceil(d.Seconds()))) * time.Second
-}
+func etcd3TTL(d time.Duration) time.Duration { return wholeSeconds(d, 1) }

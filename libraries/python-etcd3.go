@@ -1,7 +1,6 @@
 package libraries
 
 import (
-	"math"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
@@ -56,7 +55,7 @@ var pythonEtcd3Upstream = []string{
 // lease expires TTL after the last refresh (the lessor revokes in 500 ms rounds), then a poll.
 // Renew is the recommended variant's refresh period; the shipped variant never renews.
 func pythonEtcd3Timing(c contract.Config) runtime.Timing {
-	ttl := time.Duration(max(2, math.Ceil(c.LeaseTTL.Seconds()))) * time.Second
+	ttl := wholeSeconds(c.LeaseTTL, 2)
 	retry := c.RetryInterval
 	if retry == 0 {
 		retry = 50 * time.Millisecond

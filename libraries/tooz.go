@@ -47,11 +47,7 @@ var toozUpstream = []string{
 // toozTTL: tooz reads its "timeout" and "lock_timeout" options with int(), so the session
 // or lock lasts the TTL rounded up to whole seconds.
 func toozTTL(c contract.Config) time.Duration {
-	ttl := c.LeaseTTL.Round(time.Second)
-	if ttl < c.LeaseTTL {
-		ttl += time.Second
-	}
-	return max(ttl, time.Second)
+	return wholeSeconds(c.LeaseTTL, 1)
 }
 
 func toozRetry(c contract.Config) time.Duration {

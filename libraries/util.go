@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"math"
 	"sort"
+	"time"
 )
 
 func readJSON(fsys fs.FS, name string, v any) error {
@@ -16,6 +18,12 @@ func readJSON(fsys fs.FS, name string, v any) error {
 		return fmt.Errorf("libraries/%s: %w", name, err)
 	}
 	return nil
+}
+
+// wholeSeconds rounds d up to whole seconds, at least minSecs: what a library that takes its
+// lease or session in seconds actually uses.
+func wholeSeconds(d time.Duration, minSecs float64) time.Duration {
+	return time.Duration(max(minSecs, math.Ceil(d.Seconds()))) * time.Second
 }
 
 func sortedKeys(m map[string]string) []string {
