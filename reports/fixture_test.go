@@ -47,6 +47,7 @@ type fixture struct {
 	workload     string // flags.workload; "" is steady
 	// zombieStep is a step c1 reports just before its zombie write (a sidecar's poll), "" none.
 	zombieStep string
+	library    []string // params.library: a library recipe's pinned packages
 }
 
 func defaultFixture() fixture {
@@ -172,7 +173,8 @@ func writeRun(t testing.TB, dir string, f fixture) *checkers.Results {
 	ev := f.events()
 	writeHistory(t, dir, ev)
 	p := checkers.Params{Store: f.store, Recipe: f.recipe, Nodes: f.cands[:], LeaseTTL: checkers.Duration(2 * time.Second),
-		WriteInterval: checkers.Duration(50 * time.Millisecond), OutputDir: dir, PorcupineTimeout: checkers.Duration(20 * time.Second)}
+		WriteInterval: checkers.Duration(50 * time.Millisecond), OutputDir: dir, PorcupineTimeout: checkers.Duration(20 * time.Second),
+		Library: f.library}
 	res, err := checkers.Check(context.Background(), ev, p)
 	if err != nil {
 		t.Fatal(err)

@@ -468,6 +468,11 @@ func runFacts(r *checkers.Results, cfg *runConfig) []fact {
 	facts := []fact{
 		{Key: "store", Value: firstNonEmpty(store, "unknown")},
 		{Key: "recipe", Value: firstNonEmpty(recipe, "unknown")},
+	}
+	if len(p.Library) > 0 { // a library run as shipped: which build of it was judged
+		facts = append(facts, fact{Key: "library", Value: strings.Join(p.Library, ", ")})
+	}
+	facts = append(facts, []fact{
 		{Key: "nodes", Value: nodes},
 		{Key: "TTL", Value: firstNonEmpty(ttl, "unknown")},
 		{Key: "workload", Value: firstNonEmpty(workload, "unknown")},
@@ -476,7 +481,7 @@ func runFacts(r *checkers.Results, cfg *runConfig) []fact {
 		{Key: "seed", Value: fmt.Sprint(seed), Mono: true},
 		{Key: "duration", Value: fmtDur(r.Run.EndT - r.Run.StartT)},
 		{Key: "failover bound", Value: fmtDur(r.BoundNs)},
-	}
+	}...)
 	if cfg.StoreReuse != "" {
 		facts = append(facts, fact{Key: "store cluster", Value: cfg.StoreReuse})
 	}

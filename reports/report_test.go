@@ -86,6 +86,21 @@ func TestReportStructure(t *testing.T) {
 	}
 }
 
+// TestReportNamesTheLibrary: a library recipe's run says which build of the library was judged.
+func TestReportNamesTheLibrary(t *testing.T) {
+	f := defaultFixture()
+	f.recipe, f.store = "kazoo-election", "zookeeper"
+	f.library = []string{"python3-kazoo 2.8.0-2 (Debian)", "python3 3.11.2-1+b1 (Debian)"}
+	page, _, _ := renderFixture(t, f)
+	if !regexp.MustCompile(`<dt>library</dt><dd>python3-kazoo 2\.8\.0-2 \(Debian\), python3 3\.11\.2-1\&#43;b1 \(Debian\)`).MatchString(page) {
+		t.Error("the report does not name the library's pinned versions")
+	}
+	page, _, _ = renderFixture(t, defaultFixture())
+	if strings.Contains(page, "<dt>library</dt>") {
+		t.Error("a Go recipe's report shows a library line")
+	}
+}
+
 func TestReportInvalidLinksReasons(t *testing.T) {
 	f := defaultFixture()
 	f.unfenced = true
