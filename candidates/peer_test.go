@@ -263,3 +263,27 @@ func TestPeerMessageLoss(t *testing.T) {
 		c.waitLeaders("c4")
 	})
 }
+
+// TestPeerLeaderToldOfNewerEpochHoldsAnElection: a leader told of a newer epoch must not
+// mint max seen + 1 on the spot. A higher leader that hears this one bullies it with that
+// same number, so both would lead with one token (seen in a fault-free make test run at
+// start-up, 2026-11-28). It steps down and the election names one winner.
+func TestPeerLeaderToldOfNewerEpochHoldsAnElection(t *testing.T) {
+	forEachAlgo(t, func(t *testing.T, algo peerAlgo) {
+		c := newMemCluster(t, algo, 3)
+		c.waitLeaders("c3")
+		c.net.partition([]string{"c1", "c2"}, []string{"c3"})
+		c2 := c.nodes["c2"]
+		term := c.waitLeaders("c2", "c3")["c2"]
+		c2.mu.Lock()
+		c2.epochRules(peerMsg{Kind: msgEpoch, From: "c1", Epoch: term + 10})
+		_, leading, after := c2.leader, c2.leading, c2.term
+		c2.mu.Unlock()
+		if leading || after != term {
+			t.Fatalf("c2 told of epoch %d: leading %v with epoch %d, want stepped down still at %d", term+10, leading, after, term)
+		}
+		if got := c.waitLeaders("c2", "c3")["c2"]; got <= term+10 {
+			t.Errorf("c2 leads again with epoch %d, not above the %d it was told of", got, term+10)
+		}
+	})
+}

@@ -144,8 +144,8 @@ func (n *peerNode) loop() {
 
 // epochRules keep every node's epoch at the maximum seen and a leader's token ahead of it:
 // a node told of a leader with an older epoch than it knows answers with its epoch
-// (msgEpoch), and a leader told so takes max seen + 1 again (the other side of a healed
-// partition had elected). Announcements by other leaders are the algorithm's business.
+// (msgEpoch), and a leader told so steps down and holds an election (the other side of a
+// healed partition had elected; the election puts the winner's epoch ahead of both). Announcements by other leaders are the algorithm's business.
 func (n *peerNode) epochRules(m peerMsg) {
 	n.alone = 0
 	if m.Kind == msgResign {
@@ -157,8 +157,15 @@ func (n *peerNode) epochRules(m peerMsg) {
 		n.epoch = m.Epoch
 	}
 	if n.leading && m.Kind == msgEpoch && m.Epoch > n.term {
-		n.becomeLeader()
-		n.broadcast(peerMsg{Kind: msgHeartbeat, Leader: n.id, Epoch: n.term})
+		// Another node led with a newer epoch. Minting max seen + 1 here at once made two
+		// leaders that met at start-up bump to the same epoch together (token-duplicate in a
+		// fault-free run, make test 2026-11-28): the higher one bullies the lower with the
+		// same next number. Step down and hold an election instead; the highest node alive
+		// wins it with a new epoch.
+		n.stepDown(fmt.Sprintf("told of epoch %d, newer than its own %d", m.Epoch, n.term))
+		n.leader = ""
+		n.electing = false
+		n.algo.startElection(n)
 		return
 	}
 	if m.Leader != "" && m.Leader != n.id && m.Epoch < n.epoch && m.Kind != msgEpoch {
