@@ -62,6 +62,10 @@ func Minimize(ctx context.Context, runDir string, opt MinimizeOptions) (Minimize
 	if err != nil {
 		return m, err
 	}
+	limits, err := rec.Limits()
+	if err != nil {
+		return m, err
+	}
 	runner := shrink.HarnessRunner{Base: rec.Config, Want: rec.Codes, Configure: opt.Configure}
 	m.Shrink = shrink.Result{Start: start, Minimal: start}
 	if opt.ShrinkBudget > 0 {
@@ -69,7 +73,7 @@ func Minimize(ctx context.Context, runDir string, opt MinimizeOptions) (Minimize
 		if tries <= 0 {
 			tries = 2
 		}
-		m.Shrink, err = shrink.Shrink(ctx, runner, start, shrink.Options{Tries: tries, Budget: opt.ShrinkBudget, Trying: opt.Trying, Step: opt.Step})
+		m.Shrink, err = shrink.Shrink(ctx, runner, start, shrink.Options{Tries: tries, Budget: opt.ShrinkBudget, Limits: limits, Trying: opt.Trying, Step: opt.Step})
 		if err != nil {
 			return m, err
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
@@ -173,6 +174,22 @@ func (r *Recorded) CaseOf() (Case, error) {
 		return Case{}, fmt.Errorf("%s has no fault plan in config.json: nothing to shrink", r.Dir)
 	}
 	return Case{Nodes: c.Nodes, Warmup: c.Warmup, Recovery: c.Recovery, Plan: *c.Plan}, nil
+}
+
+// Limits are DefaultLimits fitted to the recorded run: when its faults phase ends on events
+// (--until), a shrunk phase keeps the goal's settle plus MinRecovery after the last fault,
+// the room its writes after the heal need, so a shrunk line does not time out unknown.
+func (r *Recorded) Limits() (Limits, error) {
+	lim := DefaultLimits
+	if r.Config.Until == "" {
+		return lim, nil
+	}
+	g, err := checkers.ParseGoal(r.Config.Until)
+	if err != nil {
+		return lim, fmt.Errorf("%s/config.json: flags.until %q: %w", r.Dir, r.Config.Until, err)
+	}
+	lim.AfterLastFault = g.Settle + lim.MinRecovery
+	return lim, nil
 }
 
 // ForCase returns base run with the case's nodes, phases and plan.

@@ -278,3 +278,87 @@ func TestSpec(t *testing.T) {
 		t.Fatalf("spec does not parse: %v", err)
 	}
 }
+
+// chainCase is an explore find's shape: three triggered links after a quiet warmup.
+func threeLinkCase() Case {
+	link := func(kind, on string, after time.Duration) nemesis.PlannedTrigger {
+		return nemesis.PlannedTrigger{On: on, After: nemesis.Duration(after), Count: 1,
+			Fault: nemesis.PlannedFault{Kind: kind, Target: "leader", For: nemesis.Duration(4 * time.Second), Spec: kind + ":target=leader"}}
+	}
+	return Case{Nodes: 3, Warmup: 8 * time.Second, Recovery: 8 * time.Second, Plan: nemesis.Plan{
+		FaultPhase: nemesis.Duration(40 * time.Second),
+		Triggers:   []nemesis.PlannedTrigger{link("kill", "write:3", 0), link("pause", "fault-end", time.Second), link("delay", "fault-end", 2*time.Second)},
+		Topology:   nemesis.Topology{Candidates: []string{"c1", "c2", "c3"}}}}
+}
+
+// TestShrinkCutsFaultsFirst: a chain of three faults whose bug needs one (the pause) ends at
+// that one within explore's default shrink budget (10 min, 2 tries a step, runs of about a
+// minute), and the first case the shrink keeps drops a fault rather than trimming a phase.
+func TestShrinkCutsFaultsFirst(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	oracle := func(c Case) bool {
+		for _, tr := range c.Plan.Triggers {
+			if tr.Fault.Kind == "pause" {
+				return true
+			}
+		}
+		return false
+	}
+	fr := &fakeRunner{clock: clk, oracle: oracle, overhead: 20 * time.Second}
+	var steps []Step
+	res, err := Shrink(context.Background(), fr, threeLinkCase(), Options{Tries: 2, Budget: 10 * time.Minute, Now: clk.now,
+		Step: func(s Step) { steps = append(steps, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Minimal.Plan.Triggers); n != 1 || res.Minimal.Plan.Triggers[0].Fault.Kind != "pause" {
+		t.Fatalf("minimal chain %+v (stopped: %s after %d steps), want the pause alone", res.Minimal.Plan.Triggers, res.Stopped, res.Steps)
+	}
+	for _, s := range steps {
+		if s.Kept {
+			if !strings.HasPrefix(s.Move, "drop fault ") {
+				t.Errorf("the first kept move is %q, not a dropped fault", s.Move)
+			}
+			break
+		}
+	}
+}
+
+// TestShrinkKeepsTheGoalsRoom: a run whose phase ends on events keeps its settle and the
+// writes' room after the last fault; cut to the fault's end, a correct candidate's replay
+// could only time out unknown (issue 48: 0.25 s after the heal).
+func TestShrinkKeepsTheGoalsRoom(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	fr := &fakeRunner{clock: clk, oracle: func(Case) bool { return true }}
+	lim := DefaultLimits
+	lim.AfterLastFault = 4 * time.Second
+	start := Case{Nodes: 2, Warmup: lim.MinWarmup, Recovery: lim.MinRecovery, Plan: nemesis.Plan{FaultPhase: nemesis.Duration(30 * time.Second),
+		Faults:   []nemesis.PlannedFault{{ID: 1, Kind: "pause", Target: "leader", At: nemesis.Duration(200 * time.Millisecond), For: nemesis.Duration(2 * time.Second)}},
+		Topology: nemesis.Topology{Candidates: []string{"c1", "c2"}}}}
+	res, err := Shrink(context.Background(), fr, start, Options{Tries: 1, Now: clk.now, Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Minimal
+	for _, f := range m.Plan.Faults {
+		if room := time.Duration(m.Plan.FaultPhase) - time.Duration(f.At+f.For); room < lim.AfterLastFault {
+			t.Errorf("the faults phase ends %v after fault %d, want at least %v", room, f.ID, lim.AfterLastFault)
+		}
+	}
+}
+
+func TestRecordedLimits(t *testing.T) {
+	for until, want := range map[string]time.Duration{"": 0, "faults": DefaultLimits.MinRecovery, "faults,settle=2s,stall=6s": 2*time.Second + DefaultLimits.MinRecovery} {
+		r := &Recorded{Dir: "run"}
+		r.Config.Until = until
+		lim, err := r.Limits()
+		if err != nil || lim.AfterLastFault != want {
+			t.Errorf("until %q: after last fault %v (%v), want %v", until, lim.AfterLastFault, err, want)
+		}
+	}
+	r := &Recorded{Dir: "run"}
+	r.Config.Until = "settle=soon"
+	if _, err := r.Limits(); err == nil || !strings.Contains(err.Error(), "flags.until") {
+		t.Errorf("a bad until: %v, want an error naming flags.until", err)
+	}
+}

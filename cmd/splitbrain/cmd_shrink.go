@@ -66,6 +66,10 @@ the minimal plan as a --nemesis spec and a replay command.
 	if err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
+	limits, err := rec.Limits()
+	if err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
 	name := replayTestName(rec.TestName(), "-shrink")
 	runner := shrink.HarnessRunner{Base: rec.Config, Want: rec.Codes, Configure: func(c *harness.Config) {
 		c.TestName, c.Progress, c.ProgressMode = name, io.Discard, progress.ProgressQuiet
@@ -89,7 +93,7 @@ the minimal plan as a --nemesis spec and a replay command.
 		rec.Dir, shrink.Label(rec.Verdict, rec.Codes), start.Size(), *tries, *budget)
 	t0 := time.Now()
 	res, err := shrink.Shrink(ctx, runner, start, shrink.Options{
-		Tries: *tries, Budget: *budget,
+		Tries: *tries, Budget: *budget, Limits: limits,
 		Trying: func(step int, move string, size shrink.Size, try int) {
 			fmt.Fprintf(stdout, "step %d try %d/%d: %s → %s (elapsed %v of %v)\n", step, try, *tries, move, size,
 				time.Since(t0).Round(time.Second), *budget)
