@@ -46,6 +46,8 @@ func TestPlanFollowsStoreAndCandidate(t *testing.T) {
 			[]string{"zombie-window", "store-split", "leader-cut-silent", "leader-cut-refused", "half-open"}, nil},
 		{"recipe on redis", Options{Store: "redis", Recipe: "redis-setnx", OutDir: "x"},
 			[]string{"zombie-window", "leader-cut-silent", "latency", "reset"}, []string{"store-split"}},
+		{"library under libfaketime", Options{Store: "zookeeper", Recipe: "kazoo-election", OutDir: "x"},
+			[]string{"clock-bump", "store-outage"}, []string{"clock-rate"}},
 		{"peers without a store", Options{Store: "none", Recipe: "bully", OutDir: "x"},
 			[]string{"kill-leader", "pause-leader", "clock-bump", "waiter-killed"},
 			[]string{"store-split", "leader-cut-silent", "latency", "store-outage", "follower-cut-then-kill"}},

@@ -8,7 +8,6 @@ package assess
 import (
 	"errors"
 	"fmt"
-	"github.com/splitbrain-chaos/splitbrain/libraries"
 	"io"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
+	"github.com/splitbrain-chaos/splitbrain/libraries"
 )
 
 // DefaultBudget is the time an assessment may take when Options.Budget is zero.
@@ -117,6 +117,8 @@ var leaderWorkGap = time.Second
 type entry struct {
 	Check
 	applies func(store storekinds.Def, storeless bool, steps []string) (bool, string)
+	// notForLibraries, when set, is why the check cannot apply to a library run as shipped.
+	notForLibraries string
 }
 
 func needStore(_ storekinds.Def, storeless bool, _ []string) (bool, string) {
@@ -172,8 +174,9 @@ func battery() []entry {
 			}},
 		paced("clock-bump", "clock-bump-leader", "turn the leader's clock back by 3xTTL for 3xTTL",
 			"a lease judged on wall-clock time, which a clock step makes last longer"),
-		paced("clock-rate", "clock-slow-leader", "the leader's clock runs at half speed for 3xTTL",
-			"a lease deadline taken from a clock that can run slow"),
+		{Check: paced("clock-rate", "clock-slow-leader", "the leader's clock runs at half speed for 3xTTL",
+			"a lease deadline taken from a clock that can run slow").Check,
+			notForLibraries: "a library's clock is libfaketime's, which counts a rate from the process's start: a rate cannot begin mid-run without a jump (clock-bump applies)"},
 		storeOnly(paced("latency", "delay-leader", "add 1xTTL of latency each way to the leader's store connections for 4xTTL",
 			"a lease whose deadline is taken from the answer, not from the request's send time")),
 		storeOnly(paced("half-open", "half-open-leader", "the leader's store connections stay open but carry nothing for 3xTTL",
@@ -229,6 +232,7 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 		def = d
 	}
 	var steps []string
+	_, library := libraries.Lookup(opts.Recipe)
 	if opts.Recipe != "" {
 		d, err := candidates.Registry.Lookup(opts.Recipe)
 		if err != nil {
@@ -255,6 +259,10 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 	var skipped []Skipped
 	for _, e := range battery() {
 		if len(want) > 0 && !want[e.Name] {
+			continue
+		}
+		if library && e.notForLibraries != "" {
+			skipped = append(skipped, Skipped{Name: e.Name, Why: e.notForLibraries})
 			continue
 		}
 		if e.applies != nil {
