@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
@@ -14,14 +15,21 @@ func init() {
 	register(command{name: "images", summary: "build (offline) or list the container images", run: runImages})
 }
 
-const imagesUsage = `usage:
-  splitbrain images build [--profile local|official] [--role etcd,zookeeper,postgres,redis,tools,candidate] [--quiet]
+// imagesUsage lists the roles from images.Roles, so a new store's image shows up here.
+func imagesUsage() string {
+	var roles []string
+	for _, r := range images.Roles {
+		roles = append(roles, string(r))
+	}
+	return `usage:
+  splitbrain images build [--profile local|official] [--role ` + strings.Join(roles, ",") + `] [--quiet]
   splitbrain images list  [--profile local|official]
 The default profile comes from SPLITBRAIN_IMAGE_PROFILE (else local).`
+}
 
 func runImages(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stdout, imagesUsage)
+		fmt.Fprintln(stdout, imagesUsage())
 		if len(args) == 0 {
 			return exitUsage, usagef("missing subcommand: build or list")
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
 )
 
 // Bad input never reaches Docker: it exits 64 with a message naming the valid values.
@@ -32,5 +34,19 @@ func TestImagesUsageErrors(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := runMain([]string{"images", "list"}, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), "SPLITBRAIN_IMAGE_PROFILE") {
 		t.Errorf("bad env profile: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// The help names every role images.Roles has (it was a hand list without dynamodb, consul
+// and kubernetes).
+func TestImagesHelpNamesEveryRole(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := runMain([]string{"images", "--help"}, &out, &errOut); code != exitValid {
+		t.Fatalf("images --help: exit %d (%s)", code, errOut.String())
+	}
+	for _, r := range images.Roles {
+		if !strings.Contains(out.String(), string(r)) {
+			t.Errorf("images --help does not name role %s: %s", r, out.String())
+		}
 	}
 }

@@ -102,7 +102,7 @@ var ErrNotSupported = errors.New("not supported")
 // Options configure Launch.
 type Options struct {
 	Kind    Kind
-	Nodes   int            // 0 = the kind's default (etcd 3, zookeeper 3, postgres 1, redis 1, redis-multi 5, dynamodb 1, consul 3)
+	Nodes   int            // 0 = the kind's default (storekinds.Def.DefaultNodes)
 	Profile images.Profile // "" = local
 	Images  images.Set     // pre-resolved images; when nil Launch calls images.Ensure
 	LogDir  string         // node logs go to <LogDir>/<node>.log
