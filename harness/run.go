@@ -24,8 +24,11 @@ const (
 	// (missing command, bad environment); the run stops with their log tails.
 	startupWindow = 5 * time.Second
 	// candidateStartBound: how long the warmup waits for every candidate's first
-	// campaigning before it starts counting anyway (awaitCampaigning).
-	candidateStartBound = 60 * time.Second
+	// campaigning before it starts counting anyway (awaitCampaigning). The wait ends on the
+	// event; the bound only stops waiting for a candidate that never prints it. At 60 s a
+	// JVM candidate at load 49 campaigned 65 s in, after the faults had begun, and the
+	// CURATOR-696 row missed its second leader (2026-11-28).
+	candidateStartBound = 3 * time.Minute
 )
 
 // Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
