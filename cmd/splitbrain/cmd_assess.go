@@ -11,6 +11,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/assess"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 )
 
 func init() {
@@ -18,6 +19,9 @@ func init() {
 }
 
 func runAssess(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	// The progress lines quote candidates' output (a harness error carries their log tails)
+	// and paths: escape control characters, as explore and shrink do.
+	stdout = progress.PrintableWriter{W: stdout}
 	fs := newFlags("assess", stderr)
 	var o assess.Options
 	var cmd, checks, packages string

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,5 +37,25 @@ func TestAssessHelpAndUsage(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "zombie-window") || !strings.Contains(out.String(), "store-split              left out") {
 		t.Errorf("--list on redis:\n%s", out.String())
+	}
+}
+
+// assess's progress lines quote candidates' output (a harness error carries their log tails)
+// and their paths: no control character of theirs may act on the terminal.
+func TestAssessProgressIsPrintable(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-assess-test.sock") // each check: a harness error, no container
+	dir := t.TempDir()
+	cand := filepath.Join(dir, "cand\x1b]0;PWNED\a\x1b[31m.sh")
+	if err := os.WriteFile(cand, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	runMain([]string{"assess", "--store", "redis", "--candidate-cmd", cand, "--checks", "fault-free",
+		"--parallel", "1", "--out", filepath.Join(dir, "out")}, &out, &errb)
+	if strings.ContainsAny(out.String(), "\x1b\a") {
+		t.Errorf("stdout carries raw control characters:\n%q", out.String())
+	}
+	if !strings.Contains(out.String(), `cand\x1b]0;PWNED\x07\x1b[31m.sh`) {
+		t.Errorf("stdout does not show the candidate's name escaped:\n%s", out.String())
 	}
 }
