@@ -2,6 +2,8 @@ package assess
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/explore"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 )
@@ -61,8 +64,11 @@ func TestSessionRecordsChecksItCannotRunAsNotRun(t *testing.T) {
 type fakeRuns struct {
 	out  map[string]CheckResult
 	wall time.Duration
-	mu   sync.Mutex
-	ran  []string
+	// outDir, when set, gets a run directory per run with its results.json, as the harness
+	// writes one: a resumed assessment trusts a result only with it.
+	outDir string
+	mu     sync.Mutex
+	ran    []string
 }
 
 func (f *fakeRuns) run(_ context.Context, c Check, _ time.Duration) (CheckResult, error) {
@@ -74,7 +80,37 @@ func (f *fakeRuns) run(_ context.Context, c Check, _ time.Duration) (CheckResult
 		r = CheckResult{Verdict: harness.VerdictValid}
 	}
 	r.Check, r.Fenced, r.Wall = c, c.Resource == ResourceFenced, f.wall
+	if f.outDir != "" {
+		dir, err := writeRunDir(f.outDir, c.Key(), len(f.ran), r.Verdict, r.Reasons...)
+		if err != nil {
+			return r, err
+		}
+		r.RunDir = dir
+	}
 	return r, nil
+}
+
+// writeRunDir writes OUT/runs/<key>/r<n>/results.json with verdict and reasons (severity
+// invalid) and returns the directory.
+func writeRunDir(outDir, key string, n int, verdict string, reasons ...string) (string, error) {
+	dir := filepath.Join(outDir, RunsDir, strings.ReplaceAll(key, "/", "--"), fmt.Sprintf("r%d", n))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return dir, writeResults(dir, verdict, reasons...)
+}
+
+// writeResults writes dir/results.json with verdict and reasons (severity invalid).
+func writeResults(dir, verdict string, reasons ...string) error {
+	res := checkers.Results{Schema: checkers.SchemaVersion, Verdict: checkers.Verdict(verdict)}
+	for _, code := range reasons {
+		res.Reasons = append(res.Reasons, checkers.Reason{Code: code, Severity: checkers.SevInvalid})
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, checkers.ResultsFile), b, 0o644)
 }
 
 // Run is the Session loop with a resume state: a violation no fence prevents (a duplicate
@@ -87,6 +123,7 @@ func TestRunGivesAFencedRerunOnlyWhereAFenceCanHelp(t *testing.T) {
 		"freeze-leader": {Verdict: harness.VerdictInvalid, Reasons: []string{ReasonZombie}, Reason: ReasonZombie, Unfenceable: []string{ReasonZombie}},
 	}}
 	opts := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir(), Checks: []string{"kill-leader", "freeze-leader", "pause-leader", "handoff"}}
+	f.outDir = opts.OutDir
 	sc, err := runWith(context.Background(), opts, f.run)
 	if err != nil {
 		t.Fatal(err)
@@ -192,6 +229,7 @@ func TestRunChecksAtOnceKeepsBatteryOrder(t *testing.T) {
 	}
 	opts := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir(), Parallel: 2,
 		Checks: []string{"handoff", "pause-leader", "kill-leader", "fault-free"}}
+	f.outDir = opts.OutDir
 	sc, err := runWith(context.Background(), opts, run)
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +259,7 @@ func TestRunChecksAtOnceKeepsBatteryOrder(t *testing.T) {
 	if i, j := strings.Index(string(junit), `name="handoff"`), strings.Index(string(junit), `name="fault-free"`); i < 0 || j < 0 || i > j {
 		t.Errorf("junit.xml does not list handoff before fault-free:\n%s", junit)
 	}
-	st, err := loadState(opts)
+	st, err := loadState(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
