@@ -3,6 +3,7 @@ package assess
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -329,5 +330,62 @@ func TestExploreCountsOnlyTriesThatProvedSomething(t *testing.T) {
 				t.Errorf("explanation %q: want the try that did not count named", res.Explanation)
 			}
 		})
+	}
+}
+
+// Two assessments into one out dir: the second is refused while the first runs, naming the
+// holder's pid, and runs nothing; once the first ended the out dir is free again.
+func TestTwoAssessmentsOfOneOutDir(t *testing.T) {
+	opts := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir(), Checks: []string{"fault-free"}}
+	inRun, release := make(chan struct{}), make(chan struct{})
+	first := func(_ context.Context, c Check, _ time.Duration) (CheckResult, error) {
+		close(inRun)
+		<-release
+		return CheckResult{Check: c, Verdict: harness.VerdictValid}, nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := runWith(context.Background(), opts, first)
+		done <- err
+	}()
+	<-inRun
+	ran := false
+	_, err := runWith(context.Background(), opts, func(_ context.Context, c Check, _ time.Duration) (CheckResult, error) {
+		ran = true
+		return CheckResult{Check: c, Verdict: harness.VerdictValid}, nil
+	})
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ran || err == nil || !errors.Is(err, ErrOutDirInUse) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) ||
+		!strings.Contains(err.Error(), "another --out") {
+		t.Errorf("second assessment: ran %v, error %v: want refused, naming the holder's pid and a way out", ran, err)
+	}
+	f := &fakeRuns{}
+	if _, err := runWith(context.Background(), opts, f.run); err != nil {
+		t.Errorf("after the first ended: %v", err)
+	}
+}
+
+// The state file's temporary name is the writer's own: a temporary file of another writer
+// at the old fixed name (assess-state.json.tmp) is neither renamed nor in the way.
+func TestStateSaveUsesItsOwnTemporaryFile(t *testing.T) {
+	out := t.TempDir()
+	other := filepath.Join(out, StateFile+".tmp")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st := &state{path: filepath.Join(out, StateFile), Results: map[string]CheckResult{}}
+	if err := st.save(); err != nil {
+		t.Fatalf("save beside another writer's temporary file: %v", err)
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 2 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("out dir holds %v: want the state and the other writer's file only", names)
 	}
 }

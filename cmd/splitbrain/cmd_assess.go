@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -102,6 +103,9 @@ nothing or did not fit the budget, 255 harness error, 64 bad flags.
 	t0 := time.Now()
 	sc, err := assess.Run(ctx, o)
 	if sc == nil {
+		if errors.Is(err, assess.ErrOutDirInUse) {
+			return exitUsage, err // --out names a directory another assessment writes into
+		}
 		return exitHarness, err
 	}
 	fmt.Fprintf(stdout, "assess: took %v\n", time.Since(t0).Round(time.Second))

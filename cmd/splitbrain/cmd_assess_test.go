@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/splitbrain-chaos/splitbrain/assess"
@@ -57,5 +58,29 @@ func TestAssessProgressIsPrintable(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `cand\x1b]0;PWNED\x07\x1b[31m.sh`) {
 		t.Errorf("stdout does not show the candidate's name escaped:\n%s", out.String())
+	}
+}
+
+// An out dir another assessment holds is refused with 64 before anything runs, naming the
+// holder's pid.
+func TestAssessRefusesAnOutDirInUse(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-assess-test.sock")
+	out := t.TempDir()
+	f, err := os.OpenFile(filepath.Join(out, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("4242\n")
+	var stdout, stderr bytes.Buffer
+	code := runMain([]string{"assess", "--store", "redis", "--recipe", "redis-setnx", "--checks", "fault-free", "--out", out}, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "another assessment (pid 4242) is writing into "+out) {
+		t.Errorf("exit %d, stderr %q: want 64 naming pid 4242", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs")); err == nil {
+		t.Error("a run was started in the busy out dir")
 	}
 }
