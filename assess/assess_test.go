@@ -137,6 +137,7 @@ func TestPlanRefusesBadOptions(t *testing.T) {
 		{Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", Checks: []string{"kill-leader", "pause"}}, `unknown check "pause"`},
 		{Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", Resource: "maybe"}, `resource "maybe"`},
 		{Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", Parallel: 9}, "parallel 9: want 1 to 4"},
+		{Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", ExploreRuns: 1000000}, "explore runs 1000000: want 1 to 50"},
 		{Options{Store: "nosuch", Recipe: "etcd-election", OutDir: "x"}, `unknown store "nosuch"`},
 		{Options{Store: "redis", Recipe: "redis-setnx", OutDir: "x", Checks: []string{"store-split"}}, "no check"},
 		{Options{Store: "redis", Recipe: "etcd-election", OutDir: "x"}, "runs on store etcd"},

@@ -347,11 +347,11 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 		},
 	})
 	res.Wall = time.Since(t0)
-	if err != nil {
+	res.Tries = len(found.Tries)
+	if err != nil { // also after tries in a row that could not run (explore.ErrHarnessErrors)
 		res.Verdict, res.Error = VerdictError, err.Error()
 		return res, err
 	}
-	res.Tries = len(found.Tries)
 	var pick *explore.Try
 	for i := range found.Tries {
 		if t := &found.Tries[i]; pick == nil || t.Verdict == harness.VerdictValid || pick.Verdict != harness.VerdictValid {

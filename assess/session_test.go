@@ -389,3 +389,24 @@ func TestStateSaveUsesItsOwnTemporaryFile(t *testing.T) {
 		t.Errorf("out dir holds %v: want the state and the other writer's file only", names)
 	}
 }
+
+// The explore check stops after three tries in a row that could not run (no engine), as
+// replay and explore do, and is a harness error, not a search of twice --explore-runs.
+func TestExploreCheckStopsAfterHarnessErrorsInARow(t *testing.T) {
+	r := &runner{opts: Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir(), ExploreRuns: 20}}
+	n := 0
+	r.exploreTry = func(context.Context, harness.Config, int, string) explore.Try {
+		n++
+		return explore.Try{Err: errors.New("setup: no Docker engine answers")}
+	}
+	checks, err := Plan(Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", Checks: []string{"explore"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.runCheck(context.Background(), checks[0], time.Hour)
+	if n != explore.MaxErrorsInARow || !errors.Is(err, explore.ErrHarnessErrors) || res.Verdict != VerdictError ||
+		!strings.Contains(res.Error, "no Docker engine answers") || res.Tries != n {
+		t.Errorf("%d tries run, result %s (%d tries, %q), error %v: want %d, a harness error naming the cause",
+			n, res.Verdict, res.Tries, res.Error, err, explore.MaxErrorsInARow)
+	}
+}
