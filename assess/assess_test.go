@@ -484,3 +484,19 @@ func TestFencedRerunOnlyWhereAFenceCanHelp(t *testing.T) {
 		t.Errorf("explore's rerun %+v: want the find's schedule and seed", f)
 	}
 }
+
+// A state written before the content binding (no fingerprint) starts over with one reason,
+// not a list of every option it did not save.
+func TestResumeOfAStateWithoutFingerprint(t *testing.T) {
+	o := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir()}
+	old := `{"subject":{"Store":"etcd","Recipe":"etcd-election","Seed":1,"TTL":2000000000},` +
+		`"results":{"kill-leader":{"check":{"name":"kill-leader"},"verdict":"valid","run_dir":"runs/kill-leader/old"}}}`
+	if err := os.WriteFile(filepath.Join(o.OutDir, StateFile), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := loadState(context.Background(), o)
+	if err != nil || len(st.Results) != 0 || len(st.notes) != 1 ||
+		st.notes[0] != "the saved state holds no fingerprint of the splitbrain build (the recipe's code); an older splitbrain wrote it: starting over (the earlier runs stay under "+filepath.Join(o.OutDir, RunsDir)+")" {
+		t.Errorf("%v, %d results, notes %q", err, len(st.Results), st.notes)
+	}
+}

@@ -155,6 +155,9 @@ func changes(old, cur subject, fpErr error) []string {
 	switch {
 	case fpErr != nil || cur.Content == "":
 		out = append(out, fmt.Sprintf("the %s cannot be fingerprinted (%v), so no saved result can be matched to it", what, fpErr))
+	case old.Content == "":
+		// Written before the state was bound to content: the options below were not saved either.
+		return []string{"the saved state holds no fingerprint of the " + what + "; an older splitbrain wrote it"}
 	case old.Content != cur.Content:
 		out = append(out, fmt.Sprintf("the %s changed since the saved state (%s → %s)", what, shortDigest(old.Content), shortDigest(cur.Content)))
 	}
