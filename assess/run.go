@@ -341,6 +341,8 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 				if valid++; valid >= runs {
 					stop(errEnoughTries)
 				}
+			} else if t.Err != nil {
+				r.say("  explore try %d could not run (harness error): it does not count", t.N)
 			} else if t.Verdict != harness.VerdictInvalid {
 				r.say("  explore try %d proved nothing (%s): it does not count", t.N, strings.Join(t.Codes, ","))
 			}
