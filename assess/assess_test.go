@@ -1,9 +1,11 @@
 package assess
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -137,6 +139,7 @@ func TestPlanRefusesBadOptions(t *testing.T) {
 		{Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", Checks: []string{"kill-leader", "pause"}}, `unknown check "pause"`},
 		{Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", Resource: "maybe"}, `resource "maybe"`},
 		{Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", Parallel: 9}, "parallel 9: want 1 to 4"},
+		{Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", ExploreRuns: 1000000}, "explore runs 1000000: want 1 to 50"},
 		{Options{Store: "nosuch", Recipe: "etcd-election", OutDir: "x"}, `unknown store "nosuch"`},
 		{Options{Store: "redis", Recipe: "redis-setnx", OutDir: "x", Checks: []string{"store-split"}}, "no check"},
 		{Options{Store: "redis", Recipe: "etcd-election", OutDir: "x"}, "runs on store etcd"},
@@ -265,38 +268,186 @@ func TestRunWithoutBudgetRunsNothingAndSaysSo(t *testing.T) {
 	}
 }
 
-// Resume: finished results of the same subject are carried over; another subject's state is
+// Resume: finished results of the same subject, confirmed by their run directories, are
+// carried over; a changed run option starts over and says why; another subject's state is
 // refused with a way out.
 func TestResumeState(t *testing.T) {
 	out := t.TempDir()
 	o := Options{Store: "etcd", Recipe: "etcd-election", OutDir: out}
-	st, err := loadState(o)
+	st, err := loadState(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Results["kill-leader"] = result("kill-leader", "valid", false, "")
+	done := result("kill-leader", "valid", false, "")
+	if done.RunDir, err = writeRunDir(out, "kill-leader", 1, "valid"); err != nil {
+		t.Fatal(err)
+	}
+	st.Results["kill-leader"] = done
 	st.Results["explore"] = CheckResult{Check: Check{Name: "explore"}, Verdict: VerdictNotRun}
 	if err := st.save(); err != nil {
 		t.Fatal(err)
 	}
-	again, err := loadState(o)
+	again, err := loadState(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := again.Results["kill-leader"]; !ok {
-		t.Error("the finished check was not carried over")
+		t.Errorf("the finished check was not carried over: %v", again.notes)
 	}
 	if _, ok := again.Results["explore"]; ok {
 		t.Error("a check that did not run was carried over as done")
 	}
 	other := o
 	other.Seed = 7
-	if _, err := loadState(other); !errors.Is(err, errStateMismatch) || !strings.Contains(err.Error(), "another out directory") {
-		t.Errorf("another seed's state: %v, want a mismatch that says what to do", err)
+	fresh, err := loadState(context.Background(), other)
+	if err != nil || len(fresh.Results) != 0 || len(fresh.notes) != 1 ||
+		!strings.Contains(fresh.notes[0], "--seed changed since the saved state (1 → 7): starting over") {
+		t.Errorf("another seed's state: %v, %d results, notes %q: want a fresh start that says why", err, len(fresh.Results), fresh.notes)
+	}
+	other = o
+	other.Recipe, other.Store = "", "redis"
+	other.CandidateImage = "cand:1"
+	if _, err := loadState(context.Background(), other); !errors.Is(err, errStateMismatch) || !strings.Contains(err.Error(), "another out directory") {
+		t.Errorf("another subject's state: %v, want a mismatch that says what to do", err)
 	}
 	os.WriteFile(filepath.Join(out, StateFile), []byte("{"), 0o644)
-	if _, err := loadState(o); err == nil || !strings.Contains(err.Error(), "remove it") {
+	if _, err := loadState(context.Background(), o); err == nil || !strings.Contains(err.Error(), "remove it") {
 		t.Errorf("a torn state: %v", err)
+	}
+}
+
+// A rebuilt candidate at the same path is another candidate: the second assessment runs
+// every check again and says why, instead of declaring the new build safe from the old
+// build's runs.
+func TestResumeOfARebuiltCandidateRunsEverything(t *testing.T) {
+	dir := t.TempDir()
+	cand := filepath.Join(dir, "cand.sh")
+	if err := os.WriteFile(cand, []byte("#!/bin/sh\necho one\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	opts := Options{Store: "redis", CandidateCmd: []string{cand}, OutDir: filepath.Join(dir, "out"), Progress: &progress,
+		Checks: []string{"fault-free", "kill-leader"}}
+	f := &fakeRuns{wall: time.Second, outDir: opts.OutDir}
+	if _, err := runWith(context.Background(), opts, f.run); err != nil {
+		t.Fatal(err)
+	}
+	f.ran = nil
+	if _, err := runWith(context.Background(), opts, f.run); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.ran) != 0 {
+		t.Fatalf("the same candidate ran %v again, want nothing: %s", f.ran, progress.String())
+	}
+	before, _ := harness.CandidateDigest(cand)
+	if err := os.WriteFile(cand, []byte("#!/bin/sh\necho two\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := harness.CandidateDigest(cand)
+	progress.Reset()
+	sc, err := runWith(context.Background(), opts, f.run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"kill-leader", "fault-free"}; !slices.Equal(f.ran, want) {
+		t.Errorf("after the rebuild ran %v, want %v", f.ran, want)
+	}
+	why := fmt.Sprintf("the candidate changed since the saved state (%s → %s): starting over", shortDigest(before), shortDigest(after))
+	if !strings.Contains(progress.String(), why) || !strings.HasPrefix(shortDigest(before), "sha256 ") {
+		t.Errorf("progress does not say %q:\n%s", why, progress.String())
+	}
+	if sc.Invocations != 1 {
+		t.Errorf("%d invocations: a fresh start counts from 1", sc.Invocations)
+	}
+}
+
+// A saved result is carried over only when its run directory confirms it: a missing run
+// directory, a results.json with another verdict, or a run directory outside the out dir
+// make that check run again (the report's repro: valid results pointing at no directory).
+func TestResumeRerunsWhatTheRunDirectoryDoesNotConfirm(t *testing.T) {
+	var progress bytes.Buffer
+	opts := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir(), Progress: &progress,
+		Checks: []string{"handoff", "pause-leader", "kill-leader", "fault-free"}}
+	f := &fakeRuns{wall: time.Second, outDir: opts.OutDir}
+	if _, err := runWith(context.Background(), opts, f.run); err != nil {
+		t.Fatal(err)
+	}
+	st, err := loadState(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(st.Results["handoff"].RunDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeResults(st.Results["pause-leader"].RunDir, "invalid", "stale-write-accepted"); err != nil {
+		t.Fatal(err)
+	}
+	outside := st.Results["kill-leader"]
+	outside.RunDir = "/nonexistent/run"
+	st.Results["kill-leader"] = outside
+	if err := st.save(); err != nil {
+		t.Fatal(err)
+	}
+	f.ran = nil
+	progress.Reset()
+	if _, err := runWith(context.Background(), opts, f.run); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"handoff", "pause-leader", "kill-leader"}; !slices.Equal(f.ran, want) {
+		t.Errorf("ran %v, want %v (fault-free's run directory confirms it)", f.ran, want)
+	}
+	for _, want := range []string{"handoff: the saved verdict valid is not carried over (its run directory " + filepath.Join(opts.OutDir, RunsDir, "handoff", "r1") + " is missing): it runs again",
+		"pause-leader: the saved verdict valid is not carried over (its run directory " + st.Results["pause-leader"].RunDir + " says invalid)",
+		"kill-leader: the saved verdict valid is not carried over (its run directory /nonexistent/run is not under "} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress.String())
+		}
+	}
+}
+
+// A candidate image is fingerprinted by its id (a tag may name a rebuild), a recipe by the
+// splitbrain build its code is in; a fingerprint that cannot be taken trusts nothing.
+func TestResumeFingerprintsImagesAndRecipes(t *testing.T) {
+	oldImage, oldBuild := imageID, buildDigest
+	t.Cleanup(func() { imageID, buildDigest = oldImage, oldBuild })
+	id, build := "sha256:aaaaaaaaaaaaaaaa", "sha256:1111111111111111"
+	imageID = func(context.Context, string) (string, error) {
+		if id == "" {
+			return "", errors.New("no Docker engine answers")
+		}
+		return id, nil
+	}
+	buildDigest = func() (string, error) { return build, nil }
+	for _, o := range []Options{{Store: "etcd", CandidateImage: "cand:1"}, {Store: "etcd", Recipe: "etcd-election"}} {
+		o.OutDir = t.TempDir()
+		st, err := loadState(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := result("kill-leader", "valid", false, "")
+		if r.RunDir, err = writeRunDir(o.OutDir, "kill-leader", 1, "valid"); err != nil {
+			t.Fatal(err)
+		}
+		st.Results["kill-leader"] = r
+		if err := st.save(); err != nil {
+			t.Fatal(err)
+		}
+		if again, err := loadState(context.Background(), o); err != nil || len(again.Results) != 1 {
+			t.Fatalf("%s unchanged: %v, notes %q", st.Subject.who(), err, again.notes)
+		}
+		id, build = "sha256:bbbbbbbbbbbbbbbb", "sha256:2222222222222222"
+		again, err := loadState(context.Background(), o)
+		if err != nil || len(again.Results) != 0 || len(again.notes) != 1 || !strings.Contains(again.notes[0], "changed since the saved state (sha256 ") {
+			t.Errorf("%s rebuilt: %v, %d results, notes %q: want a fresh start", st.Subject.who(), err, len(again.Results), again.notes)
+		}
+		if o.CandidateImage != "" {
+			id = ""
+			again, err := loadState(context.Background(), o)
+			if err != nil || len(again.Results) != 0 || len(again.notes) != 1 || !strings.Contains(again.notes[0], "cannot be fingerprinted (no Docker engine answers)") {
+				t.Errorf("image without an engine: %v, %d results, notes %q: want a fresh start", err, len(again.Results), again.notes)
+			}
+		}
+		id, build = "sha256:aaaaaaaaaaaaaaaa", "sha256:1111111111111111"
 	}
 }
 
@@ -333,5 +484,21 @@ func TestFencedRerunOnlyWhereAFenceCanHelp(t *testing.T) {
 	found.Spec, found.Seed = "pause:target=leader,for=2xTTL,at=3s", 42
 	if f, ok := FencedRerun(e, found); !ok || f.Fault != found.Spec || f.Seed != 42 {
 		t.Errorf("explore's rerun %+v: want the find's schedule and seed", f)
+	}
+}
+
+// A state written before the content binding (no fingerprint) starts over with one reason,
+// not a list of every option it did not save.
+func TestResumeOfAStateWithoutFingerprint(t *testing.T) {
+	o := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir()}
+	old := `{"subject":{"Store":"etcd","Recipe":"etcd-election","Seed":1,"TTL":2000000000},` +
+		`"results":{"kill-leader":{"check":{"name":"kill-leader"},"verdict":"valid","run_dir":"runs/kill-leader/old"}}}`
+	if err := os.WriteFile(filepath.Join(o.OutDir, StateFile), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := loadState(context.Background(), o)
+	if err != nil || len(st.Results) != 0 || len(st.notes) != 1 ||
+		st.notes[0] != "the saved state holds no fingerprint of the splitbrain build (the recipe's code); an older splitbrain wrote it: starting over (the earlier runs stay under "+filepath.Join(o.OutDir, RunsDir)+")" {
+		t.Errorf("%v, %d results, notes %q", err, len(st.Results), st.notes)
 	}
 }

@@ -1,10 +1,13 @@
 package assess
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/harness"
 )
 
 // A Go main package directory given as the candidate command is built static, also by an
@@ -26,5 +29,11 @@ func TestGoPackageCandidateIsBuilt(t *testing.T) {
 	st, err := os.Stat(k.Config.CandidateCmd)
 	if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 		t.Fatalf("candidate %s: %v (want the built executable)", k.Config.CandidateCmd, err)
+	}
+	// A resumed assessment is bound to the built binary, which also covers the packages it
+	// imports from outside its directory.
+	sub, err := subjectOf(context.Background(), r.opts)
+	if want, _ := harness.CandidateDigest(k.Config.CandidateCmd); err != nil || sub.Content != want || want == "" {
+		t.Errorf("subject content %q (%v), want the built binary's %q", sub.Content, err, want)
 	}
 }

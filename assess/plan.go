@@ -322,8 +322,8 @@ func (o *Options) validate() error {
 	default:
 		bad("resource %q: want %s (your resource rejects stale tokens) or %s (it does not)", o.Resource, ResourceFenced, ResourceUnfenced)
 	}
-	if o.ExploreRuns < 0 {
-		bad("explore runs %d: want 0 (default 2) or more", o.ExploreRuns)
+	if o.ExploreRuns < 0 || o.ExploreRuns > maxExploreRuns {
+		bad("explore runs %d: want 1 to %d tries (0 = %d)", o.ExploreRuns, maxExploreRuns, exploreRuns)
 	}
 	if o.Parallel < 0 || o.Parallel > maxParallel {
 		bad("parallel %d: want 1 to %d checks at once (0 = 1)", o.Parallel, maxParallel)
@@ -358,6 +358,10 @@ func (o Options) seed() int64 {
 // maxParallel bounds Options.Parallel: each check at once adds a store cluster and three
 // candidates to the machine.
 const maxParallel = 4
+
+// maxExploreRuns bounds Options.ExploreRuns: the explore check may make twice as many
+// tries, each a run of 20-70 s, so 50 already outlasts any budget given to an assessment.
+const maxExploreRuns = 50
 
 func (o Options) parallel() int { return max(o.Parallel, 1) }
 

@@ -341,17 +341,19 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 				if valid++; valid >= runs {
 					stop(errEnoughTries)
 				}
+			} else if t.Err != nil {
+				r.say("  explore try %d could not run (harness error): it does not count", t.N)
 			} else if t.Verdict != harness.VerdictInvalid {
 				r.say("  explore try %d proved nothing (%s): it does not count", t.N, strings.Join(t.Codes, ","))
 			}
 		},
 	})
 	res.Wall = time.Since(t0)
-	if err != nil {
+	res.Tries = len(found.Tries)
+	if err != nil { // also after tries in a row that could not run (explore.ErrHarnessErrors)
 		res.Verdict, res.Error = VerdictError, err.Error()
 		return res, err
 	}
-	res.Tries = len(found.Tries)
 	var pick *explore.Try
 	for i := range found.Tries {
 		if t := &found.Tries[i]; pick == nil || t.Verdict == harness.VerdictValid || pick.Verdict != harness.VerdictValid {
@@ -383,11 +385,14 @@ func (r *runner) runExplore(ctx context.Context, c Check, budget time.Duration) 
 		res.Verdict, res.NotRun = VerdictNotRun, "interrupted"
 	default:
 		res.Verdict = harness.VerdictUnknown
-		res.Reason = "explore-inconclusive"
+		res.Reason = reasonExploreInconclusive
 		res.Explanation = fmt.Sprintf("%d of the %d valid tries wanted; %d of %d tries proved nothing (%s)", valid, runs, nothing, len(found.Tries), tallyText(found.Tally()))
 	}
 	return res, nil
 }
+
+// reasonExploreInconclusive: too few of the explore check's tries proved something.
+const reasonExploreInconclusive = "explore-inconclusive"
 
 // tallyText is an explore tally for a reader: "valid 2, unknown 1", verdicts in order.
 func tallyText(tally map[string]int) string {
@@ -455,12 +460,15 @@ func Run(ctx context.Context, opts Options) (*Scorecard, error) { return runWith
 
 // runWith is Run with the runs made by run instead of the harness when it is not nil (tests).
 func runWith(ctx context.Context, opts Options, run func(context.Context, Check, time.Duration) (CheckResult, error)) (*Scorecard, error) {
-	s, err := newSession(opts, loadState)
+	s, err := newSession(opts, func(o Options) (*state, error) { return loadState(ctx, o) })
 	if err != nil {
 		return nil, err
 	}
 	if run != nil {
 		s.run = run
+	}
+	for _, n := range s.st.notes {
+		s.r.say("resume: %s", n)
 	}
 	s.r.say("%s on %s: %d checks, budget %v, judged on the %s resource, out %s",
 		s.sc.Target, opts.Store, len(s.checks), s.Budget(), opts.resource(), opts.OutDir)

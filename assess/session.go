@@ -31,6 +31,8 @@ type Session struct {
 	mu    sync.Mutex
 	spent []time.Duration // wall times of the fixed checks run: the estimate of the next
 	st    *state          // resume state (Run); nil: every check runs
+	// unlock releases the out dir's lock (Run holds it from the state's load to Close).
+	unlock func()
 	// run runs one check; tests replace it (runner.runCheck otherwise).
 	run func(ctx context.Context, c Check, budget time.Duration) (CheckResult, error)
 }
@@ -62,7 +64,11 @@ func newSession(opts Options, resume func(Options) (*state, error)) (*Session, e
 	}
 	s := &Session{opts: opts, checks: checks, start: time.Now()}
 	if resume != nil {
+		if s.unlock, err = lockOutDir(opts.OutDir); err != nil {
+			return nil, err
+		}
 		if s.st, err = resume(opts); err != nil {
+			s.unlock()
 			return nil, err
 		}
 	}
@@ -231,6 +237,9 @@ func (s *Session) runOne(ctx context.Context, c Check) (CheckResult, error) {
 // Close grades what ran, writes the scorecard files into OutDir (checks planned but never
 // given to Check are not on it) and stops the store clusters the checks shared.
 func (s *Session) Close(ctx context.Context) (*Scorecard, error) {
+	if s.unlock != nil {
+		defer s.unlock()
+	}
 	poolErr := s.r.pool.Close(context.WithoutCancel(ctx))
 	if poolErr != nil {
 		s.r.say("store pool: %v", poolErr)

@@ -2,6 +2,9 @@ package assess
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/explore"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 )
@@ -61,8 +65,11 @@ func TestSessionRecordsChecksItCannotRunAsNotRun(t *testing.T) {
 type fakeRuns struct {
 	out  map[string]CheckResult
 	wall time.Duration
-	mu   sync.Mutex
-	ran  []string
+	// outDir, when set, gets a run directory per run with its results.json, as the harness
+	// writes one: a resumed assessment trusts a result only with it.
+	outDir string
+	mu     sync.Mutex
+	ran    []string
 }
 
 func (f *fakeRuns) run(_ context.Context, c Check, _ time.Duration) (CheckResult, error) {
@@ -74,7 +81,37 @@ func (f *fakeRuns) run(_ context.Context, c Check, _ time.Duration) (CheckResult
 		r = CheckResult{Verdict: harness.VerdictValid}
 	}
 	r.Check, r.Fenced, r.Wall = c, c.Resource == ResourceFenced, f.wall
+	if f.outDir != "" {
+		dir, err := writeRunDir(f.outDir, c.Key(), len(f.ran), r.Verdict, r.Reasons...)
+		if err != nil {
+			return r, err
+		}
+		r.RunDir = dir
+	}
 	return r, nil
+}
+
+// writeRunDir writes OUT/runs/<key>/r<n>/results.json with verdict and reasons (severity
+// invalid) and returns the directory.
+func writeRunDir(outDir, key string, n int, verdict string, reasons ...string) (string, error) {
+	dir := filepath.Join(outDir, RunsDir, strings.ReplaceAll(key, "/", "--"), fmt.Sprintf("r%d", n))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return dir, writeResults(dir, verdict, reasons...)
+}
+
+// writeResults writes dir/results.json with verdict and reasons (severity invalid).
+func writeResults(dir, verdict string, reasons ...string) error {
+	res := checkers.Results{Schema: checkers.SchemaVersion, Verdict: checkers.Verdict(verdict)}
+	for _, code := range reasons {
+		res.Reasons = append(res.Reasons, checkers.Reason{Code: code, Severity: checkers.SevInvalid})
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, checkers.ResultsFile), b, 0o644)
 }
 
 // Run is the Session loop with a resume state: a violation no fence prevents (a duplicate
@@ -87,6 +124,7 @@ func TestRunGivesAFencedRerunOnlyWhereAFenceCanHelp(t *testing.T) {
 		"freeze-leader": {Verdict: harness.VerdictInvalid, Reasons: []string{ReasonZombie}, Reason: ReasonZombie, Unfenceable: []string{ReasonZombie}},
 	}}
 	opts := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir(), Checks: []string{"kill-leader", "freeze-leader", "pause-leader", "handoff"}}
+	f.outDir = opts.OutDir
 	sc, err := runWith(context.Background(), opts, f.run)
 	if err != nil {
 		t.Fatal(err)
@@ -192,6 +230,7 @@ func TestRunChecksAtOnceKeepsBatteryOrder(t *testing.T) {
 	}
 	opts := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir(), Parallel: 2,
 		Checks: []string{"handoff", "pause-leader", "kill-leader", "fault-free"}}
+	f.outDir = opts.OutDir
 	sc, err := runWith(context.Background(), opts, run)
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +260,7 @@ func TestRunChecksAtOnceKeepsBatteryOrder(t *testing.T) {
 	if i, j := strings.Index(string(junit), `name="handoff"`), strings.Index(string(junit), `name="fault-free"`); i < 0 || j < 0 || i > j {
 		t.Errorf("junit.xml does not list handoff before fault-free:\n%s", junit)
 	}
-	st, err := loadState(opts)
+	st, err := loadState(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,5 +330,83 @@ func TestExploreCountsOnlyTriesThatProvedSomething(t *testing.T) {
 				t.Errorf("explanation %q: want the try that did not count named", res.Explanation)
 			}
 		})
+	}
+}
+
+// Two assessments into one out dir: the second is refused while the first runs, naming the
+// holder's pid, and runs nothing; once the first ended the out dir is free again.
+func TestTwoAssessmentsOfOneOutDir(t *testing.T) {
+	opts := Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir(), Checks: []string{"fault-free"}}
+	inRun, release := make(chan struct{}), make(chan struct{})
+	first := func(_ context.Context, c Check, _ time.Duration) (CheckResult, error) {
+		close(inRun)
+		<-release
+		return CheckResult{Check: c, Verdict: harness.VerdictValid}, nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := runWith(context.Background(), opts, first)
+		done <- err
+	}()
+	<-inRun
+	ran := false
+	_, err := runWith(context.Background(), opts, func(_ context.Context, c Check, _ time.Duration) (CheckResult, error) {
+		ran = true
+		return CheckResult{Check: c, Verdict: harness.VerdictValid}, nil
+	})
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ran || err == nil || !errors.Is(err, ErrOutDirInUse) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) ||
+		!strings.Contains(err.Error(), "another --out") {
+		t.Errorf("second assessment: ran %v, error %v: want refused, naming the holder's pid and a way out", ran, err)
+	}
+	f := &fakeRuns{}
+	if _, err := runWith(context.Background(), opts, f.run); err != nil {
+		t.Errorf("after the first ended: %v", err)
+	}
+}
+
+// The state file's temporary name is the writer's own: a temporary file of another writer
+// at the old fixed name (assess-state.json.tmp) is neither renamed nor in the way.
+func TestStateSaveUsesItsOwnTemporaryFile(t *testing.T) {
+	out := t.TempDir()
+	other := filepath.Join(out, StateFile+".tmp")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st := &state{path: filepath.Join(out, StateFile), Results: map[string]CheckResult{}}
+	if err := st.save(); err != nil {
+		t.Fatalf("save beside another writer's temporary file: %v", err)
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 2 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("out dir holds %v: want the state and the other writer's file only", names)
+	}
+}
+
+// The explore check stops after three tries in a row that could not run (no engine), as
+// replay and explore do, and is a harness error, not a search of twice --explore-runs.
+func TestExploreCheckStopsAfterHarnessErrorsInARow(t *testing.T) {
+	r := &runner{opts: Options{Store: "etcd", Recipe: "etcd-election", OutDir: t.TempDir(), ExploreRuns: 20}}
+	n := 0
+	r.exploreTry = func(context.Context, harness.Config, int, string) explore.Try {
+		n++
+		return explore.Try{Err: errors.New("setup: no Docker engine answers")}
+	}
+	checks, err := Plan(Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", Checks: []string{"explore"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.runCheck(context.Background(), checks[0], time.Hour)
+	if n != explore.MaxErrorsInARow || !errors.Is(err, explore.ErrHarnessErrors) || res.Verdict != VerdictError ||
+		!strings.Contains(res.Error, "no Docker engine answers") || res.Tries != n {
+		t.Errorf("%d tries run, result %s (%d tries, %q), error %v: want %d, a harness error naming the cause",
+			n, res.Verdict, res.Tries, res.Error, err, explore.MaxErrorsInARow)
 	}
 }

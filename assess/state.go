@@ -1,16 +1,23 @@
 package assess
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
 // StateFile holds the finished checks of an assessment in its out dir: a second invocation
@@ -25,44 +32,169 @@ type state struct {
 	// Spent is the wall time of every invocation so far (a resumed assessment adds its own).
 	Spent       time.Duration `json:"spent"`
 	Invocations int           `json:"invocations"`
+	// notes say why saved results were not carried over, for the progress output.
+	notes []string
 }
 
-// subject is what makes two assessments the same one: a result of another subject, seed or
-// TTL must not be carried over.
+// subject is what makes two assessments the same one: a result of another subject, content,
+// seed or TTL must not be carried over.
 type subject struct {
 	Store, Recipe, CandidateCmd, CandidateImage string
 	Packages                                    []string
 	Seed                                        int64
 	TTL                                         time.Duration
+	// Content is what the runs execute, by content: harness.CandidateDigest of the candidate
+	// command (of the binary built from a Go package directory), the candidate image's id,
+	// or for a recipe the digest of this splitbrain executable (the Go recipes are compiled
+	// into it, the libraries' adapters embedded). The path or tag alone may name a rebuild.
+	Content string
+	// The other options that change the runs or their grades.
+	Resource      string
+	ExploreRuns   int
+	NoFencedRerun bool
+	Profile       string
 }
 
-func subjectOf(o Options) subject {
+// What the runs execute, fingerprinted; tests replace these.
+var (
+	imageID = func(ctx context.Context, ref string) (string, error) {
+		eng, err := platform.Connect(ctx)
+		if err != nil {
+			return "", err
+		}
+		defer eng.Close()
+		return eng.ImageID(ctx, ref)
+	}
+	buildDigest = sync.OnceValues(func() (string, error) {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", err
+		}
+		return harness.CandidateDigest(exe)
+	})
+)
+
+// subjectOf is the subject of o; the error says why its content could not be fingerprinted
+// (Content is then empty, and no saved result is trusted).
+func subjectOf(ctx context.Context, o Options) (subject, error) {
 	s := subject{Store: o.Store, Recipe: o.Recipe, CandidateImage: o.CandidateImage,
-		Packages: slices.Clone(o.CandidatePackages), Seed: o.seed(), TTL: o.TTL}
-	if len(o.CandidateCmd) > 0 {
+		Packages: slices.Clone(o.CandidatePackages), Seed: o.seed(), TTL: o.TTL,
+		Resource: o.resource(), ExploreRuns: o.ExploreRuns, NoFencedRerun: o.NoFencedRerun}
+	if s.TTL == 0 {
+		s.TTL = harness.DefaultTTL
+	}
+	if s.ExploreRuns == 0 {
+		s.ExploreRuns = exploreRuns
+	}
+	if p, err := images.DefaultProfile(); err == nil {
+		s.Profile = string(p)
+	}
+	var err error
+	switch {
+	case len(o.CandidateCmd) > 0:
 		s.CandidateCmd = o.CandidateCmd[0]
 		if abs, err := filepath.Abs(s.CandidateCmd); err == nil {
 			s.CandidateCmd = abs
 		}
+		var exe string
+		if exe, err = runsExecutable(o); err == nil {
+			s.Content, err = harness.CandidateDigest(exe)
+		}
+	case o.CandidateImage != "":
+		s.Content, err = imageID(ctx, o.CandidateImage)
+	default:
+		s.Content, err = buildDigest()
 	}
-	return s
+	return s, err
+}
+
+// runsExecutable is what the checks' runs execute for the candidate command: the path
+// itself, or for a Go package directory the binary suite builds from it (once a process).
+func runsExecutable(o Options) (string, error) {
+	p := o.CandidateCmd[0]
+	if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+		return p, nil
+	}
+	checks, err := Plan(o)
+	if err != nil {
+		return "", err
+	}
+	k, err := (&runner{opts: o}).caseFor(checks[0])
+	if err != nil {
+		return "", err
+	}
+	return k.Config.CandidateCmd, nil
+}
+
+// who is what is assessed, where: an out dir holding another one is refused.
+func (s subject) who() string {
+	switch {
+	case s.CandidateCmd != "":
+		return "candidate " + s.CandidateCmd + " on " + s.Store
+	case s.CandidateImage != "":
+		return "image " + s.CandidateImage + " on " + s.Store
+	}
+	return "recipe " + s.Recipe + " on " + s.Store
 }
 
 func (s subject) String() string {
-	who := "recipe " + s.Recipe
-	switch {
-	case s.CandidateCmd != "":
-		who = "candidate " + s.CandidateCmd
-	case s.CandidateImage != "":
-		who = "image " + s.CandidateImage
-	}
-	return fmt.Sprintf("%s on %s, seed %d, TTL %v, packages [%s]", who, s.Store, s.Seed, s.TTL, strings.Join(s.Packages, ","))
+	return fmt.Sprintf("%s, seed %d, TTL %v, packages [%s]", s.who(), s.Seed, s.TTL, strings.Join(s.Packages, ","))
 }
 
-// loadState reads the out dir's state, or starts an empty one. A state of another subject
-// is refused: its results would be mixed into this scorecard.
-func loadState(o Options) (*state, error) {
-	st := &state{path: filepath.Join(o.OutDir, StateFile), Subject: subjectOf(o), Results: map[string]CheckResult{}}
+// changes says what differs between the saved subject and this one (same who): any
+// difference makes the saved results another assessment's.
+func changes(old, cur subject, fpErr error) []string {
+	var out []string
+	what := "candidate"
+	switch {
+	case cur.CandidateImage != "":
+		what = "candidate image"
+	case cur.CandidateCmd == "":
+		what = "splitbrain build (the recipe's code)"
+	}
+	switch {
+	case fpErr != nil || cur.Content == "":
+		out = append(out, fmt.Sprintf("the %s cannot be fingerprinted (%v), so no saved result can be matched to it", what, fpErr))
+	case old.Content == "":
+		// Written before the state was bound to content: the options below were not saved either.
+		return []string{"the saved state holds no fingerprint of the " + what + "; an older splitbrain wrote it"}
+	case old.Content != cur.Content:
+		out = append(out, fmt.Sprintf("the %s changed since the saved state (%s → %s)", what, shortDigest(old.Content), shortDigest(cur.Content)))
+	}
+	diff := func(name string, a, b any) {
+		if a != b {
+			out = append(out, fmt.Sprintf("%s changed since the saved state (%v → %v)", name, a, b))
+		}
+	}
+	diff("--candidate-packages", strings.Join(old.Packages, ","), strings.Join(cur.Packages, ","))
+	diff("--seed", old.Seed, cur.Seed)
+	diff("--ttl", old.TTL, cur.TTL)
+	diff("--resource", old.Resource, cur.Resource)
+	diff("--explore-runs", old.ExploreRuns, cur.ExploreRuns)
+	diff("the fenced reruns' setting", !old.NoFencedRerun, !cur.NoFencedRerun)
+	diff("the image profile ($"+images.EnvProfile+")", old.Profile, cur.Profile)
+	return out
+}
+
+// shortDigest is a digest for a reader: "sha256 3f2a1b4c5d6e".
+func shortDigest(d string) string {
+	if d == "" {
+		return "none"
+	}
+	algo, hex, ok := strings.Cut(d, ":")
+	if !ok {
+		return d
+	}
+	return algo + " " + hex[:min(12, len(hex))]
+}
+
+// loadState reads the out dir's state, or starts an empty one. A state of another candidate
+// or store is refused: its scorecard is not this one's to overwrite. A state of the same one
+// whose content or run options changed is set aside (this assessment starts over), and a
+// saved result is carried over only when its run directory confirms it (confirm).
+func loadState(ctx context.Context, o Options) (*state, error) {
+	cur, fpErr := subjectOf(ctx, o)
+	st := &state{path: filepath.Join(o.OutDir, StateFile), Subject: cur, Results: map[string]CheckResult{}}
 	b, err := os.ReadFile(st.path)
 	if os.IsNotExist(err) {
 		return st, nil
@@ -74,27 +206,62 @@ func loadState(o Options) (*state, error) {
 	if err := json.Unmarshal(b, &old); err != nil {
 		return nil, fmt.Errorf("assess: resume state %s is not readable (%v): remove it to start over, or give another out directory", st.path, err)
 	}
-	if !slices.Equal(old.Subject.Packages, st.Subject.Packages) || old.Subject.Store != st.Subject.Store ||
-		old.Subject.Recipe != st.Subject.Recipe || old.Subject.CandidateCmd != st.Subject.CandidateCmd ||
-		old.Subject.CandidateImage != st.Subject.CandidateImage || old.Subject.Seed != st.Subject.Seed || old.Subject.TTL != st.Subject.TTL {
+	if old.Subject.who() != cur.who() {
 		return nil, fmt.Errorf("assess: %s holds an assessment of %s, not of %s: give another out directory, or remove %s to start over (%w)",
-			o.OutDir, old.Subject, st.Subject, st.path, errStateMismatch)
+			o.OutDir, old.Subject, cur, st.path, errStateMismatch)
+	}
+	if why := changes(old.Subject, cur, fpErr); len(why) > 0 {
+		st.notes = append(st.notes, strings.Join(why, "; ")+": starting over (the earlier runs stay under "+filepath.Join(o.OutDir, RunsDir)+")")
+		return st, nil
 	}
 	st.Spent, st.Invocations = old.Spent, old.Invocations
-	for k, r := range old.Results {
-		if r.done() {
-			if r.Verdict == harness.VerdictInvalid && r.RunDir != "" {
-				// The run directory is the source of truth: a state written before
-				// Unfenceable or the zombie rule existed is judged again from it.
-				if results, err := checkers.ReadResults(filepath.Join(r.RunDir, checkers.ResultsFile)); err == nil {
-					r.Unfenceable = unfenceableReasons(results)
-					applyZombie(&r, zombieOf(results))
-				}
-			}
-			st.Results[k] = r
+	for _, k := range slices.Sorted(maps.Keys(old.Results)) {
+		r := old.Results[k]
+		if !r.done() {
+			continue
 		}
+		if why := confirm(&r, o.OutDir); why != "" {
+			st.notes = append(st.notes, fmt.Sprintf("%s: the saved verdict %s is not carried over (%s): it runs again", k, r.Verdict, why))
+			continue
+		}
+		st.Results[k] = r
 	}
 	return st, nil
+}
+
+// confirm checks a saved result against its run directory, the source of truth, and says
+// why it cannot be trusted: the directory is outside the out dir's runs, missing, holds no
+// readable results.json, or its verdict is another. An invalid result is judged again from
+// it (a state written before Unfenceable or the zombie rule existed).
+func confirm(r *CheckResult, outDir string) string {
+	if r.RunDir == "" {
+		return "no run directory was recorded"
+	}
+	runs, err1 := filepath.Abs(filepath.Join(outDir, RunsDir))
+	dir, err2 := filepath.Abs(r.RunDir)
+	rel, err3 := filepath.Rel(runs, dir)
+	if err := errors.Join(err1, err2, err3); err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Sprintf("its run directory %s is not under %s", r.RunDir, runs)
+	}
+	results, err := checkers.ReadResults(filepath.Join(r.RunDir, checkers.ResultsFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, serr := os.Stat(r.RunDir); serr != nil {
+			return fmt.Sprintf("its run directory %s is missing", r.RunDir)
+		}
+		return fmt.Sprintf("its run directory %s holds no %s", r.RunDir, checkers.ResultsFile)
+	case err != nil:
+		return fmt.Sprintf("its %s is not readable: %v", checkers.ResultsFile, err)
+	}
+	// An inconclusive explore check points at one of its tries, whose verdict may differ.
+	if v := string(results.Verdict); v != r.Verdict && !(r.Check.Explore && r.Reason == reasonExploreInconclusive) {
+		return fmt.Sprintf("its run directory %s says %s", r.RunDir, v)
+	}
+	if r.Verdict == harness.VerdictInvalid {
+		r.Unfenceable = unfenceableReasons(results)
+		applyZombie(r, zombieOf(results))
+	}
+	return ""
 }
 
 // unfenceableReasons are a run's invalid reasons no fence prevents.
@@ -117,10 +284,20 @@ func (s *state) save() error {
 	return writeAtomic(s.path, b)
 }
 
+// writeAtomic writes b to a temporary file of its own beside path, then renames it over
+// path: a fixed temporary name would let one writer rename another's half-written file.
 func writeAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	_, err = f.Write(b)
+	err = errors.Join(err, f.Chmod(0o644), f.Close())
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }

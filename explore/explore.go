@@ -97,11 +97,33 @@ type Try struct {
 
 // Stop reasons.
 const (
-	StopFound       = "found"       // a run came out invalid
-	StopBudget      = "budget"      // the time budget ran out
-	StopRuns        = "runs"        // MaxRuns tries done
-	StopInterrupted = "interrupted" // ctx was cancelled
+	StopFound       = "found"          // a run came out invalid
+	StopBudget      = "budget"         // the time budget ran out
+	StopRuns        = "runs"           // MaxRuns tries done
+	StopInterrupted = "interrupted"    // ctx was cancelled
+	StopErrors      = "harness-errors" // MaxErrorsInARow tries in a row could not run
 )
+
+// MaxErrorsInARow stops a search, as it stops a replay: that many tries in a row that could
+// not run (no Docker engine, a setup that always fails) say the next ones will not either,
+// and each leaves a run directory behind (13 a second with the engine down).
+const MaxErrorsInARow = shrink.MaxReplayErrorsInARow
+
+// ErrHarnessErrors matches (errors.Is) the error of a search stopped after MaxErrorsInARow
+// tries in a row that could not run.
+var ErrHarnessErrors = errors.New("explore: runs in a row could not run")
+
+// errorsInARow is that error; it unwraps to the last try's error.
+type errorsInARow struct {
+	n    int
+	last error
+}
+
+func (e errorsInARow) Error() string {
+	return fmt.Sprintf("explore: %d runs in a row could not run, so no more are started (last error: %v)", e.n, e.last)
+}
+func (e errorsInARow) Is(target error) bool { return target == ErrHarnessErrors }
+func (e errorsInARow) Unwrap() error        { return e.last }
 
 // Result is what the search tried and why it stopped.
 type Result struct {
@@ -133,9 +155,10 @@ func (r Result) Tally() map[string]int {
 // this configuration (so a search never spins without running anything).
 const maxRefusals = 200
 
-// Explore runs the search. It returns an error only when no try could start at all (bad
-// options, or a vocabulary the configuration refuses entirely); harness failures of single
-// tries are recorded in their Try and the search goes on.
+// Explore runs the search. It returns an error when no try could start at all (bad options,
+// or a vocabulary the configuration refuses entirely), and one wrapping ErrHarnessErrors,
+// with the tries so far, when MaxErrorsInARow tries in a row could not run; a harness
+// failure of a single try is recorded in its Try and the search goes on.
 func Explore(ctx context.Context, opt Options) (Result, error) {
 	var res Result
 	if len(opt.Vocabulary.atoms) == 0 {
@@ -185,6 +208,7 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 		unfenced = guide
 	}
 	start := time.Now()
+	inARow := 0 // tries in a row that could not run
 	for i := 1; ; i++ {
 		switch {
 		case ctx.Err() != nil:
@@ -249,6 +273,15 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 			res.Found = &res.Tries[len(res.Tries)-1]
 			res.Stop = StopFound
 			return res, nil
+		}
+		switch {
+		case t.Err == nil || ctx.Err() != nil: // an interrupted try says nothing of the next
+			inARow = 0
+		case inARow+1 >= MaxErrorsInARow:
+			res.Stop = StopErrors
+			return res, errorsInARow{n: inARow + 1, last: t.Err}
+		default:
+			inARow++
 		}
 	}
 }

@@ -2,6 +2,8 @@ package explore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -715,5 +717,39 @@ func TestVolatileStoreCrashesOpenChains(t *testing.T) {
 	// the fresh stretch, open with a quick crash of a store majority or all of it).
 	if multi[seeds/2] > 4 || multi[seeds-1] > 30 {
 		t.Errorf("guided needed %v runs on redis-multi: want a median of at most 4 and none over 30", multi)
+	}
+}
+
+// Runs that cannot run (no engine: every try a harness error at once) end the search after
+// MaxErrorsInARow of them in a row, as replay does, instead of leaving a run directory a
+// try until the budget; an error between runs that ran starts the count again. Both modes.
+func TestSearchStopsAfterHarnessErrorsInARow(t *testing.T) {
+	for _, mode := range []string{ModeGuided, ModeRandom} {
+		o := guidedOptions(t, 100)
+		o.Mode = mode
+		o.Runner = func(_ context.Context, _ harness.Config, i int, _ string) Try {
+			return Try{Err: errors.New("setup: no Docker engine answers"), RunDir: fmt.Sprintf("run%d", i)}
+		}
+		res, err := Explore(context.Background(), o)
+		if !errors.Is(err, ErrHarnessErrors) || !strings.Contains(err.Error(), "3 runs in a row could not run") ||
+			!strings.Contains(err.Error(), "no Docker engine answers") {
+			t.Errorf("%s: error %v, want the search stopped naming the last error", mode, err)
+		}
+		if len(res.Tries) != MaxErrorsInARow || res.Stop != StopErrors {
+			t.Errorf("%s: %d tries, stop %q: want %d, %s", mode, len(res.Tries), res.Stop, MaxErrorsInARow, StopErrors)
+		}
+
+		calls := 0
+		o.Runner = func(ctx context.Context, cfg harness.Config, i int, spec string) Try {
+			if calls++; calls%3 == 0 {
+				return validRun(ctx, cfg, i, spec)
+			}
+			return Try{Err: errors.New("one setup failed")}
+		}
+		o.MaxRuns = 12
+		res, err = Explore(context.Background(), o)
+		if err != nil || len(res.Tries) != 12 {
+			t.Errorf("%s, errors between runs that ran: %d tries, %v: want all 12", mode, len(res.Tries), err)
+		}
 	}
 }

@@ -69,14 +69,14 @@ func TestCompletedRunEndsWithoutReason(t *testing.T) {
 
 // The first Ctrl-C's hint names the run and the exact clean-up command for after a second one.
 func TestInterruptHintNamesCleanup(t *testing.T) {
-	h := interruptHint(errors.New("interrupt signal received"), "sb-123")
-	for _, want := range []string{"interrupt signal received", "healing faults", "second Ctrl-C", "splitbrain clean --run sb-123"} {
+	h := interruptHint(errors.New("interrupt signal received"), []string{"sb-123"}, nil)
+	for _, want := range []string{"interrupt signal received", "healing faults and removing run sb-123;", "second Ctrl-C", "(then remove what is left with: splitbrain clean --run sb-123)"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("hint %q lacks %q", h, want)
 		}
 	}
 	// In a matrix the pooled store clusters (and their networks) carry their own ids.
-	h = interruptHint(errors.New("interrupt signal received"), "sb-123", "pool-a", "pool-b")
+	h = interruptHint(errors.New("interrupt signal received"), []string{"sb-123"}, []string{"pool-a", "pool-b"})
 	if !strings.Contains(h, "splitbrain clean --run sb-123 && splitbrain clean --run pool-a && splitbrain clean --run pool-b") {
 		t.Errorf("hint %q does not clean the pooled clusters", h)
 	}
@@ -87,5 +87,38 @@ func TestInterruptHintNamesCleanup(t *testing.T) {
 	pool = &StorePool{leased: map[*poolEntry]bool{{id: "pool-b"}: true}, idle: []*poolEntry{{id: "pool-a"}}}
 	if got := pool.IDs(); strings.Join(got, " ") != "pool-a pool-b" {
 		t.Errorf("pool ids %v, want the idle and the leased cluster", got)
+	}
+}
+
+// Runs at once (assess, matrix --parallel) get one hint for the whole process on the first
+// Ctrl-C: every interrupted run first, then every pool they lease from (a pool's network
+// cannot go while a run's containers are attached); a run whose context did not end is not
+// named, and gets its own hint when it ends.
+func TestOneInterruptHintForRunsAtOnce(t *testing.T) {
+	var l liveRuns
+	root, cancel := context.WithCancelCause(context.Background())
+	child, stopChild := context.WithCancel(root)
+	defer stopChild()
+	other, cancelOther := context.WithCancelCause(context.Background())
+	pool := &StorePool{leased: map[*poolEntry]bool{{id: "pool-b"}: true, {id: "pool-a"}: true}}
+	a := l.add(root, "run-a", pool)
+	b := l.add(child, "run-b", pool)
+	c := l.add(other, "run-c", nil)
+	cause := errors.New("interrupt signal received")
+	cancel(cause)
+	h := l.hint(b)
+	want := "healing faults and removing runs run-a, run-b; a second Ctrl-C stops at once and skips cleanup (then remove what is left with: " +
+		"splitbrain clean --run run-a && splitbrain clean --run run-b && splitbrain clean --run pool-a && splitbrain clean --run pool-b)"
+	if !strings.HasPrefix(h, "splitbrain: interrupt signal received: ") || !strings.Contains(h, want) || strings.Contains(h, "run-c") {
+		t.Errorf("hint %q\nwant one naming run-a and run-b, then both pools, not run-c", h)
+	}
+	if h := l.hint(a); h != "" {
+		t.Errorf("a second hint for the same interrupt: %q", h)
+	}
+	l.remove(a)
+	l.remove(b)
+	cancelOther(errors.New("deadline"))
+	if h := l.hint(c); !strings.Contains(h, "removing run run-c;") || !strings.HasSuffix(h, "(then remove what is left with: splitbrain clean --run run-c)") {
+		t.Errorf("the other run's own hint: %q", h)
 	}
 }

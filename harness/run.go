@@ -58,9 +58,14 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 		return nil, err
 	}
 
-	// After the first Ctrl-C, say what a second one does and how to clean up after it.
+	// After the first Ctrl-C, say what a second one does and how to clean up after it: one
+	// hint for every run of the process it interrupts.
+	lr := live.add(ctx, r.runID, r.cfg.StorePool)
+	defer live.remove(lr)
 	stopHint := context.AfterFunc(ctx, func() {
-		fmt.Fprintln(os.Stderr, interruptHint(context.Cause(ctx), r.runID, r.cfg.StorePool.IDs()...))
+		if h := live.hint(lr); h != "" {
+			fmt.Fprintln(os.Stderr, h)
+		}
 	})
 	defer stopHint()
 	progressDone := r.log.startProgress(cfg.TotalTime())
@@ -134,18 +139,6 @@ func CheckConfig(cfg *Config) error {
 	}
 	_, perr := prepare(cfg)
 	return errors.Join(verr, perr)
-}
-
-// interruptHint is what the first Ctrl-C prints: what happens now, what a second one does,
-// and the commands that clean up after it: the run's own objects, and the pooled store
-// clusters (matrix), whose containers and network carry the pool entries' ids.
-func interruptHint(cause error, runID string, poolIDs ...string) string {
-	cleanup := "splitbrain clean --run " + runID
-	for _, id := range poolIDs {
-		cleanup += " && splitbrain clean --run " + id
-	}
-	return fmt.Sprintf("splitbrain: %v: healing faults and removing run %s; a second Ctrl-C stops at once and skips cleanup (then remove what is left with: %s)",
-		cause, runID, cleanup)
 }
 
 // summary is the run-start event's one-line description.

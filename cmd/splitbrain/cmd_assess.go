@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/assess"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 )
 
 func init() {
@@ -18,6 +20,9 @@ func init() {
 }
 
 func runAssess(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	// The progress lines quote candidates' output (a harness error carries their log tails)
+	// and paths: escape control characters, as explore and shrink do.
+	stdout = progress.PrintableWriter{W: stdout}
 	fs := newFlags("assess", stderr)
 	var o assess.Options
 	var cmd, checks, packages string
@@ -32,7 +37,7 @@ func runAssess(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of every check's fault plan and of the explore draws")
 	fs.StringVar(&o.Resource, "resource", "", "the resource the verdict is judged on: fenced (yours rejects stale fencing tokens) or unfenced (it does not: a check unsafe without the fence fails); default fenced, unfenced for a library that gives no token (docs/libraries.md)")
 	fs.DurationVar(&o.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
-	fs.IntVar(&o.ExploreRuns, "explore-runs", 2, "tries of the bounded explore check")
+	fs.IntVar(&o.ExploreRuns, "explore-runs", 2, "valid tries the bounded explore check wants (1 to 50; it makes at most twice as many)")
 	fs.IntVar(&o.Parallel, "parallel", 2, "checks run at once, each on a store cluster of its own (1 to 4; 2 fits the battery of a correct etcd candidate into 10 minutes on a loaded 2-core machine, docs/assess.md)")
 	list := fs.Bool("list", false, "print the battery for this store and candidate, and exit")
 	profile := fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
@@ -98,6 +103,9 @@ nothing or did not fit the budget, 255 harness error, 64 bad flags.
 	t0 := time.Now()
 	sc, err := assess.Run(ctx, o)
 	if sc == nil {
+		if errors.Is(err, assess.ErrOutDirInUse) {
+			return exitUsage, err // --out names a directory another assessment writes into
+		}
 		return exitHarness, err
 	}
 	fmt.Fprintf(stdout, "assess: took %v\n", time.Since(t0).Round(time.Second))

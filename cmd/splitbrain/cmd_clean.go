@@ -85,20 +85,7 @@ func runClean(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if runGiven {
 		scope = "run " + *runID
 	}
-	for _, c := range rep.Thawed {
-		fmt.Fprintf(stdout, "thawed    %s\n", c)
-	}
-	for _, c := range rep.Containers {
-		fmt.Fprintf(stdout, "container %s\n", c)
-	}
-	for _, n := range rep.Networks {
-		fmt.Fprintf(stdout, "network   %s\n", n)
-	}
-	if rep.Empty() {
-		fmt.Fprintf(stdout, "nothing to remove (%s)\n", scope)
-	} else {
-		fmt.Fprintf(stdout, "removed %d container(s), %d network(s) (%s)\n", len(rep.Containers), len(rep.Networks), scope)
-	}
+	printSweep(stdout, rep, scope)
 	if err != nil {
 		return exitHarness, err
 	}
@@ -106,6 +93,33 @@ func runClean(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return pruneImages(ctx, profile, stdout)
 	}
 	return exitValid, nil
+}
+
+// printSweep lists what a sweep removed and what it could not: a network still in use says
+// which run holds it, and the summary counts it.
+func printSweep(w io.Writer, rep platform.SweepReport, scope string) {
+	for _, c := range rep.Thawed {
+		fmt.Fprintf(w, "thawed    %s\n", c)
+	}
+	for _, c := range rep.Containers {
+		fmt.Fprintf(w, "container %s\n", c)
+	}
+	for _, n := range rep.Networks {
+		fmt.Fprintf(w, "network   %s\n", n)
+	}
+	for _, n := range rep.InUse {
+		fmt.Fprintf(w, "in use    %s\n", n.Hint())
+	}
+	inUse := ""
+	if len(rep.InUse) > 0 {
+		inUse = fmt.Sprintf("; %d network(s) still in use, see above", len(rep.InUse))
+	}
+	switch {
+	case rep.Empty() && inUse == "":
+		fmt.Fprintf(w, "nothing to remove (%s)\n", scope)
+	default:
+		fmt.Fprintf(w, "removed %d container(s), %d network(s) (%s)%s\n", len(rep.Containers), len(rep.Networks), scope, inUse)
+	}
 }
 
 func pruneImages(ctx context.Context, profile images.Profile, stdout io.Writer) (int, error) {

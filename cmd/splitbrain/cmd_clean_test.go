@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
 // Bad flag combinations are refused before anything is swept.
@@ -81,5 +83,20 @@ func TestErrorEchoCappedAndEscaped(t *testing.T) {
 	// The nemesis quotes at most 80 bytes of an item; anything longer is cut here.
 	if !strings.Contains(errb.String(), "more bytes of this message cut") && !strings.Contains(errb.String(), `"…`) {
 		t.Errorf("no cut marker: %.200q", errb.String())
+	}
+}
+
+// clean's summary does not claim a clean sweep when a network stayed: it names the run that
+// still holds it and what to run.
+func TestCleanSummaryNamesANetworkInUse(t *testing.T) {
+	var b strings.Builder
+	printSweep(&b, platform.SweepReport{Containers: []string{"pool-a-redis1"},
+		InUse: []platform.NetworkInUse{{Network: "pool-a", Runs: []string{"run-1"}, Containers: []string{"run-1-c1"}}}}, "run pool-a")
+	out := b.String()
+	for _, want := range []string{"container pool-a-redis1\n", "in use    network pool-a is still used by run run-1 (containers run-1-c1): remove them first (splitbrain clean --run run-1), then clean this run again\n",
+		"removed 1 container(s), 0 network(s) (run pool-a); 1 network(s) still in use, see above\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -87,7 +88,8 @@ shorten faults and phases, fewer candidates; a smaller schedule is kept if it fa
 with one of the find's codes) for --shrink-budget, and its one-line 'splitbrain run' is run
 --repro times.
 Exit code: 1 when a violation was found, 0 when none was and some run proved its schedule
-valid, 2 when no run proved anything (all unknown), 255 on a harness error, 64 on bad flags.
+valid, 2 when no run proved anything (all unknown), 255 on a harness error (the search stops
+after 3 runs in a row that could not run, e.g. no Docker engine), 64 on bad flags.
 
 `)
 		fs.PrintDefaults()
@@ -215,10 +217,13 @@ valid, 2 when no run proved anything (all unknown), 255 on a harness error, 64 o
 			}
 		},
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, explore.ErrHarnessErrors) {
 		return exitUsage, usageError{err.Error()}
 	}
 	printExploreSummary(stdout, res, time.Since(t0))
+	if err != nil { // the runs cannot run: the engine or the setup, not the flags
+		return exitHarness, err
+	}
 	if res.Corpus != nil && *mode == explore.ModeGuided {
 		fmt.Fprintf(stdout, "corpus: %d schedules, %d behaviour features over %d runs", len(res.Corpus.Entries), len(res.Corpus.Seen), res.Corpus.Tries)
 		if *corpusPath != "" {

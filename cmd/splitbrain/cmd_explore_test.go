@@ -65,3 +65,18 @@ func TestExploreSummaryShowsTheLateWrites(t *testing.T) {
 		t.Fatalf("summary lacks the late-writes line:\n%s", b.String())
 	}
 }
+
+// With no engine every try is a harness error at once: explore stops after three in a row
+// with 255 and says why, instead of starting runs (13 a second) until its budget.
+func TestExploreStopsAfterHarnessErrorsInARow(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-explore-test.sock")
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := runMain([]string{"explore", "--store", "redis", "--recipe", "redis-setnx", "--time", "20s", "--budget", "10m", "--out", out}, &stdout, &stderr)
+	if code != exitHarness || !strings.Contains(stderr.String(), "3 runs in a row could not run, so no more are started") {
+		t.Errorf("exit %d, stderr %q: want %d and the reason", code, stderr.String(), exitHarness)
+	}
+	if n := strings.Count(stdout.String(), ": harness error: "); n != 3 || !strings.Contains(stdout.String(), "stopped: harness-errors") {
+		t.Errorf("%d tries reported, want 3 and the summary's stop reason:\n%s", n, stdout.String())
+	}
+}

@@ -63,6 +63,15 @@ func (e *Engine) RemoveImage(ctx context.Context, ref string) error {
 	return nil
 }
 
+// ImageID is the id of the local image ref names (sha256:...): what a tag stands for now.
+func (e *Engine) ImageID(ctx context.Context, ref string) (string, error) {
+	res, err := e.cli.ImageInspect(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("inspect image %s: %w", ref, err)
+	}
+	return res.ID, nil
+}
+
 // ImagePresent tells whether ref names a local image.
 func (e *Engine) ImagePresent(ctx context.Context, ref string) (bool, error) {
 	_, err := e.cli.ImageInspect(ctx, ref)

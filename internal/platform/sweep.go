@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,6 +21,57 @@ type SweepReport struct {
 	Containers []string // container names
 	Networks   []string // network names
 	Thawed     []string // containers that were frozen and thawed before removal
+	// InUse are networks not removed because containers outside the sweep are attached.
+	InUse []NetworkInUse
+}
+
+// NetworkInUse is a network a sweep could not remove because containers it did not remove
+// are attached: a pooled store cluster's network, joined by the runs that leased it.
+type NetworkInUse struct {
+	Network    string
+	Runs       []string // run ids of the attached containers, sorted
+	Containers []string // their names
+}
+
+// Hint says who holds the network and what removes it: those runs first, then this one.
+func (n NetworkInUse) Hint() string {
+	if len(n.Runs) == 0 {
+		return fmt.Sprintf("network %s is still used by containers %s, not splitbrain's: remove them, then clean this run again",
+			n.Network, strings.Join(n.Containers, ", "))
+	}
+	who := "run " + n.Runs[0]
+	if len(n.Runs) > 1 {
+		who = "runs " + strings.Join(n.Runs, ", ")
+	}
+	var cmds []string
+	for _, id := range n.Runs {
+		cmds = append(cmds, "splitbrain clean --run "+id)
+	}
+	return fmt.Sprintf("network %s is still used by %s (containers %s): remove them first (%s), then clean this run again",
+		n.Network, who, strings.Join(n.Containers, ", "), strings.Join(cmds, " && "))
+}
+
+// networkUsers lists the containers still attached to a network; ok is false when none are
+// (the removal failed for another reason).
+func (e *Engine) networkUsers(ctx context.Context, id, name string) (NetworkInUse, bool) {
+	cs, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: client.Filters{}.Add("network", id)})
+	if err != nil || len(cs.Items) == 0 {
+		return NetworkInUse{}, false
+	}
+	use := NetworkInUse{Network: name}
+	for _, c := range cs.Items {
+		cname := c.ID[:12]
+		if len(c.Names) > 0 {
+			cname = strings.TrimPrefix(c.Names[0], "/")
+		}
+		use.Containers = append(use.Containers, cname)
+		if run := c.Labels[LabelRun]; run != "" && !slices.Contains(use.Runs, run) {
+			use.Runs = append(use.Runs, run)
+		}
+	}
+	sort.Strings(use.Runs)
+	sort.Strings(use.Containers)
+	return use, true
 }
 
 // Empty tells whether nothing was found.
@@ -73,6 +125,11 @@ func (e *Engine) Sweep(ctx context.Context, f SweepFilter) (SweepReport, error) 
 	}
 	for _, n := range ns.Items {
 		if err := removeNetwork(cctx, e.cli, n.ID); err != nil {
+			if use, ok := e.networkUsers(cctx, n.ID, n.Name); ok {
+				rep.InUse = append(rep.InUse, use)
+				errs = append(errs, errors.New(use.Hint()))
+				continue
+			}
 			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
 			continue
 		}
