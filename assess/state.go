@@ -11,6 +11,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // StateFile holds the finished checks of an assessment in its out dir: a second invocation
@@ -117,10 +118,6 @@ func (s *state) save() error {
 	return writeAtomic(s.path, b)
 }
 
-func writeAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
+// writeAtomic replaces path through a temporary file of its own (two writers never share
+// one) and refuses to replace anything but a regular file.
+func writeAtomic(path string, b []byte) error { return runfile.WriteFile(path, b, 0o644) }

@@ -14,6 +14,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/explore"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 	"github.com/splitbrain-chaos/splitbrain/shrink"
 )
 
@@ -139,7 +140,16 @@ valid, 2 when no run proved anything (all unknown), 255 on a harness error, 64 o
 	nodesGiven := false
 	fs.Visit(func(f *flag.Flag) { nodesGiven = nodesGiven || f.Name == "nodes" })
 	var corpus *explore.Corpus
-	if *resume && *corpusPath != "" {
+	// Refused before any try: the corpus is saved after each one by rename, which would
+	// replace a device or FIFO named here (--corpus /dev/null) with a regular file.
+	corpusOK := true
+	if *corpusPath != "" {
+		if err := runfile.CheckReplaceable(*corpusPath); err != nil {
+			problems = append(problems, "--corpus "+err.Error())
+			corpusOK = false
+		}
+	}
+	if *resume && *corpusPath != "" && corpusOK {
 		var err error
 		if corpus, err = explore.LoadCorpus(*corpusPath); err != nil {
 			problems = append(problems, err.Error())
