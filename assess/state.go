@@ -2,6 +2,7 @@ package assess
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -64,12 +65,13 @@ func (s subject) String() string {
 // is refused: its results would be mixed into this scorecard.
 func loadState(o Options) (*state, error) {
 	st := &state{path: filepath.Join(o.OutDir, StateFile), Subject: subjectOf(o), Results: map[string]CheckResult{}}
-	b, err := os.ReadFile(st.path)
-	if os.IsNotExist(err) {
+	// Bounded and non-blocking: a FIFO there hung the assessment, /dev/zero exhausted memory.
+	b, err := runfile.ReadInput(st.path, runfile.MaxJSON)
+	if errors.Is(err, os.ErrNotExist) {
 		return st, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("assess: resume state: %w", err)
+		return nil, fmt.Errorf("assess: resume state: %w; remove it to start over, or give another out directory", err)
 	}
 	var old state
 	if err := json.Unmarshal(b, &old); err != nil {

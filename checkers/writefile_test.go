@@ -14,13 +14,13 @@ func TestResultsWriteFileRefusesNonRegular(t *testing.T) {
 	r := &Results{Verdict: "valid"}
 	target := filepath.Join(t.TempDir(), "elsewhere")
 	os.WriteFile(target, []byte("kept"), 0o644)
-	for name, make := range map[string]func(string) error{
+	for name, mk := range map[string]func(string) error{
 		"fifo":    func(p string) error { return syscall.Mkfifo(p, 0o644) },
 		"symlink": func(p string) error { return os.Symlink(target, p) },
 	} {
 		dir := t.TempDir()
 		p := filepath.Join(dir, ResultsFile)
-		if err := make(p); err != nil {
+		if err := mk(p); err != nil {
 			t.Fatal(err)
 		}
 		before, _ := os.Lstat(p)

@@ -128,12 +128,13 @@ func (c *Corpus) Save(path string) error {
 
 // LoadCorpus reads a corpus saved by Save.
 func LoadCorpus(path string) (*Corpus, error) {
-	b, err := os.ReadFile(path)
+	// Bounded and non-blocking: a FIFO hung the resume, /dev/zero exhausted memory.
+	b, err := runfile.ReadInput(path, runfile.MaxJSON)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("corpus %s does not exist: drop --resume to start a new one there", path)
 		}
-		return nil, fmt.Errorf("corpus %s: %w", path, err)
+		return nil, fmt.Errorf("corpus: %w", err)
 	}
 	var c Corpus
 	if err := json.Unmarshal(b, &c); err != nil {

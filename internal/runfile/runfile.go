@@ -63,6 +63,17 @@ func OpenInput(path string, limit int64) (*os.File, error) {
 	return r.f, nil
 }
 
+// StatInput checks a file the user named under the rules of OpenInput without reading it,
+// and returns what its open descriptor says of it (the file itself, past any symlink).
+func StatInput(path string, limit int64) (os.FileInfo, error) {
+	f, err := OpenInput(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
+}
+
 // ReadInput reads a file the user named whole, under the rules of OpenInput.
 func ReadInput(path string, limit int64) ([]byte, error) {
 	f, err := OpenInput(path, limit)
