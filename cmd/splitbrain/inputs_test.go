@@ -30,3 +30,37 @@ func TestRunRefusesUnreadableCandidateCmd(t *testing.T) {
 		}
 	}
 }
+
+// assess checks its inputs as run does, before the battery: exit 64 naming the problem, not
+// a harness error for every check and exit 2.
+func TestAssessRefusesBadInputUpFront(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-inputs-test.sock")
+	t.Setenv("SPLITBRAIN_CACHE_DIR", t.TempDir())
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notGo := filepath.Join(dir, "pkg")
+	os.Mkdir(notGo, 0o755)
+	os.WriteFile(filepath.Join(notGo, "main.go"), []byte("package main\nfunc main() {}\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--store", "redis", "--recipe", "redis-setnx", "--ttl", "1ns"}, "--ttl 1ns"},
+		{[]string{"--store", "redis", "--candidate-cmd", fifo}, "not a regular file (a FIFO)"},
+		{[]string{"--store", "redis", "--candidate-cmd", "/dev/zero"}, "not a regular file (a device)"},
+		{[]string{"--store", "redis", "--candidate-cmd", notGo}, "go.mod file not found"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		args := append([]string{"assess", "--checks", "fault-free,kill-leader", "--budget", "2m", "--out", out}, c.args...)
+		code, stderr := runBounded(t, args)
+		if code != exitUsage || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "build-failed") {
+			t.Errorf("%v: exit %d, %q; want 64 and %q", c.args, code, stderr, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(out, "runs")); err == nil {
+			t.Errorf("%v: a run directory was made", c.args)
+		}
+	}
+}
