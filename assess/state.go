@@ -18,6 +18,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // StateFile holds the finished checks of an assessment in its out dir: a second invocation
@@ -195,12 +196,13 @@ func shortDigest(d string) string {
 func loadState(ctx context.Context, o Options) (*state, error) {
 	cur, fpErr := subjectOf(ctx, o)
 	st := &state{path: filepath.Join(o.OutDir, StateFile), Subject: cur, Results: map[string]CheckResult{}}
-	b, err := os.ReadFile(st.path)
-	if os.IsNotExist(err) {
+	// Bounded and non-blocking: a FIFO there hung the assessment, /dev/zero exhausted memory.
+	b, err := runfile.ReadInput(st.path, runfile.MaxJSON)
+	if errors.Is(err, os.ErrNotExist) {
 		return st, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("assess: resume state: %w", err)
+		return nil, fmt.Errorf("assess: resume state: %w; remove it to start over, or give another out directory", err)
 	}
 	var old state
 	if err := json.Unmarshal(b, &old); err != nil {
@@ -284,20 +286,6 @@ func (s *state) save() error {
 	return writeAtomic(s.path, b)
 }
 
-// writeAtomic writes b to a temporary file of its own beside path, then renames it over
-// path: a fixed temporary name would let one writer rename another's half-written file.
-func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	err = errors.Join(err, f.Chmod(0o644), f.Close())
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
-}
+// writeAtomic replaces path through a temporary file of its own (two writers never share
+// one) and refuses to replace anything but a regular file.
+func writeAtomic(path string, b []byte) error { return runfile.WriteFile(path, b, 0o644) }

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
-
 	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
@@ -231,11 +229,11 @@ func (r *Results) WriteFile(dir string) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, ResultsFile+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	// A run directory given to `check` may hold a FIFO or symlink there: refused, not replaced.
+	if err := runfile.WriteFile(filepath.Join(dir, ResultsFile), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
-	return os.Rename(tmp, filepath.Join(dir, ResultsFile))
+	return nil
 }
 
 // ReadResults reads a results.json.

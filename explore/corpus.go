@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // CorpusVersion is the corpus file's format version.
@@ -118,29 +119,22 @@ func (c *Corpus) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("corpus %s: %w", path, err)
+	// Never renamed over a device or FIFO: --corpus /dev/null once replaced the device.
+	if err := runfile.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("corpus: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("corpus %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("corpus %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
 
 // LoadCorpus reads a corpus saved by Save.
 func LoadCorpus(path string) (*Corpus, error) {
-	b, err := os.ReadFile(path)
+	// Bounded and non-blocking: a FIFO hung the resume, /dev/zero exhausted memory.
+	b, err := runfile.ReadInput(path, runfile.MaxJSON)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("corpus %s does not exist: drop --resume to start a new one there", path)
 		}
-		return nil, fmt.Errorf("corpus %s: %w", path, err)
+		return nil, fmt.Errorf("corpus: %w", err)
 	}
 	var c Corpus
 	if err := json.Unmarshal(b, &c); err != nil {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // externalDir is where a --candidate-cmd executable's host directory is bind-mounted,
@@ -96,7 +98,9 @@ func readCandidateDir(root string) ([]dirFile, error) {
 		if total += info.Size(); total > maxCandidateDirBytes {
 			return fmt.Errorf("%s holds more than %d MB: give the directory of the candidate only", root, maxCandidateDirBytes>>20)
 		}
-		data, err := os.ReadFile(p)
+		// No more than the size counted above, and without blocking: the file may have been
+		// swapped for a FIFO or grown since the walk looked at it.
+		data, err := runfile.ReadInput(p, info.Size())
 		if err != nil {
 			return err
 		}

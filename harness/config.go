@@ -21,6 +21,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
@@ -333,7 +334,13 @@ func DefaultTestName(store, recipe, nemesis string) string {
 	return name
 }
 
-// checkExecutable reports why path cannot serve as a candidate command.
+// maxCandidateBytes bounds a --candidate-cmd executable, which setup reads whole (a static
+// Go candidate is about 14 MB): a 20 GB sparse file once made the harness allocate its size.
+const maxCandidateBytes = 1 << 30
+
+// checkExecutable reports why path cannot serve as a candidate command. A file is opened
+// (without blocking: a FIFO would hang setup) and looked at through its descriptor, so a
+// device, a FIFO or a file over maxCandidateBytes is refused here, before anything starts.
 func checkExecutable(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -342,7 +349,14 @@ func checkExecutable(path string) error {
 		}
 		return err
 	}
-	if fi.IsDir() {
+	if !fi.IsDir() {
+		if fi, err = runfile.StatInput(path, maxCandidateBytes); err != nil {
+			if errors.Is(err, runfile.ErrTooLarge) {
+				return fmt.Errorf("%w (a candidate executable may be at most %d MiB)", err, maxCandidateBytes>>20)
+			}
+			return err
+		}
+	} else {
 		entry := filepath.Join(path, candidateDirEntry)
 		efi, err := os.Lstat(entry)
 		if err != nil || !efi.Mode().IsRegular() {

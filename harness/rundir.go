@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // Names of the files in a run directory.
@@ -57,8 +59,12 @@ func CreateRunDir(root, test string, now time.Time) (string, error) {
 	return dir, nil
 }
 
-// pointLatest atomically replaces parent/latest with a relative symlink to target.
+// pointLatest atomically replaces parent/latest with a relative symlink to target; anything
+// but a symlink there (a file, a FIFO) is refused, not replaced.
 func pointLatest(parent, target string) error {
+	if fi, err := os.Lstat(filepath.Join(parent, LatestLink)); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+		return fmt.Errorf("latest link: %s is not a symlink (%v): splitbrain points it at the newest run; move it away", filepath.Join(parent, LatestLink), fi.Mode().Type())
+	}
 	tmp := filepath.Join(parent, fmt.Sprintf(".latest-%d-%d", os.Getpid(), time.Now().UnixNano()))
 	if err := os.Symlink(target, tmp); err != nil {
 		return fmt.Errorf("latest link: %w", err)
@@ -76,13 +82,5 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	return nil
+	return runfile.WriteFile(path, append(b, '\n'), 0o644)
 }

@@ -78,7 +78,7 @@ func TestWriteJSONAtomic(t *testing.T) {
 	if string(b) != "{\n  \"a\": 1\n}\n" {
 		t.Fatalf("content %q", b)
 	}
-	if _, err := os.Stat(p + ".tmp"); !os.IsNotExist(err) {
-		t.Fatal("temporary file left")
+	if ents, _ := os.ReadDir(filepath.Dir(p)); len(ents) != 1 {
+		t.Fatalf("temporary file left: %v", ents)
 	}
 }

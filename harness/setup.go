@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"debug/elf"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/libraries"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
@@ -254,16 +256,18 @@ func (r *run) externalCandidate() (*external, error) {
 		}
 		return &external{files: files}, nil
 	}
-	b, err := os.ReadFile(r.cfg.CandidateCmd)
+	// Bounded and non-blocking, as checkExecutable checked it: the file may have changed since.
+	b, err := runfile.ReadInput(r.cfg.CandidateCmd, maxCandidateBytes)
 	if err != nil {
 		return nil, fmt.Errorf("--candidate-cmd: %w", err)
 	}
-	return &external{content: b, static: isStaticELF(r.cfg.CandidateCmd)}, nil
+	return &external{content: b, static: isStaticELF(b)}, nil
 }
 
-// isStaticELF reports whether path is an ELF executable without a program interpreter.
-func isStaticELF(path string) bool {
-	f, err := elf.Open(path)
+// isStaticELF reports whether b is an ELF executable without a program interpreter (read
+// from the bytes already read: a second open of the path could block or see another file).
+func isStaticELF(b []byte) bool {
+	f, err := elf.NewFile(bytes.NewReader(b))
 	if err != nil {
 		return false // a script or something else: it needs the base image's shell and libc
 	}

@@ -86,13 +86,12 @@ func TestIsStaticELF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = isStaticELF(exe)
-	script := t.TempDir() + "/s.sh"
-	os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755)
-	if isStaticELF(script) {
+	b, _ := os.ReadFile(exe)
+	_ = isStaticELF(b)
+	if isStaticELF([]byte("#!/bin/sh\n")) {
 		t.Error("a script is not a static ELF")
 	}
-	if _, err := os.Stat("/bin/sh"); err == nil && isStaticELF("/bin/sh") {
+	if sh, err := os.ReadFile("/bin/sh"); err == nil && isStaticELF(sh) {
 		t.Error("/bin/sh is dynamically linked on Debian")
 	}
 }

@@ -2,11 +2,10 @@ package nemesis
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // renamers are the ways to rename a file inside a container, tried in order: mv for images
@@ -59,22 +58,5 @@ func writeFileAtomic(ctx context.Context, nd Node, path string, content []byte) 
 // not the file, is what is mounted: a single-file bind mount keeps the old inode and would
 // never see the rename.
 func writeHostFileAtomic(path string, content []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(content)
-	if err == nil {
-		err = f.Chmod(0o644) // readable by a candidate running as any user
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return runfile.WriteFile(path, content, 0o644) // readable by a candidate running as any user
 }

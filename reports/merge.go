@@ -36,7 +36,8 @@ type mergeRun struct {
 // junit.xml files become one, and out/index.html is rendered over all runs. It refuses, before
 // writing anything, runs made by different splitbrain versions and run directories or run ids
 // (or matrix testcases) that occur in more than one shard: either means the shards are not
-// parts of one matrix run.
+// parts of one matrix run. A new out appears whole or not at all: it is built in a hidden
+// directory beside it and renamed into place once everything is there.
 func MergeStores(out string, shards []string) (MergeSummary, error) {
 	var sum MergeSummary
 	if len(shards) == 0 {
@@ -91,16 +92,31 @@ func MergeStores(out string, shards []string) (MergeSummary, error) {
 	if err := uniqueTestcases(junits); err != nil {
 		return sum, err
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return sum, fmt.Errorf("merge: %w", err)
+	// A refusal found only while copying (a symlink out of a run directory) must not leave
+	// a half-written out: a new out is built beside it and renamed into place at the end; an
+	// existing one (a caller merging into its store root) loses what this merge added.
+	build, made, err := mergeTarget(out)
+	if err != nil {
+		return sum, err
+	}
+	fail := func(err error) (MergeSummary, error) {
+		for i := len(made) - 1; i >= 0; i-- {
+			os.RemoveAll(made[i])
+		}
+		return MergeSummary{}, err
 	}
 	for _, r := range runs {
-		if err := copyTree(filepath.Join(r.shard, r.rel), filepath.Join(out, r.rel)); err != nil {
-			return sum, fmt.Errorf("merge: copy %s from %s: %w", r.rel, r.shard, err)
+		if build == out {
+			if p := firstMissing(out, r.rel); p != "" {
+				made = append(made, p)
+			}
+		}
+		if err := copyTree(filepath.Join(r.shard, r.rel), filepath.Join(build, r.rel)); err != nil {
+			return fail(fmt.Errorf("merge: copy %s from %s: %w", r.rel, r.shard, err))
 		}
 	}
-	if err := relinkLatest(out); err != nil {
-		return sum, err
+	if err := relinkLatest(build); err != nil {
+		return fail(err)
 	}
 	sum.Shards, sum.Runs = len(shards), len(runs)
 	for v := range versions {
@@ -108,13 +124,56 @@ func MergeStores(out string, shards []string) (MergeSummary, error) {
 	}
 	if len(junits) > 0 {
 		sum.JUnit = filepath.Join(out, JUnitFile)
-		if err := CombineJUnit(junits, sum.JUnit); err != nil {
-			return sum, err
+		if err := CombineJUnit(junits, filepath.Join(build, JUnitFile)); err != nil {
+			return fail(err)
 		}
-		n, _ := testcaseNames(sum.JUnit)
+		n, _ := testcaseNames(filepath.Join(build, JUnitFile))
 		sum.Testcase = len(n)
 	}
-	return sum, RenderIndex(out)
+	if err := RenderIndex(build); err != nil {
+		return fail(err)
+	}
+	if build != out {
+		if err := os.Rename(build, out); err != nil {
+			return fail(fmt.Errorf("merge: %w", err))
+		}
+	}
+	return sum, nil
+}
+
+// mergeTarget is the directory a merge into out writes: out itself when it exists, else a
+// new hidden directory beside it (mode 0755) that the merge renames to out when done. made
+// lists what to remove when the merge fails.
+func mergeTarget(out string) (build string, made []string, err error) {
+	if _, err := os.Lstat(out); err == nil {
+		return out, nil, nil
+	}
+	parent := filepath.Dir(out)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", nil, fmt.Errorf("merge: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".merging-")
+	if err != nil {
+		return "", nil, fmt.Errorf("merge: %w", err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.Remove(tmp)
+		return "", nil, fmt.Errorf("merge: %w", err)
+	}
+	return tmp, []string{tmp}, nil
+}
+
+// firstMissing is the first path from root along rel that does not exist yet ("" when all
+// do): removing it undoes what creating root/rel adds, and nothing that was there before.
+func firstMissing(root, rel string) string {
+	p := root
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		p = filepath.Join(p, part)
+		if _, err := os.Lstat(p); err != nil {
+			return p
+		}
+	}
+	return ""
 }
 
 // shardRuns lists the run directories (<test>/<run>/ with config.json) of a shard.

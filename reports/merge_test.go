@@ -141,3 +141,44 @@ func TestMergeStoresRefuses(t *testing.T) {
 		})
 	}
 }
+
+// A merge refused while copying (a symlink out of a run directory is found only then) leaves
+// no half-written output: not a new OUT, nothing beside it, and nothing added to an existing
+// one. The next attempt then needs no cleanup first.
+func TestMergeRefusedMidwayLeavesNothing(t *testing.T) {
+	good1, good2 := shardStore(t, "etcd-a"), shardStore(t, "etcd-b")
+	bad := shardStore(t, "etcd-z")
+	logs := filepath.Join(bad, "etcd-z", "20250201T000000.000Z", "logs")
+	os.MkdirAll(logs, 0o755)
+	if err := os.Symlink("/etc/passwd", filepath.Join(logs, "evil.log")); err != nil {
+		t.Fatal(err)
+	}
+	parent := t.TempDir()
+	out := filepath.Join(parent, "merged")
+	if _, err := MergeStores(out, []string{good1, good2, bad}); err == nil || !strings.Contains(err.Error(), "symlink out of its run directory") {
+		t.Fatalf("merge with a symlink out in the third shard: %v", err)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("a refused merge left %v beside OUT", names)
+	}
+	if _, err := MergeStores(out, []string{good1, good2}); err != nil {
+		t.Fatalf("the next merge into the same OUT: %v", err)
+	}
+	// Into an existing store (the API allows it): what the failed merge added is removed.
+	existing := t.TempDir()
+	os.WriteFile(filepath.Join(existing, "keep.txt"), []byte("mine"), 0o644)
+	if _, err := MergeStores(existing, []string{good1, good2, bad}); err == nil {
+		t.Fatal("merge into an existing store accepted the symlink out")
+	}
+	if ents, _ := os.ReadDir(existing); len(ents) != 1 || ents[0].Name() != "keep.txt" {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("an existing store after a refused merge holds %v, want only keep.txt", names)
+	}
+}

@@ -5,12 +5,12 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 //go:embed templates/*.tmpl
@@ -540,18 +540,9 @@ func testName(absDir string, cfg *runConfig, r *checkers.Results) string {
 	return firstNonEmpty(cfg.Flags.Store+"-"+cfg.Flags.Recipe, r.Params.Store+"-"+r.Params.Recipe)
 }
 
-// writeAtomic writes via a temporary file so a reader (serve, a browser) never sees half a page.
-func writeAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	return nil
-}
+// writeAtomic writes via a temporary file so a reader (serve, a browser) never sees half a
+// page; it refuses to replace a device, FIFO or symlink (--combine-junit /dev/null).
+func writeAtomic(path string, b []byte) error { return runfile.WriteFile(path, b, 0o644) }
 
 // checkerRow is one checker's outcome in the report's checker table.
 type checkerRow struct {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 const (
@@ -61,10 +62,20 @@ func buildSplitbrain() error {
 			mainPackage, err, strings.TrimSpace(out.String()), mainPackage, images.EnvBinary)
 	}
 	final := filepath.Join(dir, "splitbraintest-splitbrain")
-	if err := os.Rename(tmp.Name(), final); err != nil {
+	if err := installBinary(tmp.Name(), final); err != nil {
 		return err
 	}
 	return os.Setenv(images.EnvBinary, final)
+}
+
+// installBinary renames the built binary tmp to final, unless final is there and is not a
+// regular file (a symlink, a FIFO): the rename would replace that, not the last build.
+func installBinary(tmp, final string) error {
+	if err := runfile.CheckReplaceable(final); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, final)
 }
 
 // inSourceTree tells whether a splitbrain source tree (its go.mod) is in or above the

@@ -82,22 +82,35 @@ func (r *Row) checkCandidate(root string) []error {
 
 var (
 	goBuildMu    sync.Mutex
-	goBuildCache = map[string]string{}
+	goBuildCache = map[string]*goBuild{}
 )
 
-// candidatePath is the executable of a row's candidate: the file itself, or the Go package
-// built static into the cache (once per process; go build skips up-to-date work). A failed
-// build leaves a path that does not exist, so the harness names the problem.
-func candidatePath(root string, r Row) string {
+// goBuild is one Go candidate build of this process: its output path, or why it failed.
+type goBuild struct {
+	out      string
+	err      error
+	reported bool // candidatePath printed err once
+}
+
+// BuildCandidate returns the executable of the row's candidate: the file itself, or the Go
+// main package directory built static into the cache (once per process; go build skips
+// up-to-date work). A failed build's error carries go build's output: assess reports it
+// before any check instead of one harness error per check.
+func (r Row) BuildCandidate(root string) (string, error) {
+	b := r.build(root)
+	return b.out, b.err
+}
+
+func (r Row) build(root string) *goBuild {
 	src := filepath.Join(root, r.Candidate)
 	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
-		return src
+		return &goBuild{out: src}
 	}
 	key := src + " " + strings.Join(r.BuildTags, ",")
 	goBuildMu.Lock()
 	defer goBuildMu.Unlock()
-	if p, ok := goBuildCache[key]; ok {
-		return p
+	if b, ok := goBuildCache[key]; ok {
+		return b
 	}
 	cache := os.Getenv("SPLITBRAIN_CACHE_DIR")
 	if cache == "" {
@@ -117,10 +130,28 @@ func candidatePath(root string, r Row) string {
 	cmd := exec.Command("go", append(args, ".")...)
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "suite: go build %s: %v\n%s", r.Candidate, err, b)
-		out += ".build-failed"
+	b := &goBuild{out: out}
+	if output, err := cmd.CombinedOutput(); err != nil {
+		b.err = fmt.Errorf("go build %s: %v (a directory is built as a Go main package; give an executable file, or the directory of a main package and its go.mod)\n%s",
+			r.Candidate, err, strings.TrimSpace(string(output)))
 	}
-	goBuildCache[key] = out
-	return out
+	goBuildCache[key] = b
+	return b
+}
+
+// candidatePath is the executable of a row's candidate (BuildCandidate). A failed build
+// leaves a path that does not exist, so the harness names the problem; the build's output
+// goes to stderr once.
+func candidatePath(root string, r Row) string {
+	b := r.build(root)
+	if b.err == nil {
+		return b.out
+	}
+	goBuildMu.Lock()
+	if !b.reported {
+		b.reported = true
+		fmt.Fprintf(os.Stderr, "suite: %v\n", b.err)
+	}
+	goBuildMu.Unlock()
+	return b.out + ".build-failed"
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -23,6 +22,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 	"github.com/splitbrain-chaos/splitbrain/workloads"
@@ -143,9 +143,12 @@ type Matrix struct {
 // DefaultFile is the matrix's path relative to the module root.
 const DefaultFile = "suite/matrix.yaml"
 
-// Load reads and validates a matrix file.
+// maxMatrixFile bounds a --file matrix (the project's is about 100 kB).
+const maxMatrixFile = 16 << 20
+
+// Load reads and validates a matrix file: a regular file, opened without blocking.
 func Load(path string) (*Matrix, error) {
-	b, err := os.ReadFile(path)
+	b, err := runfile.ReadInput(path, maxMatrixFile)
 	if err != nil {
 		return nil, fmt.Errorf("matrix: %w", err)
 	}

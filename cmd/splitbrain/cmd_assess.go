@@ -100,6 +100,12 @@ nothing or did not fit the budget, 255 harness error, 64 bad flags.
 		}
 		return exitValid, nil
 	}
+	// What `run` refuses with 64 before anything starts (a 1ns TTL, a FIFO or a Go directory
+	// that does not build as --candidate-cmd) is refused here too, not met by every check in
+	// turn as a harness error.
+	if err := assess.Preflight(o); err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
 	t0 := time.Now()
 	sc, err := assess.Run(ctx, o)
 	if sc == nil {

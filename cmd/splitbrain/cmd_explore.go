@@ -15,6 +15,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/explore"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 	"github.com/splitbrain-chaos/splitbrain/shrink"
 )
 
@@ -141,7 +142,16 @@ after 3 runs in a row that could not run, e.g. no Docker engine), 64 on bad flag
 	nodesGiven := false
 	fs.Visit(func(f *flag.Flag) { nodesGiven = nodesGiven || f.Name == "nodes" })
 	var corpus *explore.Corpus
-	if *resume && *corpusPath != "" {
+	// Refused before any try: the corpus is saved after each one by rename, which would
+	// replace a device or FIFO named here (--corpus /dev/null) with a regular file.
+	corpusOK := true
+	if *corpusPath != "" {
+		if err := runfile.CheckReplaceable(*corpusPath); err != nil {
+			problems = append(problems, "--corpus "+err.Error())
+			corpusOK = false
+		}
+	}
+	if *resume && *corpusPath != "" && corpusOK {
 		var err error
 		if corpus, err = explore.LoadCorpus(*corpusPath); err != nil {
 			problems = append(problems, err.Error())

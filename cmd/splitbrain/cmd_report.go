@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
@@ -44,6 +45,13 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	case *index && dir != "":
 		return exitUsage, usagef("give either RUN_DIR or --index, not both")
 	case *index:
+		if *junitOut != "" {
+			// Checked before anything is written: the file is replaced by rename, which
+			// would turn --combine-junit /dev/null into a regular file.
+			if err := runfile.CheckReplaceable(*junitOut); err != nil {
+				return exitUsage, usageError{"--combine-junit " + err.Error()}
+			}
+		}
 		if err := reports.RenderIndex(*store); err != nil {
 			return exitHarness, err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 	"github.com/splitbrain-chaos/splitbrain/shrink"
 )
 
@@ -83,6 +84,13 @@ the minimal plan as a --nemesis spec and a replay command.
 	if err := harness.CheckConfig(&probe); err != nil {
 		return exitUsage, fmt.Errorf("%s: the recorded configuration does not run here: %w", rec.Dir, err)
 	}
+	// Both files go into a run directory that may be someone else's: a FIFO there would
+	// block the open, a symlink would send the write elsewhere.
+	for _, name := range []string{shrinkLogFile, shrinkResultFile} {
+		if err := runfile.CheckReplaceable(filepath.Join(rec.Dir, name)); err != nil {
+			return exitUsage, usageError{err.Error()}
+		}
+	}
 	logf, err := os.Create(filepath.Join(rec.Dir, shrinkLogFile))
 	if err != nil {
 		return exitHarness, err
@@ -131,7 +139,9 @@ the minimal plan as a --nemesis spec and a replay command.
 	}
 	result["replay"] = replay
 	if b, err := json.MarshalIndent(result, "", "  "); err == nil {
-		os.WriteFile(filepath.Join(rec.Dir, shrinkResultFile), append(b, '\n'), 0o644)
+		if err := runfile.WriteFile(filepath.Join(rec.Dir, shrinkResultFile), append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintf(stderr, "note: %v\n", err)
+		}
 	}
 	fmt.Fprintf(stdout, "stopped: %s after %d steps, %d tries, %v\n", res.Stopped, res.Steps, res.Tries, res.Elapsed.Round(time.Second))
 	fmt.Fprintf(stdout, "size: %s → %s\n", res.Start.Size(), res.Minimal.Size())

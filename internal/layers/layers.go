@@ -6,8 +6,9 @@ package layers
 // Layers lists the module's packages bottom-up, relative to the module path.
 var Layers = [][]string{
 	// 0 kernel: the event schema every stage reads and writes, the one reader of run
-	// directory files, and the facts of the store kinds and fault kinds (plain data, no
-	// imports beyond the standard library).
+	// directory files and user-named inputs and the one writer of output files, and the
+	// facts of the store kinds and fault kinds (plain data, no imports beyond the standard
+	// library).
 	{"history", "internal/runfile", "internal/storekinds", "internal/faultkinds",
 		// the wall-clock bound rule of the chaos tests (a test helper: the standard library only)
 		"internal/boundtest"},

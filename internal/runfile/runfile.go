@@ -4,6 +4,11 @@
 // reader hang, exhaust memory or read outside it. A file is read only when it is a regular
 // file, reached without a symlink that leaves its directory, opened without blocking (a FIFO
 // is refused, not waited on), and no larger than the caller's limit.
+//
+// It also holds the same rules for the other files splitbrain touches on a user's word:
+// OpenInput and ReadInput read a file named on the command line (a candidate executable, an
+// explore corpus, an assessment's state), and WriteFile replaces an output file whole without
+// ever renaming over something that is not a regular file.
 package runfile
 
 import (
@@ -39,8 +44,59 @@ func Open(path string, limit int64) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
-	fd, err := syscall.Open(real, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	r, err := openRegular(path, real, syscall.O_NOFOLLOW, limit, "a run directory holds only regular files; remove it")
+	if err != nil {
+		return nil, err // not r: a nil *limited would make a non-nil io.ReadCloser
+	}
+	return r, nil
+}
+
+// OpenInput opens a file the user named (not one of a run directory) for reading: a symlink
+// is followed wherever it leads, since the user chose the path, but the file it reaches must
+// be a regular file of at most limit bytes, opened without blocking. A missing file gives an
+// error that satisfies errors.Is(err, os.ErrNotExist).
+func OpenInput(path string, limit int64) (*os.File, error) {
+	r, err := openRegular(path, path, 0, limit, "give the path of a regular file")
+	if err != nil {
+		return nil, err
+	}
+	return r.f, nil
+}
+
+// StatInput checks a file the user named under the rules of OpenInput without reading it,
+// and returns what its open descriptor says of it (the file itself, past any symlink).
+func StatInput(path string, limit int64) (os.FileInfo, error) {
+	f, err := OpenInput(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
+}
+
+// ReadInput reads a file the user named whole, under the rules of OpenInput.
+func ReadInput(path string, limit int64) ([]byte, error) {
+	f, err := OpenInput(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := &limited{f: f, left: limit, path: path, limit: limit}
+	return io.ReadAll(r)
+}
+
+// openRegular opens real (path as the user wrote it names it in errors) and keeps it only
+// when it is a regular file within limit; hint says how to fix a refused one.
+func openRegular(path, real string, flags int, limit int64, hint string) (*limited, error) {
+	// Stat first: a device is refused without being opened (opening some has effects).
+	if st, err := os.Stat(real); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w (%s): %s", path, ErrNotRegular, kind(st.Mode()), hint)
+	}
+	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever, and
+	// the file may have been swapped for one since the Stat.
+	fd, err := syscall.Open(real, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|flags, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -52,7 +108,7 @@ func Open(path string, limit int64) (io.ReadCloser, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w (%s): a run directory holds only regular files; remove it", path, ErrNotRegular, kind(st.Mode()))
+		return nil, fmt.Errorf("%s: %w (%s): %s", path, ErrNotRegular, kind(st.Mode()), hint)
 	}
 	if st.Size() > limit {
 		f.Close()
