@@ -102,8 +102,8 @@ func (d *Device) Serve(ln net.Listener) {
 	go func() { _ = d.srv.Serve(ln) }()
 }
 
-// Close stops the device: no new requests, requests held by faults are dropped, late
-// power-offs still pending are cancelled (the run is ending).
+// Close stops the device: no new requests, requests held by faults are dropped (recorded,
+// not carried out), late power-offs still pending are cancelled (the run is ending).
 func (d *Device) Close() {
 	d.stop()
 	if d.srv != nil {
@@ -219,10 +219,14 @@ func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		panic(http.ErrAbortHandler)
 	}
 	if slow > 0 {
-		// A slow device still does what it was asked, also when the caller gave up meanwhile.
+		// A slow device still does what it was asked, also when the caller gave up meanwhile;
+		// but not after the run ended: teardown must not power a node off.
 		select {
 		case <-time.After(slow):
 		case <-d.ctx.Done():
+			d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
+				Result: history.FenceDropped, Reason: fmt.Sprintf("fence-slow (fault %d): the run ended while the request was held; nothing done", slowID)})
+			panic(http.ErrAbortHandler)
 		}
 	}
 	ctx := context.WithoutCancel(req.Context())

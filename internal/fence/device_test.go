@@ -332,3 +332,57 @@ func TestFenceDeviceCarriesOutBothSidesOfARace(t *testing.T) {
 		t.Errorf("recorded power-offs by requester %v, want c1->c2 and c2->c1", by)
 	}
 }
+
+// waitFor polls until cond holds, for at most 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// hasKind reports whether evs hold an event of kind for request id.
+func hasKind(evs []history.Event, kind history.Kind, id int) bool {
+	for _, e := range evs {
+		if e.Kind == kind && e.FenceID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFenceDeviceCloseDropsHeldSlowRequests: a request a fence-slow fault holds when the run
+// ends is dropped, not carried out at once with a reply that claims it was answered late.
+func TestFenceDeviceCloseDropsHeldSlowRequests(t *testing.T) {
+	d, fp, rec, url := startTestFence(t, "c3")
+	if _, err := d.SetFault(1, Slow, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan error, 1)
+	go func() {
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Post(url+"/off/c1", "", nil)
+		if err == nil {
+			resp.Body.Close()
+		}
+		answered <- err
+	}()
+	waitFor(t, "the fence-request", func() bool { return hasKind(rec.list(), history.KindFenceRequest, 1) })
+	closed := time.Now()
+	d.Close()
+	if took := time.Since(closed); took > 3*time.Second {
+		t.Errorf("Close took %v with a held request", took)
+	}
+	if err := <-answered; err == nil {
+		t.Error("a request dropped at the run's end got an answer")
+	}
+	if calls := fp.callList(); len(calls) != 0 {
+		t.Errorf("the device acted on a held request as the run ended: %v", calls)
+	}
+	rep := replyOf(t, rec.list(), 1)
+	if rep.Result != history.FenceDropped || !strings.Contains(rep.Reason, "the run ended") {
+		t.Errorf("held request recorded as %+v, want dropped because the run ended", rep)
+	}
+}
