@@ -52,8 +52,9 @@ type Power interface {
 // on (the harness starts it again). It knows only the run's candidate ids: any other name
 // is refused, so no other container or process can be reached through it, and it answers
 // only sources on the run's network that are (or were) the run's candidates. Every request
-// and its outcome is recorded (fence-request, fence-reply). Actions are serialised, one at
-// a time, as on one power switch.
+// of a candidate and its outcome is recorded (fence-request, fence-reply); what other
+// sources send is counted, not recorded (outsiders). Actions are serialised, one at a time,
+// as on one power switch.
 type Device struct {
 	nodes  []string
 	power  Power
@@ -67,11 +68,44 @@ type Device struct {
 	faults  map[int]faultState
 	changed chan struct{} // closed and replaced whenever faults change
 
+	out outsiders
+
 	srv  *http.Server
 	ln   net.Listener
 	wg   sync.WaitGroup // late (lying) power-offs still to happen
 	stop context.CancelFunc
 	ctx  context.Context
+}
+
+// outsiders counts what the device turned away from sources that are not the run's
+// candidates: another run or a host could send without end, so none of it goes into the
+// history (it would grow the run's history and results) and Close logs one line.
+type outsiders struct {
+	mu       sync.Mutex
+	requests int64
+	sources  []string // the first maxOutsiderSources addresses, for the log line
+}
+
+const maxOutsiderSources = 5
+
+func (o *outsiders) add(addr string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.requests++
+	if len(o.sources) < maxOutsiderSources && !slices.Contains(o.sources, addr) {
+		o.sources = append(o.sources, addr)
+	}
+}
+
+// summary is the one log line, "" when nothing was turned away.
+func (o *outsiders) summary() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.requests == 0 {
+		return ""
+	}
+	return fmt.Sprintf("fence device: refused %d request(s) from sources outside the run's candidates (403, not in the history); first sources: %s",
+		o.requests, strings.Join(o.sources, ", "))
 }
 
 // faultState is one fence fault in effect.
@@ -113,6 +147,9 @@ func (d *Device) Close() {
 		_ = d.srv.Close()
 	}
 	d.wg.Wait()
+	if s := d.out.summary(); s != "" {
+		d.logf("%s", s)
+	}
 }
 
 // SetFault puts a fault on the device (the nemesis's fence kinds); the returned heal removes it.
@@ -166,11 +203,21 @@ const maxTarget = 64
 
 // ServeHTTP handles POST /off/NODE, POST /on/NODE and GET /status/NODE.
 func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	id := int(d.nextID.Add(1))
 	requester, known := "", false
-	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
+	ap, err := netip.ParseAddrPort(req.RemoteAddr)
+	if err == nil {
 		requester, known = d.power.Requester(req.Context(), ap.Addr().Unmap())
 	}
+	if !known {
+		src := req.RemoteAddr
+		if err == nil {
+			src = ap.Addr().Unmap().String()
+		}
+		d.out.add(src)
+		writeJSON(w, http.StatusForbidden, Reply{Error: fmt.Sprintf("request from %s: only the run's candidates may use its fence device", req.RemoteAddr)})
+		return
+	}
+	id := int(d.nextID.Add(1))
 	action, target, _ := strings.Cut(strings.TrimPrefix(req.URL.Path, "/"), "/")
 	if len(target) > maxTarget {
 		target = target[:maxTarget]
@@ -185,9 +232,6 @@ func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		writeJSON(w, code, Reply{Node: target, Error: why, ID: id})
 	}
 	switch {
-	case !known:
-		refuse(http.StatusForbidden, fmt.Sprintf("request from %s: only the run's candidates may use its fence device", req.RemoteAddr))
-		return
 	case action == "invalid":
 		refuse(http.StatusNotFound, fmt.Sprintf("unknown path %q: use POST /off/NODE, POST /on/NODE or GET /status/NODE", req.URL.Path))
 		return

@@ -3,6 +3,7 @@ package fence
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -178,18 +179,60 @@ func TestFenceDeviceRefusesNodesOutsideTheRun(t *testing.T) {
 	}
 }
 
-func TestFenceDeviceRefusesSourcesOutsideTheRun(t *testing.T) {
-	_, fp, rec, url := startTestFence(t, "")
-	code, body, err := fenceCall(t, http.MethodPost, url+"/off/c2", 5*time.Second)
-	if err != nil || code != http.StatusForbidden {
-		t.Fatalf("off c2 from a non-candidate: %d %v, want 403", code, err)
+// logLines collects a device's log lines.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *logLines) matching(sub string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, s := range l.lines {
+		if strings.Contains(s, sub) {
+			out = append(out, s)
+		}
 	}
-	rep := replyOf(t, rec.list(), body.ID)
-	if rep.Result != history.FenceRefused || rep.Node != "" || rep.Target != "c2" {
-		t.Errorf("recorded %+v, want refused, no requester, target c2", rep)
+	return out
+}
+
+// TestFenceDeviceRefusesSourcesOutsideTheRun: a source that is not a candidate of the run
+// gets 403 and nothing done; its requests stay out of the history (another run's candidate
+// put 19,976 request/reply pairs into one run's history) and are counted in one log line.
+func TestFenceDeviceRefusesSourcesOutsideTheRun(t *testing.T) {
+	fp := &fakePower{on: map[string]bool{"c1": true, "c2": true}, requester: map[netip.Addr]string{}}
+	rec, logs := &recorded{}, &logLines{}
+	d := New([]string{"c1", "c2"}, fp, rec.record, logs.logf)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Serve(ln)
+	defer d.Close()
+	url := "http://" + ln.Addr().String()
+	for range 3 {
+		code, body, err := fenceCall(t, http.MethodPost, url+"/off/c2", 5*time.Second)
+		if err != nil || code != http.StatusForbidden || body.Error == "" {
+			t.Fatalf("off c2 from a non-candidate: %d %+v %v, want 403 with an error", code, body, err)
+		}
+	}
+	if evs := rec.list(); len(evs) != 0 {
+		t.Errorf("requests from outside the run were recorded: %+v", evs)
 	}
 	if calls := fp.callList(); len(calls) != 0 {
 		t.Errorf("a request from outside the run reached the power switch: %v", calls)
+	}
+	d.Close()
+	lines := logs.matching("outside the run's candidates")
+	if len(lines) != 1 || !strings.Contains(lines[0], "3 request") || !strings.Contains(lines[0], "127.0.0.1") {
+		t.Errorf("log lines about outsiders %q, want one counting 3 requests and naming 127.0.0.1", lines)
 	}
 }
 
