@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -68,7 +69,8 @@ type Device struct {
 	faults  map[int]faultState
 	changed chan struct{} // closed and replaced whenever faults change
 
-	out outsiders
+	out    outsiders
+	limits limits
 
 	srv  *http.Server
 	ln   net.Listener
@@ -77,35 +79,61 @@ type Device struct {
 	ctx  context.Context
 }
 
-// outsiders counts what the device turned away from sources that are not the run's
-// candidates: another run or a host could send without end, so none of it goes into the
-// history (it would grow the run's history and results) and Close logs one line.
+// outsiders counts what the device turned away: connections and requests from sources that
+// are not the run's candidates, and connections over the limits. Another run or a host
+// could send without end, so none of it goes into the history (it would grow the run's
+// history and results); Close logs it in one line.
 type outsiders struct {
-	mu       sync.Mutex
-	requests int64
-	sources  []string // the first maxOutsiderSources addresses, for the log line
+	mu              sync.Mutex
+	conns, requests int64
+	over            int64    // candidates' connections closed over the limits
+	sources         []string // the first maxOutsiderSources outside addresses
 }
 
 const maxOutsiderSources = 5
 
-func (o *outsiders) add(addr string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.requests++
+func (o *outsiders) note(addr string) {
 	if len(o.sources) < maxOutsiderSources && !slices.Contains(o.sources, addr) {
 		o.sources = append(o.sources, addr)
 	}
 }
 
-// summary is the one log line, "" when nothing was turned away.
-func (o *outsiders) summary() string {
+func (o *outsiders) add(addr string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.requests == 0 {
+	o.requests++
+	o.note(addr)
+}
+
+func (o *outsiders) addConn(addr string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.conns++
+	o.note(addr)
+}
+
+func (o *outsiders) addOver() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.over++
+}
+
+// summary is the one log line, "" when nothing was turned away.
+func (o *outsiders) summary(l limits) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var parts []string
+	if o.conns+o.requests > 0 {
+		parts = append(parts, fmt.Sprintf("closed %d connection(s) at accept and refused %d request(s) (403) from sources outside the run's candidates, not in the history; first sources: %s",
+			o.conns, o.requests, strings.Join(o.sources, ", ")))
+	}
+	if o.over > 0 {
+		parts = append(parts, fmt.Sprintf("closed %d connection(s) of the run's candidates over the limit (%d per source, %d in all)", o.over, l.perSource, l.conns))
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("fence device: refused %d request(s) from sources outside the run's candidates (403, not in the history); first sources: %s",
-		o.requests, strings.Join(o.sources, ", "))
+	return "fence device: " + strings.Join(parts, "; ")
 }
 
 // faultState is one fence fault in effect.
@@ -126,14 +154,18 @@ type Reply struct {
 func New(nodes []string, power Power, record func(history.Event) (history.Event, error), logf func(string, ...any)) *Device {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Device{nodes: slices.Clone(nodes), power: power, record: record, logf: logf,
-		faults: map[int]faultState{}, changed: make(chan struct{}), ctx: ctx, stop: cancel}
+		faults: map[int]faultState{}, changed: make(chan struct{}), ctx: ctx, stop: cancel, limits: defaultLimits}
 }
 
-// Serve starts answering on ln until close.
+// Serve starts answering on ln until close. Connections pass a gate (gateListener): only
+// the run's candidates, within the limits. Held requests (fence faults) are not cut by the
+// timeouts: the ReadTimeout ends once the request is read (net/http), and writeJSON sets
+// the write deadline when the answer is ready.
 func (d *Device) Serve(ln net.Listener) {
-	d.ln = ln
-	d.srv = &http.Server{Handler: d, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = d.srv.Serve(ln) }()
+	d.ln = &gateListener{Listener: ln, d: d, bySrc: map[netip.Addr]int{}}
+	d.srv = &http.Server{Handler: d, ReadHeaderTimeout: d.limits.readHeader, ReadTimeout: d.limits.read,
+		WriteTimeout: d.limits.write, IdleTimeout: d.limits.idle}
+	go func() { _ = d.srv.Serve(d.ln) }()
 }
 
 // Close stops the device: no new requests, requests held by faults are dropped (recorded,
@@ -147,7 +179,7 @@ func (d *Device) Close() {
 		_ = d.srv.Close()
 	}
 	d.wg.Wait()
-	if s := d.out.summary(); s != "" {
+	if s := d.out.summary(d.limits); s != "" {
 		d.logf("%s", s)
 	}
 }
@@ -198,8 +230,12 @@ func (d *Device) inEffect() (unreachable int, slow time.Duration, slowID int, la
 	return unreachable, slow, slowID, lag, lyingID, d.changed
 }
 
-// maxTarget bounds the target name copied into the history.
-const maxTarget = 64
+// maxTarget bounds the target name copied into the history; maxBody the body read and
+// thrown away (a request needs none).
+const (
+	maxTarget = 64
+	maxBody   = 64 << 10
+)
 
 // ServeHTTP handles POST /off/NODE, POST /on/NODE and GET /status/NODE.
 func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -214,9 +250,13 @@ func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			src = ap.Addr().Unmap().String()
 		}
 		d.out.add(src)
-		writeJSON(w, http.StatusForbidden, Reply{Error: fmt.Sprintf("request from %s: only the run's candidates may use its fence device", req.RemoteAddr)})
+		d.writeJSON(w, http.StatusForbidden, Reply{Error: fmt.Sprintf("request from %s: only the run's candidates may use its fence device", req.RemoteAddr)})
 		return
 	}
+	// A request needs no body; one is read (bounded, within the ReadTimeout) so that
+	// net/http watches the connection from then on (without a deadline) and a held
+	// request ends when its caller gives up.
+	_, bodyErr := io.Copy(io.Discard, http.MaxBytesReader(w, req.Body, maxBody))
 	id := int(d.nextID.Add(1))
 	action, target, _ := strings.Cut(strings.TrimPrefix(req.URL.Path, "/"), "/")
 	if len(target) > maxTarget {
@@ -229,9 +269,13 @@ func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	refuse := func(code int, why string) {
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 			Result: history.FenceRefused, Reason: why})
-		writeJSON(w, code, Reply{Node: target, Error: why, ID: id})
+		d.writeJSON(w, code, Reply{Node: target, Error: why, ID: id})
 	}
 	switch {
+	case bodyErr != nil:
+		w.Header().Set("Connection", "close")
+		refuse(http.StatusBadRequest, fmt.Sprintf("reading the request: %v (a fence request needs no body)", bodyErr))
+		return
 	case action == "invalid":
 		refuse(http.StatusNotFound, fmt.Sprintf("unknown path %q: use POST /off/NODE, POST /on/NODE or GET /status/NODE", req.URL.Path))
 		return
@@ -278,7 +322,7 @@ func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 			Result: history.FenceAcknowledged, Power: "off",
 			Reason: fmt.Sprintf("fence-lying (fault %d): answered off, the power-off follows %s later", lyingID, lag)})
-		writeJSON(w, http.StatusOK, Reply{Node: target, Power: "off", ID: id})
+		d.writeJSON(w, http.StatusOK, Reply{Node: target, Power: "off", ID: id})
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
@@ -305,12 +349,12 @@ func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if err != nil {
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 			Result: history.FenceFailed, Reason: joinNote(err.Error(), note)})
-		writeJSON(w, http.StatusInternalServerError, Reply{Node: target, Error: err.Error(), ID: id})
+		d.writeJSON(w, http.StatusInternalServerError, Reply{Node: target, Error: err.Error(), ID: id})
 		return
 	}
 	d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 		Result: history.FenceDone, Power: power, Reason: note})
-	writeJSON(w, http.StatusOK, Reply{Node: target, Power: power, ID: id})
+	d.writeJSON(w, http.StatusOK, Reply{Node: target, Power: power, ID: id})
 }
 
 // do performs one action and returns the power state it leaves.
@@ -344,7 +388,10 @@ func (d *Device) rec(e history.Event) {
 	}
 }
 
-func writeJSON(w http.ResponseWriter, code int, body Reply) {
+// writeJSON answers; the write deadline counts from now, since a fault may have held the
+// request far longer than the server's WriteTimeout.
+func (d *Device) writeJSON(w http.ResponseWriter, code int, body Reply) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d.limits.write))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(body)

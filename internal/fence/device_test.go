@@ -1,9 +1,12 @@
 package fence
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -22,6 +25,10 @@ type fakePower struct {
 	calls     []string
 	requester map[netip.Addr]string
 	offDone   chan string
+	// forget, when set, makes every second Requester call fail: a source known when its
+	// connection was accepted and not by the time its request is read.
+	forget bool
+	asked  int
 }
 
 func (f *fakePower) Off(_ context.Context, node, by string, id int) error {
@@ -50,6 +57,12 @@ func (f *fakePower) PoweredOn(_ context.Context, node string) (bool, error) {
 }
 
 func (f *fakePower) Requester(_ context.Context, a netip.Addr) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked++
+	if f.forget && f.asked%2 == 0 {
+		return "", false
+	}
 	n, ok := f.requester[a]
 	return n, ok
 }
@@ -204,8 +217,9 @@ func (l *logLines) matching(sub string) []string {
 }
 
 // TestFenceDeviceRefusesSourcesOutsideTheRun: a source that is not a candidate of the run
-// gets 403 and nothing done; its requests stay out of the history (another run's candidate
-// put 19,976 request/reply pairs into one run's history) and are counted in one log line.
+// has its connection closed at accept, or (known at accept, not at the request) gets 403;
+// nothing is done, and its requests stay out of the history (another run's candidate put
+// 19,976 request/reply pairs into one run's history): one log line counts them.
 func TestFenceDeviceRefusesSourcesOutsideTheRun(t *testing.T) {
 	fp := &fakePower{on: map[string]bool{"c1": true, "c2": true}, requester: map[netip.Addr]string{}}
 	rec, logs := &recorded{}, &logLines{}
@@ -218,10 +232,17 @@ func TestFenceDeviceRefusesSourcesOutsideTheRun(t *testing.T) {
 	defer d.Close()
 	url := "http://" + ln.Addr().String()
 	for range 3 {
-		code, body, err := fenceCall(t, http.MethodPost, url+"/off/c2", 5*time.Second)
-		if err != nil || code != http.StatusForbidden || body.Error == "" {
-			t.Fatalf("off c2 from a non-candidate: %d %+v %v, want 403 with an error", code, body, err)
+		if code, body, err := fenceCall(t, http.MethodPost, url+"/off/c2", 5*time.Second); err == nil {
+			t.Fatalf("off c2 from a non-candidate was answered %d %+v; want its connection closed", code, body)
 		}
+	}
+	// Known when accepted, not when the request is read: 403.
+	fp.mu.Lock()
+	fp.requester[netip.MustParseAddr("127.0.0.1")], fp.forget, fp.asked = "c1", true, 0
+	fp.mu.Unlock()
+	http.DefaultClient.CloseIdleConnections()
+	if code, body, err := fenceCall(t, http.MethodPost, url+"/off/c2", 5*time.Second); err != nil || code != http.StatusForbidden || body.Error == "" {
+		t.Fatalf("off c2 from a source that stopped being a candidate: %d %+v %v, want 403 with an error", code, body, err)
 	}
 	if evs := rec.list(); len(evs) != 0 {
 		t.Errorf("requests from outside the run were recorded: %+v", evs)
@@ -231,8 +252,8 @@ func TestFenceDeviceRefusesSourcesOutsideTheRun(t *testing.T) {
 	}
 	d.Close()
 	lines := logs.matching("outside the run's candidates")
-	if len(lines) != 1 || !strings.Contains(lines[0], "3 request") || !strings.Contains(lines[0], "127.0.0.1") {
-		t.Errorf("log lines about outsiders %q, want one counting 3 requests and naming 127.0.0.1", lines)
+	if len(lines) != 1 || !strings.Contains(lines[0], "3 connection(s)") || !strings.Contains(lines[0], "1 request(s)") || !strings.Contains(lines[0], "127.0.0.1") {
+		t.Errorf("log lines about outsiders %q, want one counting 3 connections and 1 request and naming 127.0.0.1", lines)
 	}
 }
 
@@ -427,5 +448,186 @@ func TestFenceDeviceCloseDropsHeldSlowRequests(t *testing.T) {
 	rep := replyOf(t, rec.list(), 1)
 	if rep.Result != history.FenceDropped || !strings.Contains(rep.Reason, "the run ended") {
 		t.Errorf("held request recorded as %+v, want dropped because the run ended", rep)
+	}
+}
+
+// startLimitedFence serves a device for c1..c3 with limits lim; 127.0.0.1 is c1 and
+// 127.0.0.2 is c2, any other source is none of the run's.
+func startLimitedFence(t *testing.T, lim limits) (*Device, *fakePower, *recorded, string) {
+	t.Helper()
+	fp := &fakePower{on: map[string]bool{"c1": true, "c2": true, "c3": true}, requester: map[netip.Addr]string{
+		netip.MustParseAddr("127.0.0.1"): "c1", netip.MustParseAddr("127.0.0.2"): "c2"}}
+	rec := &recorded{}
+	d := New([]string{"c1", "c2", "c3"}, fp, rec.record, t.Logf)
+	d.limits = lim
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Serve(ln)
+	t.Cleanup(d.Close)
+	return d, fp, rec, ln.Addr().String()
+}
+
+// dialFrom opens a TCP connection to addr from the loopback address from.
+func dialFrom(t *testing.T, from, addr string) net.Conn {
+	t.Helper()
+	c, err := (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 2 * time.Second}).Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// closedBy reports whether the server closed c within d (a read ends in EOF or a reset
+// rather than a timeout).
+func closedBy(c net.Conn, d time.Duration) bool {
+	_ = c.SetReadDeadline(time.Now().Add(d))
+	_, err := io.ReadAll(c)
+	var ne net.Error
+	return !(errors.As(err, &ne) && ne.Timeout())
+}
+
+// statusOver sends GET /status/c1 on c (keep-alive) and reads the answer.
+func statusOver(t *testing.T, c net.Conn) int {
+	t.Helper()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "GET /status/c1 HTTP/1.1\r\nHost: fence\r\n\r\n"); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("read answer: %v", err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	_ = c.SetDeadline(time.Time{})
+	return resp.StatusCode
+}
+
+// TestFenceDeviceClosesConnectionsFromOutsideAtAccept: a source that is not one of the
+// run's candidates is closed before a byte is read, so it holds no descriptor.
+func TestFenceDeviceClosesConnectionsFromOutsideAtAccept(t *testing.T) {
+	_, _, rec, addr := startLimitedFence(t, defaultLimits)
+	for range 50 {
+		if c := dialFrom(t, "127.0.0.3", addr); !closedBy(c, 2*time.Second) {
+			t.Fatal("a connection from outside the run's candidates stayed open")
+		}
+	}
+	if c := dialFrom(t, "127.0.0.1", addr); statusOver(t, c) != http.StatusOK {
+		t.Error("a candidate was not served after the outsiders")
+	}
+	if n := len(rec.list()); n != 2 {
+		t.Errorf("%d events recorded, want the candidate's request and reply only", n)
+	}
+}
+
+// TestFenceDeviceClosesIdleConnections: a keep-alive connection with no new request is
+// closed after the idle timeout (it used to stay open until the run ended).
+func TestFenceDeviceClosesIdleConnections(t *testing.T) {
+	lim := defaultLimits
+	lim.idle = 300 * time.Millisecond
+	_, _, _, addr := startLimitedFence(t, lim)
+	c := dialFrom(t, "127.0.0.1", addr)
+	if code := statusOver(t, c); code != http.StatusOK {
+		t.Fatalf("status: %d", code)
+	}
+	if !closedBy(c, 3*time.Second) {
+		t.Error("an idle keep-alive connection was still open 3s after one request (idle timeout 300ms)")
+	}
+}
+
+// TestFenceDeviceLimitsConnections: more connections than the limits allow, per source or
+// in all, are closed at once; a closed one frees its place.
+func TestFenceDeviceLimitsConnections(t *testing.T) {
+	lim := defaultLimits
+	lim.conns, lim.perSource = 4, 3
+	_, _, _, addr := startLimitedFence(t, lim)
+	var held []net.Conn
+	for range 3 {
+		c := dialFrom(t, "127.0.0.1", addr)
+		if statusOver(t, c) != http.StatusOK {
+			t.Fatal("a connection within the limits was not served")
+		}
+		held = append(held, c)
+	}
+	if !closedBy(dialFrom(t, "127.0.0.1", addr), 2*time.Second) {
+		t.Error("a 4th connection from one source stayed open (limit 3 per source)")
+	}
+	c2 := dialFrom(t, "127.0.0.2", addr)
+	if statusOver(t, c2) != http.StatusOK {
+		t.Fatal("another source within the overall limit was not served")
+	}
+	if !closedBy(dialFrom(t, "127.0.0.2", addr), 2*time.Second) {
+		t.Error("a 5th connection in all stayed open (limit 4)")
+	}
+	held[0].Close()
+	var again net.Conn
+	waitFor(t, "a free place after a close", func() bool {
+		again = dialFrom(t, "127.0.0.1", addr)
+		return !closedBy(again, 100*time.Millisecond)
+	})
+	if statusOver(t, again) != http.StatusOK {
+		t.Error("a connection in a freed place was not served")
+	}
+}
+
+// TestFenceDeviceHeldRequestOutlivesTimeouts: a request a fence-slow fault holds longer
+// than the read and write timeouts is still answered, not cut.
+func TestFenceDeviceHeldRequestOutlivesTimeouts(t *testing.T) {
+	lim := defaultLimits
+	lim.read, lim.write = 200*time.Millisecond, 200*time.Millisecond
+	d, _, rec, addr := startLimitedFence(t, lim)
+	if _, err := d.SetFault(1, Slow, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	code, body, err := fenceCall(t, http.MethodPost, "http://"+addr+"/off/c2", 5*time.Second)
+	if err != nil || code != http.StatusOK || body.Power != "off" {
+		t.Fatalf("off held 1s with 200ms read/write timeouts: %d %+v %v, want 200 off", code, body, err)
+	}
+	if rep := replyOf(t, rec.list(), body.ID); rep.Result != history.FenceDone {
+		t.Errorf("recorded %+v, want done", rep)
+	}
+}
+
+// TestFenceDeviceUnreachableHoldsPastTheReadTimeout: a request a fence-unreachable fault
+// holds stays held until its caller gives up, also past the server's read timeout (whose
+// expiry would cancel the request and cut the connection early).
+func TestFenceDeviceUnreachableHoldsPastTheReadTimeout(t *testing.T) {
+	lim := defaultLimits
+	lim.read = 200 * time.Millisecond
+	d, _, _, addr := startLimitedFence(t, lim)
+	if _, err := d.SetFault(1, Unreachable, 0); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, _, err := fenceCall(t, http.MethodPost, "http://"+addr+"/off/c2", time.Second)
+	var ne net.Error
+	if took := time.Since(start); !errors.As(err, &ne) || !ne.Timeout() || took < 900*time.Millisecond {
+		t.Errorf("held request ended after %v with %v, want the caller's own timeout after 1s", took, err)
+	}
+}
+
+// TestFenceDeviceRefusesALargeBody: a request needs no body; one past maxBody is refused.
+func TestFenceDeviceRefusesALargeBody(t *testing.T) {
+	_, fp, rec, addr := startLimitedFence(t, defaultLimits)
+	resp, err := http.Post("http://"+addr+"/off/c2", "text/plain", strings.NewReader(strings.Repeat("x", maxBody+1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("off with a %d-byte body: %d, want 400", maxBody+1, resp.StatusCode)
+	}
+	if calls := fp.callList(); len(calls) != 0 {
+		t.Errorf("a refused request powered something: %v", calls)
+	}
+	if rep := replyOf(t, rec.list(), 1); rep.Result != history.FenceRefused {
+		t.Errorf("recorded %+v, want refused", rep)
+	}
+	code, body, err := fenceCall(t, http.MethodPost, "http://"+addr+"/off/c2", 5*time.Second)
+	if err != nil || code != http.StatusOK || body.Power != "off" {
+		t.Errorf("off without a body after that: %d %+v %v", code, body, err)
 	}
 }
