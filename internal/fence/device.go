@@ -66,7 +66,7 @@ type Device struct {
 	nextID atomic.Int64
 
 	faultMu sync.Mutex
-	faults  map[int]faultState
+	faults  map[int]*faultState
 	changed chan struct{} // closed and replaced whenever faults change
 
 	out    outsiders
@@ -137,10 +137,21 @@ func (o *outsiders) summary(l limits) string {
 }
 
 // faultState is one fence fault in effect.
+// A fault's window ends at its last after-effect: requests it holds (slow) and power-offs
+// it promised (lying) are owed, and its heal waits for them.
 type faultState struct {
 	mode  Mode
 	delay time.Duration
+	owed  sync.WaitGroup
+	// drop ends when the heal cannot wait longer: what is still owed is dropped, so nothing
+	// of the fault acts after its end.
+	drop   context.Context
+	cancel context.CancelFunc
 }
+
+// dropWithin bounds the wait for a power action under way when a fault's owed work is
+// dropped (an action is not interrupted; the harness confirms a kill within 10 s).
+const dropWithin = 15 * time.Second
 
 // Reply is the JSON body of every answer.
 type Reply struct {
@@ -154,7 +165,7 @@ type Reply struct {
 func New(nodes []string, power Power, record func(history.Event) (history.Event, error), logf func(string, ...any)) *Device {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Device{nodes: slices.Clone(nodes), power: power, record: record, logf: logf,
-		faults: map[int]faultState{}, changed: make(chan struct{}), ctx: ctx, stop: cancel, limits: defaultLimits}
+		faults: map[int]*faultState{}, changed: make(chan struct{}), ctx: ctx, stop: cancel, limits: defaultLimits}
 }
 
 // Serve starts answering on ln until close. Connections pass a gate (gateListener): only
@@ -184,50 +195,93 @@ func (d *Device) Close() {
 	}
 }
 
-// SetFault puts a fault on the device (the nemesis's fence kinds); the returned heal removes it.
-func (d *Device) SetFault(id int, mode Mode, delay time.Duration) (func() error, error) {
+// SetFault puts a fault on the device (the nemesis's fence kinds). The returned heal takes
+// it off and returns once what it still owes is done (held requests answered, promised
+// power-offs carried out), so its fault-end follows its last after-effect; when ctx ends
+// first, what is still owed is dropped instead.
+func (d *Device) SetFault(id int, mode Mode, delay time.Duration) (func(ctx context.Context) error, error) {
 	switch mode {
 	case Unreachable, Slow, Lying:
 	default:
 		return nil, fmt.Errorf("unknown fence fault mode %q", mode)
 	}
+	f := &faultState{mode: mode, delay: delay}
+	f.drop, f.cancel = context.WithCancel(context.Background())
 	d.faultMu.Lock()
-	d.faults[id] = faultState{mode: mode, delay: delay}
+	d.faults[id] = f
 	close(d.changed)
 	d.changed = make(chan struct{})
 	d.faultMu.Unlock()
-	return func() error {
-		d.faultMu.Lock()
+	return func(ctx context.Context) error { return d.heal(ctx, id, f) }, nil
+}
+
+func (d *Device) heal(ctx context.Context, id int, f *faultState) error {
+	d.faultMu.Lock()
+	if d.faults[id] == f {
 		delete(d.faults, id)
 		close(d.changed)
 		d.changed = make(chan struct{})
-		d.faultMu.Unlock()
+	}
+	d.faultMu.Unlock()
+	// No request registers with f from here on (inEffect no longer sees it).
+	done := make(chan struct{})
+	go func() { f.owed.Wait(); close(done) }()
+	select {
+	case <-done:
 		return nil
-	}, nil
+	case <-ctx.Done():
+	case <-d.ctx.Done():
+	}
+	f.cancel()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(dropWithin):
+		return fmt.Errorf("fence fault %d: a power action it held was still under way %s after its heal", id, dropWithin)
+	}
 }
 
-// inEffect sums up the faults now: the fault id that makes it unreachable (0: none), the
-// longest slow delay and the longest lying lag, each with its fault id.
-func (d *Device) inEffect() (unreachable int, slow time.Duration, slowID int, lag time.Duration, lyingID int, changed <-chan struct{}) {
+// effect is what the faults in effect do to one request. slow and lying, when set, owe it
+// (registered in inEffect); the caller settles that with owed.Done.
+type effect struct {
+	unreachable     int // the fault id that makes the device unreachable, 0: none
+	slow, lying     *faultState
+	slowID, lyingID int
+	changed         <-chan struct{}
+}
+
+// inEffect sums up the faults now for a request of action: the unreachable fault with the
+// lowest id, the slow one with the longest delay, and (for a power-off) the lying one with
+// the longest lag. A request that gets an answer is owed by the slow and lying faults.
+func (d *Device) inEffect(action string) effect {
 	d.faultMu.Lock()
 	defer d.faultMu.Unlock()
+	e := effect{changed: d.changed}
 	for id, f := range d.faults {
 		switch f.mode {
 		case Unreachable:
-			if unreachable == 0 || id < unreachable {
-				unreachable = id
+			if e.unreachable == 0 || id < e.unreachable {
+				e.unreachable = id
 			}
 		case Slow:
-			if f.delay > slow {
-				slow, slowID = f.delay, id
+			if e.slow == nil || f.delay > e.slow.delay {
+				e.slow, e.slowID = f, id
 			}
 		case Lying:
-			if lyingID == 0 || f.delay > lag {
-				lag, lyingID = f.delay, id
+			if action == history.FenceOff && (e.lying == nil || f.delay > e.lying.delay) {
+				e.lying, e.lyingID = f, id
 			}
 		}
 	}
-	return unreachable, slow, slowID, lag, lyingID, d.changed
+	if e.unreachable != 0 {
+		e.slow, e.lying, e.slowID, e.lyingID = nil, nil, 0, 0
+	}
+	for _, f := range []*faultState{e.slow, e.lying} {
+		if f != nil {
+			f.owed.Add(1)
+		}
+	}
+	return e
 }
 
 // maxTarget bounds the target name copied into the history; maxBody the body read and
@@ -293,57 +347,96 @@ func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 
-	unreachable, slow, slowID, lag, lyingID, changed := d.inEffect()
-	if unreachable != 0 {
+	e := d.inEffect(action)
+	if e.unreachable != 0 {
 		// The request never gets an answer: held until the caller gives up, the fault heals
 		// or the run ends, then the connection is cut, as a black-holed BMC looks to its caller.
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
-			Result: history.FenceDropped, Reason: fmt.Sprintf("fence-unreachable (fault %d): no answer, nothing done", unreachable)})
+			Result: history.FenceDropped, Reason: fmt.Sprintf("fence-unreachable (fault %d): no answer, nothing done", e.unreachable)})
 		select {
 		case <-req.Context().Done():
-		case <-changed:
+		case <-e.changed:
 		case <-d.ctx.Done():
 		}
 		panic(http.ErrAbortHandler)
 	}
-	if slow > 0 {
-		// A slow device still does what it was asked, also when the caller gave up meanwhile;
-		// but not after the run ended: teardown must not power a node off.
-		select {
-		case <-time.After(slow):
-		case <-d.ctx.Done():
-			d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
-				Result: history.FenceDropped, Reason: fmt.Sprintf("fence-slow (fault %d): the run ended while the request was held; nothing done", slowID)})
-			panic(http.ErrAbortHandler)
+	lyingOwed := e.lying != nil // handed to the late power-off below, else settled here
+	defer func() {
+		if lyingOwed {
+			e.lying.owed.Done()
 		}
+	}()
+	// dropSlow ends a held request without acting: the run ended (teardown must not power
+	// a node off) or the fault's heal could not wait longer (nothing acts after its end).
+	dropSlow := func() {
+		why := "its heal could not wait longer"
+		if d.ctx.Err() != nil {
+			why = "the run ended"
+		}
+		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
+			Result: history.FenceDropped, Reason: fmt.Sprintf("fence-slow (fault %d): %s while the request was held; nothing done", e.slowID, why)})
+		panic(http.ErrAbortHandler)
+	}
+	note := ""
+	if e.slow != nil {
+		defer e.slow.owed.Done()
+		// A slow device still does what it was asked, also when the caller gave up meanwhile.
+		select {
+		case <-time.After(e.slow.delay):
+		case <-d.ctx.Done():
+			dropSlow()
+		case <-e.slow.drop.Done():
+			dropSlow()
+		}
+		note = fmt.Sprintf("fence-slow (fault %d): answered %s late", e.slowID, e.slow.delay)
 	}
 	ctx := context.WithoutCancel(req.Context())
-	if action == history.FenceOff && lyingID != 0 {
+	if e.lying != nil {
+		if e.slow != nil && (d.ctx.Err() != nil || e.slow.drop.Err() != nil) {
+			dropSlow()
+		}
+		lag, lying, lyingID := e.lying.delay, e.lying, e.lyingID
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 			Result: history.FenceAcknowledged, Power: "off",
-			Reason: fmt.Sprintf("fence-lying (fault %d): answered off, the power-off follows %s later", lyingID, lag)})
+			Reason: joinNote(fmt.Sprintf("fence-lying (fault %d): answered off, the power-off follows %s later", lyingID, lag), note)})
 		d.writeJSON(w, http.StatusOK, Reply{Node: target, Power: "off", ID: id})
+		lyingOwed = false
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
+			defer lying.owed.Done()
+			dropped := func() bool {
+				switch {
+				case d.ctx.Err() != nil:
+					d.logf("fence %d: the late power-off of %s (fence-lying, fault %d) dropped: the run ended", id, target, lyingID)
+				case lying.drop.Err() != nil:
+					d.logf("fence %d: the late power-off of %s (fence-lying, fault %d) dropped: the fault's heal could not wait longer", id, target, lyingID)
+				default:
+					return false
+				}
+				return true
+			}
 			select {
 			case <-time.After(lag):
 			case <-d.ctx.Done():
-				return
+			case <-lying.drop.Done():
 			}
 			d.act.Lock()
 			defer d.act.Unlock()
+			if dropped() {
+				return
+			}
 			if err := d.power.Off(ctx, target, requester, id); err != nil {
 				d.logf("fence %d: late power-off of %s failed: %v", id, target, err)
 			}
 		}()
 		return
 	}
-	note := ""
-	if slowID != 0 {
-		note = fmt.Sprintf("fence-slow (fault %d): answered %s late", slowID, slow)
-	}
 	d.act.Lock()
+	if e.slow != nil && (d.ctx.Err() != nil || e.slow.drop.Err() != nil) {
+		d.act.Unlock()
+		dropSlow()
+	}
 	power, err := d.do(ctx, action, target, requester, id)
 	d.act.Unlock()
 	if err != nil {

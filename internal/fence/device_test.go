@@ -310,7 +310,7 @@ func TestFenceDeviceFaults(t *testing.T) {
 	if calls := fp.callList(); len(calls) != 0 {
 		t.Fatalf("an unreachable device powered something: %v", calls)
 	}
-	heal()
+	heal(context.Background())
 
 	// lying: "off" at once, the power-off after the lag.
 	fp.offDone = make(chan string, 1)
@@ -325,7 +325,7 @@ func TestFenceDeviceFaults(t *testing.T) {
 	if got := <-fp.offDone; got != "c1" {
 		t.Errorf("the late power-off hit %s, want c1", got)
 	}
-	heal()
+	heal(context.Background())
 
 	// slow: carried out and answered, the reply says why it was late.
 	heal, _ = d.SetFault(3, Slow, time.Millisecond)
@@ -337,7 +337,7 @@ func TestFenceDeviceFaults(t *testing.T) {
 	if rep := replyOf(t, rec.list(), body.ID); rep.Result != history.FenceDone || !strings.Contains(rep.Reason, "fault 3") {
 		t.Errorf("slow reply recorded as %+v, want done naming fault 3", rep)
 	}
-	heal()
+	heal(context.Background())
 	if _, err := d.SetFault(4, "flaky", 0); err == nil {
 		t.Error("an unknown fault mode was accepted")
 	}
@@ -629,5 +629,84 @@ func TestFenceDeviceRefusesALargeBody(t *testing.T) {
 	code, body, err := fenceCall(t, http.MethodPost, "http://"+addr+"/off/c2", 5*time.Second)
 	if err != nil || code != http.StatusOK || body.Power != "off" {
 		t.Errorf("off without a body after that: %d %+v %v", code, body, err)
+	}
+}
+
+// TestFenceFaultHealWaitsForItsAfterEffects: a fence-slow or fence-lying fault's heal
+// returns (and the nemesis records fault-end) only once the requests it held are answered
+// and the power-offs it promised are done; they used to happen after the fault's window,
+// where the latency checker saw an outage with no fault in effect.
+func TestFenceFaultHealWaitsForItsAfterEffects(t *testing.T) {
+	d, fp, rec, url := startTestFence(t, "c3")
+	heal, err := d.SetFault(1, Slow, 400*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _, _ = fenceCall(t, http.MethodPost, url+"/off/c1", 5*time.Second) }()
+	waitFor(t, "the slow request", func() bool { return hasKind(rec.list(), history.KindFenceRequest, 1) })
+	if err := heal(context.Background()); err != nil {
+		t.Fatalf("heal: %v", err)
+	}
+	if !hasKind(rec.list(), history.KindFenceReply, 1) || len(fp.callList()) != 1 {
+		t.Fatalf("fence-slow healed before the request it held was carried out and answered: %+v", rec.list())
+	}
+
+	heal, _ = d.SetFault(2, Lying, 400*time.Millisecond)
+	code, body, err := fenceCall(t, http.MethodPost, url+"/off/c2", 5*time.Second)
+	if err != nil || code != http.StatusOK || body.Power != "off" {
+		t.Fatalf("off under a lying device: %d %+v %v", code, body, err)
+	}
+	if err := heal(context.Background()); err != nil {
+		t.Fatalf("heal: %v", err)
+	}
+	if calls := fp.callList(); len(calls) != 2 || calls[1] != "off c2 by c3" {
+		t.Fatalf("fence-lying healed before the power-off it promised: calls %v", calls)
+	}
+}
+
+// TestFenceFaultHealThatCannotWaitDropsWhatIsOwed: when the heal's context ends first, what
+// the fault still owes is dropped, so nothing of it acts after its end.
+func TestFenceFaultHealThatCannotWaitDropsWhatIsOwed(t *testing.T) {
+	d, fp, rec, url := startTestFence(t, "c3")
+	healSlow, _ := d.SetFault(1, Slow, time.Minute)
+	healLying, _ := d.SetFault(2, Lying, time.Minute)
+	answered := make(chan error, 1)
+	go func() {
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Post(url+"/off/c1", "", nil)
+		if err == nil {
+			resp.Body.Close()
+		}
+		answered <- err
+	}()
+	waitFor(t, "the held request", func() bool { return hasKind(rec.list(), history.KindFenceRequest, 1) })
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := healSlow(ctx); err != nil {
+		t.Fatalf("heal: %v", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the heal took %v with a 200ms context", took)
+	}
+	if err := <-answered; err == nil {
+		t.Error("a dropped request got an answer")
+	}
+	rep := replyOf(t, rec.list(), 1)
+	if rep.Result != history.FenceDropped || !strings.Contains(rep.Reason, "fault 1") || !strings.Contains(rep.Reason, "heal") {
+		t.Errorf("held request recorded as %+v, want dropped by fault 1's heal", rep)
+	}
+
+	// Fault 2 (lying) still in effect: an acknowledged power-off, then a heal that cannot wait.
+	if code, body, err := fenceCall(t, http.MethodPost, url+"/off/c2", 5*time.Second); err != nil || code != http.StatusOK || body.Power != "off" {
+		t.Fatalf("off under a lying device: %d %+v %v", code, body, err)
+	}
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel2()
+	if err := healLying(ctx2); err != nil {
+		t.Fatalf("heal: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if calls := fp.callList(); len(calls) != 0 {
+		t.Errorf("a fault acted after its heal: %v", calls)
 	}
 }
