@@ -24,6 +24,7 @@ type fenceDevice struct {
 	cands *candidateProcs
 	log   *journal
 	names []string
+	root  context.Context // the run's: an interrupt closes the device at once
 
 	once sync.Once
 	dev  *fence.Device
@@ -58,6 +59,11 @@ func (fd *fenceDevice) URL() string {
 		}
 		fd.dev = fence.New(fd.names, runPower{fd}, fd.log.record, fd.log.logf)
 		fd.dev.Serve(ln)
+		if fd.root != nil {
+			// An interrupt drops what fence faults hold instead of waiting it out in their
+			// heals: the run is unknown anyway, and the exit must be prompt.
+			context.AfterFunc(fd.root, fd.dev.Close)
+		}
 		fd.url = "http://" + ln.Addr().String()
 		fd.log.logf("fence device on %s (the run's candidates only)", fd.url)
 	})

@@ -72,6 +72,8 @@ type Device struct {
 	out    outsiders
 	limits limits
 
+	closeOnce sync.Once
+
 	srv  *http.Server
 	ln   net.Listener
 	wg   sync.WaitGroup // late (lying) power-offs still to happen
@@ -180,8 +182,11 @@ func (d *Device) Serve(ln net.Listener) {
 }
 
 // Close stops the device: no new requests, requests held by faults are dropped (recorded,
-// not carried out), late power-offs still pending are cancelled (the run is ending).
-func (d *Device) Close() {
+// not carried out), late power-offs still pending are cancelled (the run is ending). It may
+// be called more than once, concurrently (an interrupt and the teardown).
+func (d *Device) Close() { d.closeOnce.Do(d.close) }
+
+func (d *Device) close() {
 	d.stop()
 	if d.srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
