@@ -62,7 +62,8 @@ func TestFenceRequesterOnlyFromTheRunNetwork(t *testing.T) {
 // a fence-slow heal waiting for a held request (F3) does not hold up the exit; the request
 // is dropped, not carried out.
 func TestFenceDeviceClosesOnInterrupt(t *testing.T) {
-	w, err := history.Create(filepath.Join(t.TempDir(), HistoryFile))
+	path := filepath.Join(t.TempDir(), HistoryFile)
+	w, err := history.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,17 @@ func TestFenceDeviceClosesOnInterrupt(t *testing.T) {
 		}
 		answered <- err
 	}()
-	time.Sleep(200 * time.Millisecond) // the request is held
+	deadline := time.Now().Add(5 * time.Second) // held once its fence-request is recorded
+	for held := false; !held; {
+		evs, _, _ := history.ReadFile(path)
+		for _, e := range evs {
+			held = held || e.Kind == history.KindFenceRequest
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached the device")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	cancel()
 	healed := make(chan error, 1)
 	go func() { healed <- heal(context.Background()) }()
