@@ -63,6 +63,10 @@ type Options struct {
 	Parallel int
 	// Args is the command line recorded in each run's config.json and the scorecard.
 	Args []string
+	// Started, when set, is called with the id of each run ("run") and each store cluster
+	// of the session's pool ("pool") before it starts anything: the ids `splitbrain clean
+	// --run` takes when the process is killed before it could clean up.
+	Started func(what, id string)
 }
 
 // Resource modes an assessment is judged on.

@@ -168,6 +168,9 @@ func (r *runner) caseFor(c Check) (suite.Case, error) {
 	k.Config.TestName = strings.ReplaceAll(c.Key(), "/", "--")
 	k.Config.StoreRoot = filepath.Join(r.opts.OutDir, RunsDir)
 	k.Config.StorePool = r.pool
+	if r.opts.Started != nil {
+		k.Config.Started = func(id string) { r.opts.Started("run", id) }
+	}
 	k.Config.Args = append(slices.Clone(r.opts.Args), "(check "+c.Key()+")")
 	return k, nil
 }

@@ -76,6 +76,9 @@ func newSession(opts Options, resume func(Options) (*state, error)) (*Session, e
 	if n := opts.parallel(); n > 1 {
 		s.r.pool.MaxIdle = n // one cluster per check at once
 	}
+	if opts.Started != nil {
+		s.r.pool.Started = func(id string) { opts.Started("pool", id) }
+	}
 	s.run = s.r.runCheck
 	s.sc = newScorecard(opts, s.start, opts.budget(), skipped)
 	if opts.Recipe != "" {

@@ -30,9 +30,19 @@ type FenceOp struct {
 	AliveAtAnswer bool `json:"alive_at_answer,omitempty"`
 }
 
-// FenceResult is the fences section: every request to the fence device, in request order.
+// maxFenceOps bounds the ops results.json lists: the first and the last half of it. Findings
+// and counts cover every request; a flood of requests must not grow results.json past what
+// its readers take (runfile.MaxJSON).
+const maxFenceOps = 400
+
+// FenceResult is the fences section: the requests to the fence device, in request order
+// (the first and last maxFenceOps/2 when there were more).
 type FenceResult struct {
 	Ops []FenceOp `json:"ops"`
+	// OpsTotal: requests in the history; OpsOmitted: those left out of Ops, between its
+	// first and its last half.
+	OpsTotal   int `json:"ops_total"`
+	OpsOmitted int `json:"ops_omitted,omitempty"`
 	// OffsConfirmed: power-offs answered off after the target's process had ended.
 	OffsConfirmed int `json:"offs_confirmed"`
 	// OffsUnconfirmed: power-offs that got no answer, a refusal or a failure.
@@ -127,6 +137,11 @@ func (s *FenceResult) check(_ context.Context, a *analysis, rl *reasonList) {
 		}
 	}
 	s.mutual(a, rl)
+	s.OpsTotal = len(s.Ops)
+	if len(s.Ops) > maxFenceOps {
+		s.OpsOmitted = len(s.Ops) - maxFenceOps
+		s.Ops = append(s.Ops[:maxFenceOps/2], s.Ops[len(s.Ops)-maxFenceOps/2:]...)
+	}
 }
 
 // mutual reports pairs of candidates that asked to power each other off while both ran:

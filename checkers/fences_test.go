@@ -117,3 +117,33 @@ func TestStepDownArrivingAfterItsKill(t *testing.T) {
 		t.Error("a stepped-down stamped after the kill was accepted")
 	}
 }
+
+// TestFencesOpsAreCapped: results.json keeps the first and last maxFenceOps/2 requests and
+// counts the rest; a flood of requests (refused ones from outside the run, in histories of
+// older builds) grew it by about 330 bytes a request, past the 64 MiB the readers take.
+func TestFencesOpsAreCapped(t *testing.T) {
+	h := newHB()
+	h.proc(2, history.KindProcessStart, "c1").proc(2, history.KindProcessStart, "c2")
+	const n = 3 * maxFenceOps
+	for i := 1; i <= n; i++ {
+		h.fence(int64(10+i), i, "", "off", "c2").fenceReply(int64(10+i), i, "", "off", "c2", history.FenceRefused, "")
+	}
+	h.end(int64(20 + n))
+	r, err := Check(context.Background(), h.ev, Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := r.Fences
+	if len(f.Ops) != maxFenceOps || f.OpsTotal != n || f.OpsOmitted != n-maxFenceOps {
+		t.Fatalf("%d ops kept, total %d, omitted %d: want %d kept of %d, %d omitted", len(f.Ops), f.OpsTotal, f.OpsOmitted, maxFenceOps, n, n-maxFenceOps)
+	}
+	if first, last := f.Ops[0].ID, f.Ops[len(f.Ops)-1].ID; first != 1 || last != n {
+		t.Errorf("kept ops run from fence %d to %d, want the first (1) and the last (%d)", first, last, n)
+	}
+	if mid := f.Ops[maxFenceOps/2]; mid.ID != n-maxFenceOps/2+1 {
+		t.Errorf("first op after the cut is fence %d, want %d", mid.ID, n-maxFenceOps/2+1)
+	}
+	if f.OffsUnconfirmed != n {
+		t.Errorf("offs unconfirmed %d, want every request counted (%d)", f.OffsUnconfirmed, n)
+	}
+}

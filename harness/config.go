@@ -128,6 +128,11 @@ type Config struct {
 	// earlier run of the same key, reset in between, and takes it back if it is still sound;
 	// it also ensures images once. nil = the run starts and removes its own cluster.
 	StorePool *StorePool
+
+	// Started, when set, is called with the run's id before anything is started: its
+	// containers and network carry it, so a caller killed mid-run (go test's -timeout) can
+	// say what `splitbrain clean --run ID` would remove.
+	Started func(runID string)
 }
 
 // Validate fills in defaults and checks the configuration. Checks that need other packages'

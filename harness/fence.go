@@ -24,10 +24,12 @@ type fenceDevice struct {
 	cands *candidateProcs
 	log   *journal
 	names []string
+	root  context.Context // the run's: an interrupt closes the device at once
 
-	once sync.Once
-	dev  *fence.Device
-	url  string
+	once    sync.Once
+	dev     *fence.Device
+	url     string
+	unwatch func() bool // stops the interrupt watch (context.AfterFunc)
 
 	mu  sync.Mutex
 	ips map[netip.Addr]string // candidate addresses seen on the run network, kept after restarts
@@ -58,6 +60,11 @@ func (fd *fenceDevice) URL() string {
 		}
 		fd.dev = fence.New(fd.names, runPower{fd}, fd.log.record, fd.log.logf)
 		fd.dev.Serve(ln)
+		if fd.root != nil {
+			// An interrupt drops what fence faults hold instead of waiting it out in their
+			// heals: the run is unknown anyway, and the exit must be prompt.
+			fd.unwatch = context.AfterFunc(fd.root, fd.dev.Close)
+		}
 		fd.url = "http://" + ln.Addr().String()
 		fd.log.logf("fence device on %s (the run's candidates only)", fd.url)
 	})
@@ -75,6 +82,9 @@ func (f *faultEnv) fenceURL() string {
 // close stops the device (teardown); pending late power-offs are dropped.
 func (fd *fenceDevice) close() {
 	if fd != nil && fd.dev != nil {
+		if fd.unwatch != nil {
+			fd.unwatch()
+		}
 		fd.dev.Close()
 	}
 }

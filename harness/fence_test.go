@@ -2,11 +2,17 @@ package harness
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/fence"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
@@ -49,5 +55,65 @@ func TestFenceRequesterOnlyFromTheRunNetwork(t *testing.T) {
 		if who, ok := rp.Requester(ctx, netip.MustParseAddr(a)); ok {
 			t.Errorf("%s accepted as %q: only the run's candidates may use the device", a, who)
 		}
+	}
+}
+
+// TestFenceDeviceClosesOnInterrupt: an interrupted run closes its fence device at once, so
+// a fence-slow heal waiting for a held request (F3) does not hold up the exit; the request
+// is dropped, not carried out.
+func TestFenceDeviceClosesOnInterrupt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), HistoryFile)
+	w, err := history.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fd := &fenceDevice{net: &platform.Network{Subnet: netip.MustParsePrefix("127.0.0.0/24")}, log: newJournalOn(w),
+		names: []string{"c1", "c2"}, root: root}
+	fd.ips = map[netip.Addr]string{netip.MustParseAddr("127.0.0.2"): "c1"}
+	url := fd.URL()
+	if url == "" {
+		t.Skip("cannot listen on 127.0.0.1")
+	}
+	defer fd.close()
+	heal, err := fd.dev.SetFault(1, fence.Slow, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: (&net.Dialer{
+		LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext}}
+	answered := make(chan error, 1)
+	go func() {
+		resp, err := cl.Post(url+"/off/c2", "", nil)
+		if err == nil {
+			resp.Body.Close()
+		}
+		answered <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second) // held once its fence-request is recorded
+	for held := false; !held; {
+		evs, _, _ := history.ReadFile(path)
+		for _, e := range evs {
+			held = held || e.Kind == history.KindFenceRequest
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached the device")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	healed := make(chan error, 1)
+	go func() { healed <- heal(context.Background()) }()
+	select {
+	case err := <-healed:
+		if err != nil {
+			t.Errorf("heal: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the heal of a fence-slow fault still waited 5s after the run was interrupted")
+	}
+	if err := <-answered; err == nil {
+		t.Error("the held request was answered after the interrupt")
 	}
 }

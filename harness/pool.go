@@ -33,6 +33,9 @@ const DefaultPoolMaxIdle = 1
 // own run id), so `splitbrain clean` sweeps them too.
 type StorePool struct {
 	MaxIdle int // idle clusters kept; 0 = DefaultPoolMaxIdle, < 0 = none (set before use)
+	// Started, when set, is called with a new cluster's id before its network is made (set
+	// before use): its containers carry that id, not the ids of the runs that lease it.
+	Started func(id string)
 
 	mu      sync.Mutex
 	eng     *platform.Engine
@@ -183,6 +186,9 @@ func (p *StorePool) newEntry(ctx context.Context, key string) (*poolEntry, error
 		return nil, err
 	}
 	e := &poolEntry{key: key, id: platform.NewRunID(), uses: 1}
+	if p.Started != nil {
+		p.Started(e.id)
+	}
 	if e.logDir, err = os.MkdirTemp("", "splitbrain-pool-"+e.id+"-"); err != nil {
 		return nil, err
 	}

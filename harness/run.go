@@ -44,6 +44,9 @@ func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
 		return nil, err
 	}
 	r := &run{cfg: cfg, prep: prep, root: ctx, runID: platform.NewRunID()}
+	if cfg.Started != nil {
+		cfg.Started(r.runID)
+	}
 	if r.log, err = openJournal(cfg, time.Now()); err != nil {
 		return nil, err
 	}

@@ -194,7 +194,7 @@ func (r *run) startFaults(ctx context.Context) error {
 		r.goals.observe(e)
 	})
 	names := r.cfg.candidateNames()
-	r.faults.fence = &fenceDevice{net: r.cluster.network(), cands: r.cands, log: r.log, names: names}
+	r.faults.fence = &fenceDevice{net: r.cluster.network(), cands: r.cands, log: r.log, names: names, root: r.root}
 	if r.faults.clock, err = makeClockDir(r.log.dir, names); err != nil {
 		return err
 	}

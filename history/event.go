@@ -81,9 +81,9 @@ const (
 	FenceStatus = "status"
 
 	FenceDone         = "done"         // the action took effect (off: the process was confirmed dead) or the status was read
-	FenceRefused      = "refused"      // not a node of this run, a bad request, or not from the run's network
+	FenceRefused      = "refused"      // not a node of this run or a bad request (a source outside the run's candidates is refused unrecorded)
 	FenceFailed       = "failed"       // the device could not do it (Reason says why)
-	FenceDropped      = "dropped"      // a fence-unreachable fault swallowed it: no answer was sent
+	FenceDropped      = "dropped"      // a fence-unreachable fault swallowed it, or the run ended while a fault held it: no answer was sent, nothing done
 	FenceAcknowledged = "acknowledged" // a fence-lying fault answered "off" before the node was killed
 )
 

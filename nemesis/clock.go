@@ -41,15 +41,28 @@ func (clockKind) def() kindDef {
 			{"op", "bump (jump by delta for for=) | strobe (flip between +delta and 0 every period= for for=) | rate (run at rate× real time for for=; candidates only)", "bump", oneOf("bump", "strobe", "rate")},
 			{"delta", "signed jump, Go duration or NxTTL, e.g. -3xTTL or +5s", "-3xTTL", checkDelta},
 			{"period", "strobe flip period", "200ms", checkDur(false)},
-			{"rate", "op=rate: how fast the clock runs, a number > 0 other than 1 (2 = twice real speed, 0.5 = half)", "", checkRate},
+			{"rate", "op=rate: how fast the clock runs, a number from 0.01 to 100 other than 1 (2 = twice real speed, 0.5 = half)", "", checkRate},
 		},
 	}
 }
 
+// Clock rates outside [minRate, maxRate] are refused: a candidate's clock arithmetic
+// (offset + (rate-1)*elapsed) overflows for huge rates, and nothing real drifts that far.
+const (
+	minRate = 0.01
+	maxRate = 100.0
+)
+
 func checkRate(v string) error {
+	if strings.ContainsAny(v, "xX_pP") { // ParseFloat also takes hex floats and underscores
+		return fmt.Errorf("write rate= as a decimal number, e.g. rate=2 or rate=0.25")
+	}
 	r, err := strconv.ParseFloat(v, 64)
 	if err != nil || !(r > 0) || r == 1 || math.IsInf(r, 0) {
 		return fmt.Errorf("want a number > 0 other than 1, e.g. rate=2 (twice real speed) or rate=0.5")
+	}
+	if r < minRate || r > maxRate {
+		return fmt.Errorf("rate=%s: want a rate between %g and %g (other than 1)", v, minRate, maxRate)
 	}
 	return nil
 }

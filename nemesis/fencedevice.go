@@ -20,8 +20,10 @@ const (
 // FenceDevice is the run's fence device as the fence fault kinds change it. An Env that
 // has one implements FenceEnv.
 type FenceDevice interface {
-	// SetFault puts fault id on the device; the heal it returns takes it off.
-	SetFault(id int, mode FenceMode, delay time.Duration) (heal func() error, err error)
+	// SetFault puts fault id on the device. The heal it returns takes it off and returns
+	// once the fault's after-effects are over (requests it held answered, power-offs it
+	// promised done; dropped when ctx ends first), so fault-end follows the last of them.
+	SetFault(id int, mode FenceMode, delay time.Duration) (heal func(ctx context.Context) error, err error)
 }
 
 // FenceEnv is implemented by an Env whose run has a fence device.
@@ -59,5 +61,5 @@ func applyFenceFault(ctx context.Context, n *Nemesis, pf PlannedFault, mode Fenc
 	if err != nil {
 		return nil, err
 	}
-	return &applied{targets: names, heal: func(context.Context) error { return heal() }}, nil
+	return &applied{targets: names, heal: heal}, nil
 }

@@ -25,10 +25,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -99,9 +101,33 @@ func Seed(seed int64) Option { return func(s *settings) { s.seed = seed } }
 // EnvDir names the environment variable that stands in for Dir when Dir is not given.
 const EnvDir = "SPLITBRAIN_SCORECARD_DIR"
 
-// cleanupMargin is left of go test's -timeout after the budget, for a run's teardown (every
-// fault healed, every container removed) and writing the scorecard.
-const cleanupMargin = 90 * time.Second
+// cleanupMargin is left of go test's -timeout after the budget and after the checks'
+// context ends: a run's heal and teardown (every fault healed, every container removed; each
+// bounded at 2 minutes by the harness, seconds when nothing is stuck), the store clusters'
+// removal and writing the scorecard.
+const cleanupMargin = 3 * time.Minute
+
+// checksContext is what the checks run under. It ends cleanupMargin before go test's
+// deadline, so a run still going is torn down before the -timeout panic kills the binary,
+// and on SIGINT or SIGTERM, so an interrupted go test tears down too (Ryuk is off: nothing
+// else would remove the containers). After the first signal a second one kills at once.
+func checksContext(deadline time.Time, hasDeadline bool) (context.Context, context.CancelFunc) {
+	sctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	unwatch := context.AfterFunc(sctx, stop)
+	ctx, cancel := sctx, context.CancelFunc(func() {})
+	if hasDeadline {
+		ctx, cancel = context.WithDeadline(sctx, deadline.Add(-cleanupMargin))
+	}
+	return ctx, func() { cancel(); unwatch(); stop() }
+}
+
+// logStarted logs each run and store cluster id as it starts, with the command that removes
+// it if go test is killed before the checks could clean up.
+func logStarted(progress io.Writer) func(what, id string) {
+	return func(what, id string) {
+		fmt.Fprintf(progress, "splitbraintest: %s %s started (if go test is killed, remove it with: splitbrain clean --run %s)\n", what, id, id)
+	}
+}
 
 // Assess plans the battery for c and runs each check as a subtest t.Run(check.Name, ...). A
 // check passes only when the candidate was judged safe under it; an unsafe or unknown
@@ -119,13 +145,9 @@ func Assess(t *testing.T, c Candidate, opts ...Option) *assess.Scorecard {
 	if err := c.validate(true); err != nil {
 		t.Fatalf("splitbraintest: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	dl, hasDeadline := t.Deadline()
+	ctx, cancel := checksContext(dl, hasDeadline)
 	defer cancel()
-	if dl, ok := t.Deadline(); ok {
-		var cancelDl context.CancelFunc
-		ctx, cancelDl = context.WithDeadline(ctx, dl.Add(-cleanupMargin/3))
-		defer cancelDl()
-	}
 
 	progress := &lineLogger{}
 	progress.attach(t)
@@ -137,6 +159,7 @@ func Assess(t *testing.T, c Candidate, opts ...Option) *assess.Scorecard {
 
 	ao := options(c, s)
 	ao.Progress = progress
+	ao.Started = logStarted(progress)
 	ao.OutDir = outDir(t, s.dir)
 	session, checks, err := assess.NewSession(ao)
 	if err != nil {
@@ -150,7 +173,6 @@ func Assess(t *testing.T, c Candidate, opts ...Option) *assess.Scorecard {
 	}()
 	ensureImages(ctx, t, session, ao.OutDir)
 
-	dl, hasDeadline := t.Deadline()
 	budget := session.Budget()
 	note, err := fitBudget(&budget, s.budgetSet, dl, hasDeadline, time.Now())
 	if err != nil {

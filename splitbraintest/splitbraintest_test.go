@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,7 +71,7 @@ func TestFitBudget(t *testing.T) {
 		{"default fits a long timeout", assess.DefaultBudget, false, time.Hour, assess.DefaultBudget, false, ""},
 		{"default lowered to a short timeout", assess.DefaultBudget, false, 6 * time.Minute, 6*time.Minute - cleanupMargin, true, ""},
 		{"chosen budget that fits", 3 * time.Minute, true, 10 * time.Minute, 3 * time.Minute, false, ""},
-		{"chosen budget that does not fit", 20 * time.Minute, true, 10 * time.Minute, 0, false, "-timeout 23m"},
+		{"chosen budget that does not fit", 20 * time.Minute, true, 10 * time.Minute, 0, false, "-timeout 26m"},
 		{"timeout too short for anything", assess.DefaultBudget, false, time.Minute, 0, false, "too little for any check"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,4 +166,58 @@ func TestHelperFailingTestWithOutDir(t *testing.T) {
 	}
 	fmt.Printf("outdir=%s\n", outDir(t, ""))
 	t.Fail()
+}
+
+// TestChecksContextLeavesRoomForTeardown: the checks' context ends cleanupMargin before go
+// test's deadline, and the margin holds a run's teardown (bounded at 2 minutes by the
+// harness); it ended 30 s before the -timeout panic, which killed longer teardowns half-way.
+func TestChecksContextLeavesRoomForTeardown(t *testing.T) {
+	if cleanupMargin < 2*time.Minute {
+		t.Errorf("cleanupMargin %v: a run's teardown may take 2 minutes", cleanupMargin)
+	}
+	dl := time.Now().Add(time.Hour)
+	ctx, cancel := checksContext(dl, true)
+	defer cancel()
+	if got, ok := ctx.Deadline(); !ok || !got.Equal(dl.Add(-cleanupMargin)) {
+		t.Errorf("checks' deadline %v (%v), want %v: cleanupMargin before the test's", got, ok, dl.Add(-cleanupMargin))
+	}
+	ctx2, cancel2 := checksContext(time.Time{}, false)
+	defer cancel2()
+	if _, ok := ctx2.Deadline(); ok {
+		t.Error("without -timeout the checks got a deadline")
+	}
+}
+
+// TestChecksContextEndsOnSignal: SIGTERM (or Ctrl-C) ends the checks' context, so the runs
+// heal and tear down instead of the test binary dying with its containers.
+func TestChecksContextEndsOnSignal(t *testing.T) {
+	ctx, cancel := checksContext(time.Time{}, false)
+	defer cancel()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("SIGTERM did not end the checks' context")
+	}
+}
+
+type lines struct{ got []string }
+
+func (l *lines) Log(args ...any) { l.got = append(l.got, fmt.Sprint(args...)) }
+
+// TestStartedIDsAreLogged: each run and pool id is logged as it starts, with the command
+// that removes it when go test is killed before it could clean up.
+func TestStartedIDsAreLogged(t *testing.T) {
+	var l lines
+	p := &lineLogger{}
+	p.attach(&l)
+	started := logStarted(p)
+	started("run", "20261128-075251-796ad9")
+	started("pool", "20261128-075251-cef96b")
+	if len(l.got) != 2 || !strings.Contains(l.got[0], "run 20261128-075251-796ad9") ||
+		!strings.Contains(l.got[1], "splitbrain clean --run 20261128-075251-cef96b") {
+		t.Errorf("logged %q, want the run and the pool id, each with its clean command", l.got)
+	}
 }

@@ -27,7 +27,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	store := fs.String("store", "", "store directory for run directories, index and junit.xml (default $SPLITBRAIN_STORE_DIR or ./store)")
 	list := fs.Bool("list", false, "list the selected rows and their planned time; run nothing")
 	verbose := fs.Bool("v", false, "print each run's progress lines (best with --parallel 1); with --list, each row's faults as run and when its phase ends")
-	shardFlag := fs.String("shard", "", "run only share I of N of the selected rows, e.g. 2/4 (balanced by planned time; merge the shards' stores with `splitbrain report --merge`)")
+	shardFlag := fs.String("shard", "", "run only share `I/N` of the selected rows, e.g. 2/4 (balanced by planned time; merge the shards' stores with 'splitbrain report --merge')")
 	fresh := fs.Bool("fresh-stores", false, "start a fresh store cluster for every row (default: reuse a row's cluster, checked and wiped, for the next row of the same store)")
 	if err := parseFlags(fs, args, false); err != nil {
 		return exitUsage, err

@@ -35,7 +35,7 @@ var table = []Traits{
 			{Key: "op", Doc: "bump (jump by delta for for=) | strobe (flip between +delta and 0 every period= for for=) | rate (run at rate× real time for for=; candidates only)", Default: "bump"},
 			{Key: "delta", Doc: "signed jump, Go duration or NxTTL, e.g. -3xTTL or +5s", Default: "-3xTTL"},
 			{Key: "period", Doc: "strobe flip period", Default: "200ms"},
-			{Key: "rate", Doc: "op=rate: how fast the clock runs, a number > 0 other than 1 (2 = twice real speed, 0.5 = half)", Default: ""},
+			{Key: "rate", Doc: "op=rate: how fast the clock runs, a number from 0.01 to 100 other than 1 (2 = twice real speed, 0.5 = half)", Default: ""},
 		},
 	},
 	{

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -52,8 +53,9 @@ type Power interface {
 // on (the harness starts it again). It knows only the run's candidate ids: any other name
 // is refused, so no other container or process can be reached through it, and it answers
 // only sources on the run's network that are (or were) the run's candidates. Every request
-// and its outcome is recorded (fence-request, fence-reply). Actions are serialised, one at
-// a time, as on one power switch.
+// of a candidate and its outcome is recorded (fence-request, fence-reply); what other
+// sources send is counted, not recorded (outsiders). Actions are serialised, one at a time,
+// as on one power switch.
 type Device struct {
 	nodes  []string
 	power  Power
@@ -64,8 +66,13 @@ type Device struct {
 	nextID atomic.Int64
 
 	faultMu sync.Mutex
-	faults  map[int]faultState
+	faults  map[int]*faultState
 	changed chan struct{} // closed and replaced whenever faults change
+
+	out    outsiders
+	limits limits
+
+	closeOnce sync.Once
 
 	srv  *http.Server
 	ln   net.Listener
@@ -74,11 +81,79 @@ type Device struct {
 	ctx  context.Context
 }
 
+// outsiders counts what the device turned away: connections and requests from sources that
+// are not the run's candidates, and connections over the limits. Another run or a host
+// could send without end, so none of it goes into the history (it would grow the run's
+// history and results); Close logs it in one line.
+type outsiders struct {
+	mu              sync.Mutex
+	conns, requests int64
+	over            int64    // candidates' connections closed over the limits
+	sources         []string // the first maxOutsiderSources outside addresses
+}
+
+const maxOutsiderSources = 5
+
+func (o *outsiders) note(addr string) {
+	if len(o.sources) < maxOutsiderSources && !slices.Contains(o.sources, addr) {
+		o.sources = append(o.sources, addr)
+	}
+}
+
+func (o *outsiders) add(addr string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.requests++
+	o.note(addr)
+}
+
+func (o *outsiders) addConn(addr string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.conns++
+	o.note(addr)
+}
+
+func (o *outsiders) addOver() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.over++
+}
+
+// summary is the one log line, "" when nothing was turned away.
+func (o *outsiders) summary(l limits) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var parts []string
+	if o.conns+o.requests > 0 {
+		parts = append(parts, fmt.Sprintf("closed %d connection(s) at accept and refused %d request(s) (403) from sources outside the run's candidates, not in the history; first sources: %s",
+			o.conns, o.requests, strings.Join(o.sources, ", ")))
+	}
+	if o.over > 0 {
+		parts = append(parts, fmt.Sprintf("closed %d connection(s) of the run's candidates over the limit (%d per source, %d in all)", o.over, l.perSource, l.conns))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "fence device: " + strings.Join(parts, "; ")
+}
+
 // faultState is one fence fault in effect.
+// A fault's window ends at its last after-effect: requests it holds (slow) and power-offs
+// it promised (lying) are owed, and its heal waits for them.
 type faultState struct {
 	mode  Mode
 	delay time.Duration
+	owed  sync.WaitGroup
+	// drop ends when the heal cannot wait longer: what is still owed is dropped, so nothing
+	// of the fault acts after its end.
+	drop   context.Context
+	cancel context.CancelFunc
 }
+
+// dropWithin bounds the wait for a power action under way when a fault's owed work is
+// dropped (an action is not interrupted; the harness confirms a kill within 10 s).
+const dropWithin = 15 * time.Second
 
 // Reply is the JSON body of every answer.
 type Reply struct {
@@ -92,19 +167,26 @@ type Reply struct {
 func New(nodes []string, power Power, record func(history.Event) (history.Event, error), logf func(string, ...any)) *Device {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Device{nodes: slices.Clone(nodes), power: power, record: record, logf: logf,
-		faults: map[int]faultState{}, changed: make(chan struct{}), ctx: ctx, stop: cancel}
+		faults: map[int]*faultState{}, changed: make(chan struct{}), ctx: ctx, stop: cancel, limits: defaultLimits}
 }
 
-// Serve starts answering on ln until close.
+// Serve starts answering on ln until close. Connections pass a gate (gateListener): only
+// the run's candidates, within the limits. Held requests (fence faults) are not cut by the
+// timeouts: the ReadTimeout ends once the request is read (net/http), and writeJSON sets
+// the write deadline when the answer is ready.
 func (d *Device) Serve(ln net.Listener) {
-	d.ln = ln
-	d.srv = &http.Server{Handler: d, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = d.srv.Serve(ln) }()
+	d.ln = &gateListener{Listener: ln, d: d, bySrc: map[netip.Addr]int{}}
+	d.srv = &http.Server{Handler: d, ReadHeaderTimeout: d.limits.readHeader, ReadTimeout: d.limits.read,
+		WriteTimeout: d.limits.write, IdleTimeout: d.limits.idle}
+	go func() { _ = d.srv.Serve(d.ln) }()
 }
 
-// Close stops the device: no new requests, requests held by faults are dropped, late
-// power-offs still pending are cancelled (the run is ending).
-func (d *Device) Close() {
+// Close stops the device: no new requests, requests held by faults are dropped (recorded,
+// not carried out), late power-offs still pending are cancelled (the run is ending). It may
+// be called more than once, concurrently (an interrupt and the teardown).
+func (d *Device) Close() { d.closeOnce.Do(d.close) }
+
+func (d *Device) close() {
 	d.stop()
 	if d.srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -113,64 +195,128 @@ func (d *Device) Close() {
 		_ = d.srv.Close()
 	}
 	d.wg.Wait()
+	if s := d.out.summary(d.limits); s != "" {
+		d.logf("%s", s)
+	}
 }
 
-// SetFault puts a fault on the device (the nemesis's fence kinds); the returned heal removes it.
-func (d *Device) SetFault(id int, mode Mode, delay time.Duration) (func() error, error) {
+// SetFault puts a fault on the device (the nemesis's fence kinds). The returned heal takes
+// it off and returns once what it still owes is done (held requests answered, promised
+// power-offs carried out), so its fault-end follows its last after-effect; when ctx ends
+// first, what is still owed is dropped instead.
+func (d *Device) SetFault(id int, mode Mode, delay time.Duration) (func(ctx context.Context) error, error) {
 	switch mode {
 	case Unreachable, Slow, Lying:
 	default:
 		return nil, fmt.Errorf("unknown fence fault mode %q", mode)
 	}
+	f := &faultState{mode: mode, delay: delay}
+	f.drop, f.cancel = context.WithCancel(context.Background())
 	d.faultMu.Lock()
-	d.faults[id] = faultState{mode: mode, delay: delay}
+	d.faults[id] = f
 	close(d.changed)
 	d.changed = make(chan struct{})
 	d.faultMu.Unlock()
-	return func() error {
-		d.faultMu.Lock()
+	return func(ctx context.Context) error { return d.heal(ctx, id, f) }, nil
+}
+
+func (d *Device) heal(ctx context.Context, id int, f *faultState) error {
+	d.faultMu.Lock()
+	if d.faults[id] == f {
 		delete(d.faults, id)
 		close(d.changed)
 		d.changed = make(chan struct{})
-		d.faultMu.Unlock()
+	}
+	d.faultMu.Unlock()
+	// No request registers with f from here on (inEffect no longer sees it).
+	done := make(chan struct{})
+	go func() { f.owed.Wait(); close(done) }()
+	select {
+	case <-done:
 		return nil
-	}, nil
+	case <-ctx.Done():
+	case <-d.ctx.Done():
+	}
+	f.cancel()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(dropWithin):
+		return fmt.Errorf("fence fault %d: a power action it held was still under way %s after its heal", id, dropWithin)
+	}
 }
 
-// inEffect sums up the faults now: the fault id that makes it unreachable (0: none), the
-// longest slow delay and the longest lying lag, each with its fault id.
-func (d *Device) inEffect() (unreachable int, slow time.Duration, slowID int, lag time.Duration, lyingID int, changed <-chan struct{}) {
+// effect is what the faults in effect do to one request. slow and lying, when set, owe it
+// (registered in inEffect); the caller settles that with owed.Done.
+type effect struct {
+	unreachable     int // the fault id that makes the device unreachable, 0: none
+	slow, lying     *faultState
+	slowID, lyingID int
+	changed         <-chan struct{}
+}
+
+// inEffect sums up the faults now for a request of action: the unreachable fault with the
+// lowest id, the slow one with the longest delay, and (for a power-off) the lying one with
+// the longest lag. A request that gets an answer is owed by the slow and lying faults.
+func (d *Device) inEffect(action string) effect {
 	d.faultMu.Lock()
 	defer d.faultMu.Unlock()
+	e := effect{changed: d.changed}
 	for id, f := range d.faults {
 		switch f.mode {
 		case Unreachable:
-			if unreachable == 0 || id < unreachable {
-				unreachable = id
+			if e.unreachable == 0 || id < e.unreachable {
+				e.unreachable = id
 			}
 		case Slow:
-			if f.delay > slow {
-				slow, slowID = f.delay, id
+			if e.slow == nil || f.delay > e.slow.delay {
+				e.slow, e.slowID = f, id
 			}
 		case Lying:
-			if lyingID == 0 || f.delay > lag {
-				lag, lyingID = f.delay, id
+			if action == history.FenceOff && (e.lying == nil || f.delay > e.lying.delay) {
+				e.lying, e.lyingID = f, id
 			}
 		}
 	}
-	return unreachable, slow, slowID, lag, lyingID, d.changed
+	if e.unreachable != 0 {
+		e.slow, e.lying, e.slowID, e.lyingID = nil, nil, 0, 0
+	}
+	for _, f := range []*faultState{e.slow, e.lying} {
+		if f != nil {
+			f.owed.Add(1)
+		}
+	}
+	return e
 }
 
-// maxTarget bounds the target name copied into the history.
-const maxTarget = 64
+// maxTarget bounds the target name copied into the history; maxBody the body read and
+// thrown away (a request needs none).
+const (
+	maxTarget = 64
+	maxBody   = 64 << 10
+)
 
 // ServeHTTP handles POST /off/NODE, POST /on/NODE and GET /status/NODE.
 func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	id := int(d.nextID.Add(1))
 	requester, known := "", false
-	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
+	ap, err := netip.ParseAddrPort(req.RemoteAddr)
+	if err == nil {
 		requester, known = d.power.Requester(req.Context(), ap.Addr().Unmap())
 	}
+	if !known {
+		src := req.RemoteAddr
+		if err == nil {
+			src = ap.Addr().Unmap().String()
+		}
+		d.out.add(src)
+		d.writeJSON(w, http.StatusForbidden, Reply{Error: fmt.Sprintf("request from %s: only the run's candidates may use its fence device", req.RemoteAddr)})
+		return
+	}
+	// A request needs no body; one is read (bounded, within the ReadTimeout) so that
+	// net/http watches the connection from then on (without a deadline) and a held
+	// request ends when its caller gives up.
+	_, bodyErr := io.Copy(io.Discard, http.MaxBytesReader(w, req.Body, maxBody))
+	id := int(d.nextID.Add(1))
 	action, target, _ := strings.Cut(strings.TrimPrefix(req.URL.Path, "/"), "/")
 	if len(target) > maxTarget {
 		target = target[:maxTarget]
@@ -182,11 +328,12 @@ func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	refuse := func(code int, why string) {
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 			Result: history.FenceRefused, Reason: why})
-		writeJSON(w, code, Reply{Node: target, Error: why, ID: id})
+		d.writeJSON(w, code, Reply{Node: target, Error: why, ID: id})
 	}
 	switch {
-	case !known:
-		refuse(http.StatusForbidden, fmt.Sprintf("request from %s: only the run's candidates may use its fence device", req.RemoteAddr))
+	case bodyErr != nil:
+		w.Header().Set("Connection", "close")
+		refuse(http.StatusBadRequest, fmt.Sprintf("reading the request: %v (a fence request needs no body)", bodyErr))
 		return
 	case action == "invalid":
 		refuse(http.StatusNotFound, fmt.Sprintf("unknown path %q: use POST /off/NODE, POST /on/NODE or GET /status/NODE", req.URL.Path))
@@ -205,64 +352,107 @@ func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 
-	unreachable, slow, slowID, lag, lyingID, changed := d.inEffect()
-	if unreachable != 0 {
+	e := d.inEffect(action)
+	if e.unreachable != 0 {
 		// The request never gets an answer: held until the caller gives up, the fault heals
 		// or the run ends, then the connection is cut, as a black-holed BMC looks to its caller.
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
-			Result: history.FenceDropped, Reason: fmt.Sprintf("fence-unreachable (fault %d): no answer, nothing done", unreachable)})
+			Result: history.FenceDropped, Reason: fmt.Sprintf("fence-unreachable (fault %d): no answer, nothing done", e.unreachable)})
 		select {
 		case <-req.Context().Done():
-		case <-changed:
+		case <-e.changed:
 		case <-d.ctx.Done():
 		}
 		panic(http.ErrAbortHandler)
 	}
-	if slow > 0 {
+	lyingOwed := e.lying != nil // handed to the late power-off below, else settled here
+	defer func() {
+		if lyingOwed {
+			e.lying.owed.Done()
+		}
+	}()
+	// dropSlow ends a held request without acting: the run ended (teardown must not power
+	// a node off) or the fault's heal could not wait longer (nothing acts after its end).
+	dropSlow := func() {
+		why := "its heal could not wait longer"
+		if d.ctx.Err() != nil {
+			why = "the run ended"
+		}
+		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
+			Result: history.FenceDropped, Reason: fmt.Sprintf("fence-slow (fault %d): %s while the request was held; nothing done", e.slowID, why)})
+		panic(http.ErrAbortHandler)
+	}
+	note := ""
+	if e.slow != nil {
+		defer e.slow.owed.Done()
 		// A slow device still does what it was asked, also when the caller gave up meanwhile.
 		select {
-		case <-time.After(slow):
+		case <-time.After(e.slow.delay):
 		case <-d.ctx.Done():
+			dropSlow()
+		case <-e.slow.drop.Done():
+			dropSlow()
 		}
+		note = fmt.Sprintf("fence-slow (fault %d): answered %s late", e.slowID, e.slow.delay)
 	}
 	ctx := context.WithoutCancel(req.Context())
-	if action == history.FenceOff && lyingID != 0 {
+	if e.lying != nil {
+		if e.slow != nil && (d.ctx.Err() != nil || e.slow.drop.Err() != nil) {
+			dropSlow()
+		}
+		lag, lying, lyingID := e.lying.delay, e.lying, e.lyingID
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 			Result: history.FenceAcknowledged, Power: "off",
-			Reason: fmt.Sprintf("fence-lying (fault %d): answered off, the power-off follows %s later", lyingID, lag)})
-		writeJSON(w, http.StatusOK, Reply{Node: target, Power: "off", ID: id})
+			Reason: joinNote(fmt.Sprintf("fence-lying (fault %d): answered off, the power-off follows %s later", lyingID, lag), note)})
+		d.writeJSON(w, http.StatusOK, Reply{Node: target, Power: "off", ID: id})
+		lyingOwed = false
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
+			defer lying.owed.Done()
+			dropped := func() bool {
+				switch {
+				case d.ctx.Err() != nil:
+					d.logf("fence %d: the late power-off of %s (fence-lying, fault %d) dropped: the run ended", id, target, lyingID)
+				case lying.drop.Err() != nil:
+					d.logf("fence %d: the late power-off of %s (fence-lying, fault %d) dropped: the fault's heal could not wait longer", id, target, lyingID)
+				default:
+					return false
+				}
+				return true
+			}
 			select {
 			case <-time.After(lag):
 			case <-d.ctx.Done():
-				return
+			case <-lying.drop.Done():
 			}
 			d.act.Lock()
 			defer d.act.Unlock()
+			if dropped() {
+				return
+			}
 			if err := d.power.Off(ctx, target, requester, id); err != nil {
 				d.logf("fence %d: late power-off of %s failed: %v", id, target, err)
 			}
 		}()
 		return
 	}
-	note := ""
-	if slowID != 0 {
-		note = fmt.Sprintf("fence-slow (fault %d): answered %s late", slowID, slow)
-	}
 	d.act.Lock()
+	if e.slow != nil && (d.ctx.Err() != nil || e.slow.drop.Err() != nil) {
+		d.act.Unlock()
+		dropSlow()
+	}
 	power, err := d.do(ctx, action, target, requester, id)
 	d.act.Unlock()
 	if err != nil {
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 			Result: history.FenceFailed, Reason: joinNote(err.Error(), note)})
-		writeJSON(w, http.StatusInternalServerError, Reply{Node: target, Error: err.Error(), ID: id})
+		d.writeJSON(w, http.StatusInternalServerError, Reply{Node: target, Error: err.Error(), ID: id})
 		return
 	}
 	d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 		Result: history.FenceDone, Power: power, Reason: note})
-	writeJSON(w, http.StatusOK, Reply{Node: target, Power: power, ID: id})
+	d.writeJSON(w, http.StatusOK, Reply{Node: target, Power: power, ID: id})
 }
 
 // do performs one action and returns the power state it leaves.
@@ -296,7 +486,10 @@ func (d *Device) rec(e history.Event) {
 	}
 }
 
-func writeJSON(w http.ResponseWriter, code int, body Reply) {
+// writeJSON answers; the write deadline counts from now, since a fault may have held the
+// request far longer than the server's WriteTimeout.
+func (d *Device) writeJSON(w http.ResponseWriter, code int, body Reply) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d.limits.write))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(body)
