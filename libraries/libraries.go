@@ -72,6 +72,7 @@ func (r Recipe) Describe() runtime.Info {
 // what its library tells it and the write, it prints step leader-work and waits, so the
 // zombie window can be hit on its event (pause:on=step:leader-work, assess's zombie-window).
 var workGapRuntimes = map[string]bool{"python": true, "node": true}
+
 func (r Recipe) TimingFor(c contract.Config) runtime.Timing { return r.Timing(c) }
 func (r Recipe) NewRecipe(context.Context, runtime.Env) (runtime.Recipe, error) {
 	return nil, fmt.Errorf("recipe %s runs its %s adapter in its own image, not in the Go runtime: run it with splitbrain run --recipe %s", r.Name, r.Folder, r.Name)
