@@ -1,6 +1,7 @@
 package libraries
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -94,6 +95,21 @@ func TestWholeSeconds(t *testing.T) {
 	}{{1500 * time.Millisecond, 2, 2 * time.Second}, {2001 * time.Millisecond, 2, 3 * time.Second}, {300 * time.Millisecond, 1, time.Second}, {5 * time.Second, 2, 5 * time.Second}} {
 		if got := wholeSeconds(c.d, c.min); got != c.want {
 			t.Errorf("wholeSeconds(%v, %v) = %v, want %v", c.d, c.min, got, c.want)
+		}
+	}
+}
+
+// The Python and Node helpers print the leader-work step (the work gap), so their recipes
+// declare it and assess's zombie-window applies; Java and shell adapters do not print it.
+func TestWorkGapStepDeclared(t *testing.T) {
+	for name, want := range map[string]bool{"kazoo-election": true, "node-redlock": true, "curator-leaderlatch": false, "etcdctl-lock": false} {
+		r, ok := Lookup(name)
+		if !ok {
+			t.Fatalf("no recipe %s", name)
+		}
+		got := slices.Contains(r.Describe().Steps, runtime.StepLeaderWork)
+		if got != want {
+			t.Errorf("%s declares leader-work: %v, want %v", name, got, want)
 		}
 	}
 }
