@@ -130,6 +130,10 @@ type GoalTracker struct {
 	inPhase bool
 	met     bool
 	stalled bool  // ended by Goal.Stall, not met
+	// failed names the counted faults that could not be applied (fault-start with an
+	// error): each uses up its occurrence, so "every fault took effect and healed" can no
+	// longer come and waiting out the timeout proves nothing more.
+	failed []string
 	moved   int64 // the last fault start or end (Goal.Stall counts from it)
 
 	started   map[int]bool // fault ids that took effect
@@ -165,6 +169,8 @@ func (t *GoalTracker) Observe(e history.Event) bool {
 		if e.Err == "" {
 			t.started[e.FaultID] = true
 			t.active[e.FaultID] = true
+		} else {
+			t.failed = append(t.failed, fmt.Sprintf("fault %d (%s) could not be applied: %s", e.FaultID, e.Fault, e.Err))
 		}
 	case e.Source == history.SourceNemesis && e.Kind == history.KindFaultEnd:
 		t.writes, t.moved = 0, e.T
@@ -199,8 +205,15 @@ func (t *GoalTracker) check(e history.Event) bool {
 		t.stalled = true
 		return true
 	}
+	if g.Faults > 0 && len(t.failed) > 0 && len(t.active) == 0 {
+		t.stalled = true // the goal can no longer be met: end the phase now, unknown
+		return true
+	}
 	return false
 }
+
+// Failed lists the counted faults that could not be applied, which ended the phase early.
+func (t *GoalTracker) Failed() []string { return t.failed }
 
 // Met reports whether the goal was met inside the faults phase.
 func (t *GoalTracker) Met() bool { return t.met }
@@ -247,6 +260,10 @@ func guardGoal(a *analysis, g *Goal, unknown unknownFn) {
 	}
 	if t.Met() || !sawPhase {
 		return // no faults phase at all: the run ended early, which other guards report
+	}
+	if t.Stalled() && len(t.Failed()) > 0 {
+		unknown("goal-not-met", a.endT, 0, nil, fmt.Sprintf("the fault phase ended before its goal (%s): %s, so the goal could not be met", g, strings.Join(t.Failed(), "; ")))
+		return
 	}
 	if t.Stalled() {
 		unknown("goal-not-met", a.endT, 0, nil, fmt.Sprintf("the fault phase stalled before its goal (%s): no fault started or ended for %v; %s", g, g.Stall, t.Missing()))

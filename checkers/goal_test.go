@@ -184,3 +184,26 @@ func TestGoalSettle(t *testing.T) {
 func acceptedAt(at int64) history.Event {
 	return history.Event{Source: history.SourceResource, Kind: history.KindDecision, Result: history.ResultAccepted, T: at}
 }
+
+// A counted fault that could not be applied ("OCI runtime pause failed") uses up its
+// occurrence, so the goal can never be met: the phase ends at once instead of waiting out
+// its timeout (issue 48: 30 s), and the run is unknown naming the fault.
+func TestGoalEndsWhenAFaultCannotApply(t *testing.T) {
+	tr := NewGoalTracker(Goal{Faults: 2, Writes: 1})
+	for _, e := range []history.Event{
+		{Source: history.SourceHarness, Kind: history.KindPhase, Phase: history.PhaseFaults, T: 1},
+		acceptedAt(5),
+		{Source: history.SourceNemesis, Kind: history.KindFaultStart, FaultID: 1, T: 100},
+		{Source: history.SourceNemesis, Kind: history.KindFaultStart, FaultID: 2, Fault: "pause", Err: "OCI runtime pause failed", T: 110},
+	} {
+		if tr.Observe(e) {
+			t.Fatalf("ended at %+v while fault 1 is in effect", e)
+		}
+	}
+	if !tr.Observe(history.Event{Source: history.SourceNemesis, Kind: history.KindFaultEnd, FaultID: 1, T: 200}) || tr.Met() {
+		t.Fatalf("fault 2 failed and fault 1 healed: the phase should end, unmet (met %v)", tr.Met())
+	}
+	if f := tr.Failed(); len(f) != 1 || !strings.Contains(f[0], "fault 2 (pause) could not be applied: OCI runtime pause failed") {
+		t.Fatalf("failed %q", f)
+	}
+}

@@ -107,6 +107,13 @@ func (p *phaseGoals) stalled() bool {
 	return p.tracker.Stalled()
 }
 
+// failed lists the counted faults that could not be applied (they ended the phase early).
+func (p *phaseGoals) failed() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tracker.Failed()
+}
+
 func (p *phaseGoals) missing() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
