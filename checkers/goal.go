@@ -129,12 +129,12 @@ type GoalTracker struct {
 	goal    Goal
 	inPhase bool
 	met     bool
-	stalled bool  // ended by Goal.Stall, not met
+	stalled bool // ended by Goal.Stall, not met
 	// failed names the counted faults that could not be applied (fault-start with an
 	// error): each uses up its occurrence, so "every fault took effect and healed" can no
 	// longer come and waiting out the timeout proves nothing more.
 	failed []string
-	moved   int64 // the last fault start or end (Goal.Stall counts from it)
+	moved  int64 // the last fault start or end (Goal.Stall counts from it)
 
 	started   map[int]bool // fault ids that took effect
 	active    map[int]bool // of those, not yet healed
