@@ -258,6 +258,12 @@ func (r *runner) fill(res *CheckResult, out *harness.Outcome) {
 		res.FailoverMax = o.Failovers[n-1]
 	}
 	applyZombie(res, zombieOf(results))
+	if res.Verdict == harness.VerdictValid && res.Check.Fence != "" {
+		if why := fenceUnexercised(res.Check.Fence, results); why != "" {
+			res.Verdict, res.Reason, res.Explanation = harness.VerdictUnknown, ReasonFenceNotExercised, why
+			res.Reasons = appendNew(res.Reasons, ReasonFenceNotExercised)
+		}
+	}
 	if res.Bound == 0 && results.BoundNs > 0 && res.Check.Fault != "none" && res.Check.Fault != "" {
 		res.Bound = time.Duration(results.BoundNs)
 	}
@@ -408,10 +414,11 @@ func tallyText(tally map[string]int) string {
 
 // FencedRerun returns the check that asks whether the fence saves a check that failed on
 // the unfenced resource, and whether to run it: not for a pass, and not for a violation no
-// fence prevents (a duplicate token, a zombie leader). Session.Check does this itself; it is
-// exported for callers that run checks one by one with RunCheck.
+// fence prevents (a duplicate token, a zombie leader), nor for a fence check (its fence is
+// the device, Check.Fence). Session.Check does this itself; it is exported for callers that
+// run checks one by one with RunCheck.
 func FencedRerun(c Check, unfenced CheckResult) (Check, bool) {
-	if unfenced.Verdict != harness.VerdictInvalid || len(unfenced.Unfenceable) > 0 || c.Resource == ResourceFenced {
+	if unfenced.Verdict != harness.VerdictInvalid || len(unfenced.Unfenceable) > 0 || c.Resource == ResourceFenced || c.Fence != "" {
 		return Check{}, false
 	}
 	return fencedRerun(c, unfenced), true
