@@ -45,8 +45,12 @@ func TestFenceChecksOnlyForCandidatesThatFence(t *testing.T) {
 					continue
 				}
 				c := cs[i]
-				if c.Fence != n || !c.Paced || c.Fault != n+"-pause-leader" || c.LeaderWork == nil {
+				if c.Fence != n || !c.Paced || c.Fault != n+"-pause-leader" {
 					t.Errorf("%s: %+v", n, c)
+				}
+				// The work gap only for a candidate that declares it (a Go recipe).
+				if gap := tc.opts.Recipe != ""; (c.LeaderWork != nil) != gap {
+					t.Errorf("%s: leader work %v, want one: %v", n, c.LeaderWork, gap)
 				}
 			}
 		})
@@ -76,6 +80,11 @@ func TestFenceChecksAreRunnableCases(t *testing.T) {
 		}
 		if k.Config.Nemesis != c.Fence+"-pause-leader" || k.Config.Cycles != 1 || k.Config.LeaderWork != leaderWorkGap {
 			t.Errorf("%s: schedule %q, %d cycles, leader work %v", c.Name, k.Config.Nemesis, k.Config.Cycles, k.Config.LeaderWork)
+		}
+		// One write per 1 s gap: 1.5 TTL of them is 3, not the 60 of the 50 ms interval,
+		// which a gapped leader needs a minute for (the phase timed out, measured).
+		if k.Config.Until != "writes=3" {
+			t.Errorf("%s: until %q, want writes=3", c.Name, k.Config.Until)
 		}
 		plain, _ := r.caseFor(Check{Name: "x", Fault: c.Fault, Paced: true, Duration: c.Duration, Resource: ResourceUnfenced})
 		if got, want := k.Row.Expect.FailoverMax-plain.Row.Expect.FailoverMax, k.Config.TTL*timeN(outage[c.Name]); got != want {

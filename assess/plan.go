@@ -321,6 +321,11 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 			}
 		}
 		c := e.Check
+		if c.Fence != "" && !slices.Contains(steps, runtime.StepLeaderWork) {
+			// Only a candidate that declares the step opens the gap; for any other the
+			// paced goal must not wait on writes a gap would slow down.
+			c.LeaderWork = nil
+		}
 		c.Resource = ResourceUnfenced
 		out = append(out, c)
 	}

@@ -126,7 +126,7 @@ func (r *runner) row(c Check) suite.Row {
 	}
 	row.Timing.Duration = c.Duration
 	if c.Paced && row.Until == "" {
-		row.Until = fmt.Sprintf("writes=%d", watchWrites(r.ttl()))
+		row.Until = fmt.Sprintf("writes=%d", watchWrites(r.ttl(), c.LeaderWork))
 	}
 	row.Expect.Verdict = harness.VerdictValid
 	if row.Fault != "none" {
@@ -147,9 +147,15 @@ func (r *runner) ttl() time.Duration {
 // (at the default write interval), so that a zombie leader writing beside its successor
 // (both count) is still seen leading well past zombieGrace after the heal. The default
 // three writes let the teardown stop it 0.5 s after the heal on a quiet machine, before
-// the zombie rule could tell it from a leader about to notice (measured).
-func watchWrites(ttl time.Duration) int {
-	return int(math.Ceil(1.5 * float64(ttl) / float64(harness.DefaultWriteInterval)))
+// the zombie rule could tell it from a leader about to notice (measured). A work gap paces
+// the writes instead (one per gap): at 50 ms a 1 s gap made 60 writes take a minute, and
+// the fence checks' phase timed out short of its goal (measured 2026-11-28).
+func watchWrites(ttl time.Duration, leaderWork *time.Duration) int {
+	period := harness.DefaultWriteInterval
+	if leaderWork != nil {
+		period = max(period, *leaderWork)
+	}
+	return max(3, int(math.Ceil(1.5*float64(ttl)/float64(period))))
 }
 
 func (r *runner) caseFor(c Check) (suite.Case, error) {
