@@ -61,6 +61,10 @@ type Options struct {
 	// Parallel is how many checks Run runs at once, each on a store cluster of its own
 	// (0 = 1). Checks start in battery order and the scorecard keeps it.
 	Parallel int
+	// Fence: the candidate powers nodes off through the run's fence device (STONITH), so the
+	// fence checks apply. A recipe declares it (etcd-stonith); an external candidate cannot,
+	// so for --candidate-cmd/--candidate-image the user says so.
+	Fence bool
 	// Args is the command line recorded in each run's config.json and the scorecard.
 	Args []string
 	// Started, when set, is called with the id of each run ("run") and each store cluster
@@ -100,6 +104,19 @@ type Check struct {
 	OutageTTLs int `json:"outage_ttls,omitempty"`
 	// Seed of the run (0 = Options.Seed).
 	Seed int64 `json:"seed,omitempty"`
+	// Fence is the fence fault kind a fence check breaks the device with. The device is the
+	// protection under test, so the check is judged on the unfenced resource (a token check
+	// there would hide the fence's failure) with no fenced rerun, and a valid run in which no
+	// power-off reached the device while the fault was on is unknown: the fault did nothing.
+	Fence string `json:"fence,omitempty"`
+}
+
+// judgedOn is the resource c's grade is judged on when the assessment is judged on resource.
+func (c Check) judgedOn(resource string) string {
+	if c.Fence != "" {
+		return ResourceUnfenced
+	}
+	return resource
 }
 
 // Key is the check's identity in the resume state and the JUnit file: its name, plus
@@ -123,6 +140,9 @@ type entry struct {
 	applies func(store storekinds.Def, storeless bool, steps []string) (bool, string)
 	// notForLibraries, when set, is why the check cannot apply to a library run as shipped.
 	notForLibraries string
+	// needsFence: only for a candidate that uses the fence device (Options.Fence or a
+	// recipe's Fences): for any other the fence fault changes nothing.
+	needsFence bool
 }
 
 func needStore(_ storekinds.Def, storeless bool, _ []string) (bool, string) {
@@ -138,6 +158,14 @@ func battery() []entry {
 	}
 	storeOnly := func(e entry) entry { e.applies = needStore; return e }
 	outage := func(e entry, ttls int) entry { e.OutageTTLs = ttls; return e }
+	// A fence check pauses the leader in its work gap (on write:3, which every candidate
+	// gives; the gap opens right after a write) while the device is broken. outage is how
+	// long the device cannot confirm a power-off: no safe failover comes sooner.
+	fenceCheck := func(name, kind string, outageTTLs int, purpose, catches string) entry {
+		e := outage(paced(name, kind+"-pause-leader", purpose, catches), outageTTLs)
+		e.Fence, e.LeaderWork, e.needsFence = kind, &leaderWorkGap, true
+		return e
+	}
 	return []entry{
 		{Check: Check{Name: "handoff", Fault: "none", Workload: "handoff", Until: "handoffs=3", Duration: 60 * time.Second,
 			Purpose: "graceful handoff: the leader gets SIGTERM three times and must resign; the next leader's token must be larger",
@@ -161,6 +189,17 @@ func battery() []entry {
 				}
 				return false, "the candidate declares no " + runtime.StepLeaderWork + " step to pause on (Go recipes do; pause-leader covers an external candidate)"
 			}},
+		fenceCheck("fence-lying", "fence-lying", 0,
+			"pause the leader for 5xTTL while the fence device answers a power-off \"off\" at once and kills 6xTTL later",
+			"a successor that trusts the device's acknowledgement and acts while the old leader still runs (read the power state back)"),
+		// No confirmed power-off for the fault's 6xTTL.
+		fenceCheck("fence-unreachable", "fence-unreachable", 6,
+			"pause the leader for 5xTTL while the fence device answers nothing for 6xTTL",
+			"a successor that acts after a fence timed out or failed (fencing \"best effort\")"),
+		// A power-off asked just before the heal is still answered delay=3xTTL late.
+		fenceCheck("fence-slow", "fence-slow", 9,
+			"pause the leader for 5xTTL while the fence device carries out and answers every request 3xTTL late (for 6xTTL)",
+			"a successor that gives up on a slow fence and acts anyway, or one whose late power-off kills a later leader"),
 		storeOnly(paced("leader-cut-silent", "partition-leader-silent", "cut the leader off from the store for 3xTTL, packets dropped (requests hang)",
 			"a leader that keeps believing while its renewals hang, past its lease")),
 		storeOnly(paced("leader-cut-refused", "partition-leader-refused", "cut the leader off from the store for 3xTTL with TCP resets (requests fail at once)",
@@ -236,6 +275,7 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 		def = d
 	}
 	var steps []string
+	fences := opts.Fence
 	_, library := libraries.Lookup(opts.Recipe)
 	if opts.Recipe != "" {
 		d, err := candidates.Registry.Lookup(opts.Recipe)
@@ -247,6 +287,7 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 			return nil, nil, fmt.Errorf("recipe %s runs on store %s, not %s: give --store %s", opts.Recipe, in.Store, opts.Store, in.Store)
 		}
 		steps = in.Steps
+		fences = fences || in.Fences
 	}
 	want := map[string]bool{}
 	for _, n := range opts.Checks {
@@ -269,6 +310,10 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 			skipped = append(skipped, Skipped{Name: e.Name, Why: e.notForLibraries})
 			continue
 		}
+		if e.needsFence && !fences {
+			skipped = append(skipped, Skipped{Name: e.Name, Why: "the candidate does not use the fence device (a recipe declares it; give --fence for an external candidate that does)"})
+			continue
+		}
 		if e.applies != nil {
 			if ok, why := e.applies(def, storeless, steps); !ok {
 				skipped = append(skipped, Skipped{Name: e.Name, Why: why})
@@ -276,6 +321,11 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 			}
 		}
 		c := e.Check
+		if c.Fence != "" && !slices.Contains(steps, runtime.StepLeaderWork) {
+			// Only a candidate that declares the step opens the gap; for any other the
+			// paced goal must not wait on writes a gap would slow down.
+			c.LeaderWork = nil
+		}
 		c.Resource = ResourceUnfenced
 		out = append(out, c)
 	}

@@ -126,7 +126,7 @@ func (r *runner) row(c Check) suite.Row {
 	}
 	row.Timing.Duration = c.Duration
 	if c.Paced && row.Until == "" {
-		row.Until = fmt.Sprintf("writes=%d", watchWrites(r.ttl()))
+		row.Until = fmt.Sprintf("writes=%d", watchWrites(r.ttl(), c.LeaderWork))
 	}
 	row.Expect.Verdict = harness.VerdictValid
 	if row.Fault != "none" {
@@ -147,9 +147,15 @@ func (r *runner) ttl() time.Duration {
 // (at the default write interval), so that a zombie leader writing beside its successor
 // (both count) is still seen leading well past zombieGrace after the heal. The default
 // three writes let the teardown stop it 0.5 s after the heal on a quiet machine, before
-// the zombie rule could tell it from a leader about to notice (measured).
-func watchWrites(ttl time.Duration) int {
-	return int(math.Ceil(1.5 * float64(ttl) / float64(harness.DefaultWriteInterval)))
+// the zombie rule could tell it from a leader about to notice (measured). A work gap paces
+// the writes instead (one per gap): at 50 ms a 1 s gap made 60 writes take a minute, and
+// the fence checks' phase timed out short of its goal (measured 2026-11-28).
+func watchWrites(ttl time.Duration, leaderWork *time.Duration) int {
+	period := harness.DefaultWriteInterval
+	if leaderWork != nil {
+		period = max(period, *leaderWork)
+	}
+	return max(3, int(math.Ceil(1.5*float64(ttl)/float64(period))))
 }
 
 func (r *runner) caseFor(c Check) (suite.Case, error) {
@@ -258,6 +264,12 @@ func (r *runner) fill(res *CheckResult, out *harness.Outcome) {
 		res.FailoverMax = o.Failovers[n-1]
 	}
 	applyZombie(res, zombieOf(results))
+	if res.Verdict == harness.VerdictValid && res.Check.Fence != "" {
+		if why := fenceUnexercised(res.Check.Fence, results); why != "" {
+			res.Verdict, res.Reason, res.Explanation = harness.VerdictUnknown, ReasonFenceNotExercised, why
+			res.Reasons = appendNew(res.Reasons, ReasonFenceNotExercised)
+		}
+	}
 	if res.Bound == 0 && results.BoundNs > 0 && res.Check.Fault != "none" && res.Check.Fault != "" {
 		res.Bound = time.Duration(results.BoundNs)
 	}
@@ -408,10 +420,11 @@ func tallyText(tally map[string]int) string {
 
 // FencedRerun returns the check that asks whether the fence saves a check that failed on
 // the unfenced resource, and whether to run it: not for a pass, and not for a violation no
-// fence prevents (a duplicate token, a zombie leader). Session.Check does this itself; it is
-// exported for callers that run checks one by one with RunCheck.
+// fence prevents (a duplicate token, a zombie leader), nor for a fence check (its fence is
+// the device, Check.Fence). Session.Check does this itself; it is exported for callers that
+// run checks one by one with RunCheck.
 func FencedRerun(c Check, unfenced CheckResult) (Check, bool) {
-	if unfenced.Verdict != harness.VerdictInvalid || len(unfenced.Unfenceable) > 0 || c.Resource == ResourceFenced {
+	if unfenced.Verdict != harness.VerdictInvalid || len(unfenced.Unfenceable) > 0 || c.Resource == ResourceFenced || c.Fence != "" {
 		return Check{}, false
 	}
 	return fencedRerun(c, unfenced), true

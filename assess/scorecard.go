@@ -152,11 +152,14 @@ func (s *Scorecard) finish() {
 	invalid, unknown := false, false
 	for _, n := range names {
 		g := grade(unf[n], fen[n])
-		v := judged(g, s.Resource)
+		v := judged(g, unf[n].Check.judgedOn(s.Resource))
 		s.Checks = append(s.Checks, CheckGrade{Name: n, Grade: g, Verdict: v})
 		label := n
 		if f := fen[n]; g == GradeUnfencedOnly && f != nil && f.Verdict == VerdictNotRun {
 			label += " (fenced rerun not run: " + f.NotRun + ")"
+		}
+		if g == GradeUnfencedOnly && unf[n].Check.Fence != "" {
+			label += " (" + unf[n].Reason + ": the fence device did not protect the resource)"
 		}
 		if g == GradeUnsafe {
 			why := unf[n]

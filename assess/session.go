@@ -143,7 +143,7 @@ func (s *Session) Check(ctx context.Context, c Check) (Graded, error) {
 	s.sc.Results = append(s.sc.Results, g.Runs...)
 	s.mu.Unlock()
 	grade := grade(&u, f)
-	g.CheckGrade = CheckGrade{Name: c.Name, Grade: grade, Verdict: judged(grade, s.opts.resource())}
+	g.CheckGrade = CheckGrade{Name: c.Name, Grade: grade, Verdict: judged(grade, c.judgedOn(s.opts.resource()))}
 	return g, err
 }
 

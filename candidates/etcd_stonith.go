@@ -39,7 +39,7 @@ var etcdStonithProceed = stonithSpec("etcd-stonith-proceed", true,
 func stonithSpec(name string, proceed bool, summary string) runtime.Spec {
 	return runtime.Spec{
 		Name: name, Store: contract.StoreEtcd, Negative: proceed, Summary: summary,
-		Steps: stonithSteps(proceed),
+		Steps: stonithSteps(proceed), Fences: true,
 		Timing: func(c contract.Config) runtime.Timing {
 			ttl := etcdTTL(c.LeaseTTL)
 			// etcd-election's bounds plus the power-off: a SIGKILL and the engine's

@@ -92,6 +92,20 @@ var profiles = map[string]Profile{
 	"slow-close-kill-leader": {"slow-close-kill-leader",
 		"the candidates' closes reach the store 3xTTL late, and the leader is killed meanwhile: the store keeps the dead leader's connection (and any session lock on it) for 3xTTL",
 		"slow-close:target=all-candidates,close-delay=3xTTL,dir=out,at=1xTTL,for=6xTTL,every=10xTTL,jitter=0s; kill:target=leader,at=2xTTL,for=1xTTL,every=10xTTL,jitter=0s"},
+	// Fence device faults (docs/faults.md "Fence device faults"): the leader is paused past
+	// its lease so a STONITH successor must fence it, and the device is broken from the
+	// pause's start for 6xTTL, while the successor asks. The pause (5xTTL) outlasts the
+	// successor's election; fence-lying's lag (6xTTL from the acknowledgement) outlasts the
+	// pause, so the paused leader wakes while its successor already acts.
+	"fence-unreachable-pause-leader": {"fence-unreachable-pause-leader",
+		"pause the leader for 5xTTL while the fence device answers nothing for 6xTTL: a STONITH successor must not act unfenced, repeatedly",
+		"pause:target=leader,at=1xTTL,for=5xTTL,every=14xTTL,jitter=0s; fence-unreachable:target=all-candidates,at=1xTTL,for=6xTTL,every=14xTTL,jitter=0s"},
+	"fence-slow-pause-leader": {"fence-slow-pause-leader",
+		"pause the leader for 5xTTL while the fence device carries out and answers every request 3xTTL late for 6xTTL (past a 2xTTL fence timeout), repeatedly",
+		"pause:target=leader,at=1xTTL,for=5xTTL,every=18xTTL,jitter=0s; fence-slow:target=all-candidates,delay=3xTTL,at=1xTTL,for=6xTTL,every=18xTTL,jitter=0s"},
+	"fence-lying-pause-leader": {"fence-lying-pause-leader",
+		"pause the leader for 5xTTL while the fence device answers a power-off \"off\" at once and kills 6xTTL later (for 6xTTL): a successor that trusts the answer acts beside the woken leader, repeatedly",
+		"pause:target=leader,at=1xTTL,for=5xTTL,every=14xTTL,jitter=0s; fence-lying:target=all-candidates,lag=6xTTL,at=1xTTL,for=6xTTL,every=14xTTL,jitter=0s"},
 	"mixed": {"mixed",
 		"leader pause, leader partition and leader clock bump plus a random candidate kill, interleaved at seeded offsets",
 		"pause:target=leader,for=3xTTL,every=16xTTL; kill:target=random-candidate,for=1xTTL,every=16xTTL; partition:shape=leader-from-store,for=3xTTL,every=16xTTL; clock:op=bump,target=leader,delta=-3xTTL,for=2xTTL,every=16xTTL"},
@@ -126,6 +140,11 @@ var paced = map[string]string{
 	"half-open-leader":              "half-open:target=leader,on=write:3,for=3xTTL,count={N}",
 	"reset-leader":                  "reset:target=leader,on=write:3,for=3xTTL,count={N}",
 	"bandwidth-leader":              "bandwidth:target=leader,rate=1,dir=both,on=write:3,for=4xTTL,count={N}",
+	// The fence fault starts with the pause (on its fault-start), so the device is broken when
+	// the successor asks; write:3 is a trigger every candidate gives (no private step).
+	"fence-unreachable-pause-leader": "pause:target=leader,on=write:3,for=5xTTL,count={N}; fence-unreachable:target=all-candidates,on=fault-start,for=6xTTL,count={N}",
+	"fence-slow-pause-leader":        "pause:target=leader,on=write:3,for=5xTTL,count={N}; fence-slow:target=all-candidates,on=fault-start,delay=3xTTL,for=6xTTL,count={N}",
+	"fence-lying-pause-leader":       "pause:target=leader,on=write:3,for=5xTTL,count={N}; fence-lying:target=all-candidates,on=fault-start,lag=6xTTL,for=6xTTL,count={N}",
 	// The kill follows the slow close's start by a TTL, while closes are held back.
 	"slow-close-kill-leader": "slow-close:target=all-candidates,close-delay=3xTTL,dir=out,on=write:3,for=6xTTL,count={N}; kill:target=leader,on=fault-start,after=1xTTL,for=1xTTL,count={N}",
 }

@@ -90,6 +90,9 @@ type Info struct {
 	// Steps are the step events the recipe emits (Env.Step), in the order they happen in a
 	// campaign; a nemesis trigger on=step:NAME for a name not listed here is refused.
 	Steps []string
+	// Fences: the recipe powers nodes off through the run's fence device (STONITH), so the
+	// fence-* faults act on it and assess runs its fence checks.
+	Fences bool
 }
 
 // Definition is one entry of the recipe registry (candidates.Registry). Spec is the usual
@@ -110,6 +113,7 @@ type Spec struct {
 	ClockAware bool
 	Negative   bool
 	Steps      []string
+	Fences     bool
 	Timing     func(c contract.Config) Timing
 	New        func(ctx context.Context, env Env) (Recipe, error)
 }
@@ -120,7 +124,7 @@ const StepLeaderWork = "leader-work"
 
 func (s Spec) Describe() Info {
 	steps := append(slices.Clone(s.Steps), StepLeaderWork)
-	return Info{Name: s.Name, Store: s.Store, Summary: s.Summary, ClockAware: s.ClockAware, Negative: s.Negative, Steps: steps}
+	return Info{Name: s.Name, Store: s.Store, Summary: s.Summary, ClockAware: s.ClockAware, Negative: s.Negative, Steps: steps, Fences: s.Fences}
 }
 func (s Spec) TimingFor(c contract.Config) Timing { return s.Timing(c) }
 func (s Spec) NewRecipe(ctx context.Context, env Env) (Recipe, error) {

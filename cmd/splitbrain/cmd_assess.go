@@ -39,6 +39,7 @@ func runAssess(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	fs.DurationVar(&o.TTL, "ttl", harness.DefaultTTL, "lease/session TTL handed to the candidates")
 	fs.IntVar(&o.ExploreRuns, "explore-runs", 2, "valid tries the bounded explore check wants (1 to 50; it makes at most twice as many)")
 	fs.IntVar(&o.Parallel, "parallel", 2, "checks run at once, each on a store cluster of its own (1 to 4; 2 fits the battery of a correct etcd candidate into 10 minutes on a loaded 2-core machine, docs/assess.md)")
+	fs.BoolVar(&o.Fence, "fence", false, "the candidate powers nodes off through the run's fence device ($SPLITBRAIN_FENCE_URL, STONITH): run the fence checks (fence-lying, fence-unreachable, fence-slow); a recipe that fences (etcd-stonith) gets them without it")
 	list := fs.Bool("list", false, "print the battery for this store and candidate, and exit")
 	profile := fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
 	fs.Usage = func() {
@@ -48,8 +49,10 @@ Runs the battery of checks that the store and the candidate make sense for (docs
 fault-free, graceful handoff, leader kill/pause/freeze, the zombie window, the leader cut off
 from the store (silent and refused), a store-majority split (stores with a leader), clock bump
 and rate, latency, half-open and reset connections, a whole-store outage, a follower cut then
-the leader killed, a waiter killed, and a bounded explore. Each check runs event-paced on an
-unfenced resource and, where it fails there, again on the fenced one. Progress goes to stdout;
+the leader killed, a waiter killed, the fence device unreachable, slow or lying (for a
+candidate that fences: a STONITH recipe, or --fence), and a bounded explore. Each check runs
+event-paced on an unfenced resource and, where it fails there, again on the fenced one (not
+a fence check: the device is its fence, so it is judged unfenced). Progress goes to stdout;
 the scorecard lands in --out. An interrupted assessment resumes: the same command with the
 same --out skips the checks already done.
 Exit code: 0 every check safe, 1 a check unsafe on the judged resource, 2 a check proved
