@@ -159,7 +159,7 @@ func battery() []entry {
 				if slices.Contains(steps, runtime.StepLeaderWork) {
 					return true, ""
 				}
-				return false, "the candidate declares no " + runtime.StepLeaderWork + " step to pause on (Go recipes do; pause-leader covers an external candidate)"
+				return false, "the candidate declares no " + runtime.StepLeaderWork + " step to pause on (Go recipes and the Python and Node library recipes do; an external candidate cannot declare steps: pause-leader covers it)"
 			}},
 		storeOnly(paced("leader-cut-silent", "partition-leader-silent", "cut the leader off from the store for 3xTTL, packets dropped (requests hang)",
 			"a leader that keeps believing while its renewals hang, past its lease")),
