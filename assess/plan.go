@@ -187,7 +187,7 @@ func battery() []entry {
 				if slices.Contains(steps, runtime.StepLeaderWork) {
 					return true, ""
 				}
-				return false, "the candidate declares no " + runtime.StepLeaderWork + " step to pause on (Go recipes do; pause-leader covers an external candidate)"
+				return false, "the candidate declares no " + runtime.StepLeaderWork + " step to pause on (Go recipes and the Python and Node library recipes do; an external candidate cannot declare steps: pause-leader covers it)"
 			}},
 		fenceCheck("fence-lying", "fence-lying", 0,
 			"pause the leader for 5xTTL while the fence device answers a power-off \"off\" at once and kills 6xTTL later",

@@ -4,8 +4,11 @@ package candidates
 // Campaign, etcd#19597 re-read); the safety comes from the fence device instead of a token
 // the resource checks. A winner reads the previous holder from the store (a key outside
 // the election prefix, written only by a holder of the leader key), powers it off through
-// the run's fence device (SPLITBRAIN_FENCE_URL) and waits for the confirmed power-off; only
-// then does it record itself as holder and announce elected. A fence that fails or times
+// the run's fence device (SPLITBRAIN_FENCE_URL) and waits for the device's answer "off";
+// only then does it record itself as holder and announce elected. It trusts that answer on
+// purpose and never reads GET /status back: against a fence-lying device it acts while the
+// previous holder still runs, which is what the fence-lying matrix row shows (a candidate
+// that reads the state back survives it; docs/candidates.md "The fence device"). A fence that fails or times
 // out ends the campaign without a term: it resigns and tries again, so it never writes
 // while the previous holder may be alive. The previous holder is powered on again after
 // its successor took over (Pacemaker's reboot action), so it rejoins as a follower. A
@@ -31,7 +34,7 @@ import (
 )
 
 var etcdStonith = stonithSpec("etcd-stonith", false,
-	"etcd election; the winner powers the previous holder off through the fence device and waits for the confirmed off before it acts (no token needed at the resource)")
+	"etcd election; the winner powers the previous holder off through the fence device and acts on the device's answer \"off\" (trusted, not read back; no token needed at the resource)")
 
 var etcdStonithProceed = stonithSpec("etcd-stonith-proceed", true,
 	"etcd-stonith, but a fence that fails or times out is ignored and the winner acts anyway (negative control)")

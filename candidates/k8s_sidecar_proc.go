@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,7 +25,8 @@ import (
 
 // RunLeaseSidecar is the k8s-sidecar recipe's sidecar process: client-go leaderelection on
 // the election's Lease, and the health endpoint GET /leader (on the listening socket the
-// application passed as file descriptor 3, else on http://127.0.0.1:7070), which
+// application passed as file descriptor 3 or as the one EnvSidecarListenFD names, else on
+// http://127.0.0.1:7070; sidecarListener), which
 // answers 200 {"leader":true,"token":T,"call_t":...,"identity":...} between client-go's
 // OnStartedLeading and OnStoppedLeading and 503 {"leader":false} otherwise. Each campaign
 // has a fresh identity, so every term begins with an acquisition; the token is that
@@ -103,11 +105,16 @@ func RunLeaseSidecar(ctx context.Context, lookup func(string) (string, bool), st
 	return nil
 }
 
-// sidecarListener is the socket the application passed (EnvSidecarListenFD), or a fresh one
-// on sidecarAddr for a sidecar started by hand.
+// sidecarListener is the socket the application passed: the descriptor EnvSidecarListenFD
+// names (the recipe's application sets it), else file descriptor 3 when that is a listening
+// socket (an application that passes fd 3 without the variable), else a fresh listener on
+// sidecarAddr for a sidecar started by hand.
 func sidecarListener(lookup func(string) (string, bool)) (net.Listener, error) {
 	v, ok := lookup(EnvSidecarListenFD)
 	if !ok {
+		if ln := inheritedListener(3); ln != nil {
+			return ln, nil
+		}
 		return net.Listen("tcp", sidecarAddr)
 	}
 	fd, err := strconv.Atoi(v)
@@ -117,6 +124,23 @@ func sidecarListener(lookup func(string) (string, bool)) (net.Listener, error) {
 	f := os.NewFile(uintptr(fd), "health-endpoint")
 	defer f.Close() // FileListener keeps its own duplicate
 	return net.FileListener(f)
+}
+
+// inheritedListener is a listener on fd when fd is a listening socket (SO_ACCEPTCONN), else
+// nil. A descriptor that is anything else (closed, a file, a pipe, an unconnected or connected
+// socket) is left open and untouched: the probe reads it with getsockopt only and wraps it in
+// an *os.File (whose finalizer would close it) only once it is known to be a listener.
+func inheritedListener(fd int) net.Listener {
+	if on, err := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_ACCEPTCONN); err != nil || on != 1 {
+		return nil
+	}
+	f := os.NewFile(uintptr(fd), "health-endpoint")
+	defer f.Close() // FileListener keeps its own duplicate
+	ln, err := net.FileListener(f)
+	if err != nil {
+		return nil
+	}
+	return ln
 }
 
 // sidecarCampaign is one RunOrDie: once stopped it never reports leader again.

@@ -20,9 +20,10 @@ func runLeaseSidecar(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: splitbrain %s\n\n"+
 			"The sidecar process of the k8s-sidecar recipe (docs/candidates.md): client-go leader\n"+
-			"election on a Lease, reported on GET /leader of the loopback socket its candidate passes\n"+
-			"as file descriptor 3 (by hand: http://127.0.0.1:7070/leader). Its candidate starts it\n"+
-			"with argv[0] %q; configuration comes from the candidate's SPLITBRAIN_* environment.\n", candidates.SidecarCommand, candidates.SidecarArgv0)
+			"election on a Lease, reported on GET /leader of the listening socket its candidate\n"+
+			"passes as file descriptor 3 (or as the descriptor %s names);\n"+
+			"without one (started by hand) on http://127.0.0.1:7070/leader. Its candidate starts\n"+
+			"it with argv[0] %q; configuration comes from the candidate's SPLITBRAIN_* environment.\n", candidates.SidecarCommand, candidates.EnvSidecarListenFD, candidates.SidecarArgv0)
 	}
 	if err := parseFlags(fs, args, false); err != nil {
 		return exitUsage, err

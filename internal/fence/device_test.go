@@ -710,3 +710,31 @@ func TestFenceFaultHealThatCannotWaitDropsWhatIsOwed(t *testing.T) {
 		t.Errorf("a fault acted after its heal: %v", calls)
 	}
 }
+
+// TestFenceLyingStatusTellsTheTruth: under fence-lying only the power-off's answer lies;
+// GET /status reads the power state, so a caller that reads it back (docs/candidates.md
+// §11, "Using it") sees "on" until the late kill and "off" after it.
+func TestFenceLyingStatusTellsTheTruth(t *testing.T) {
+	d, fp, rec, url := startTestFence(t, "c3")
+	fp.offDone = make(chan string, 1)
+	heal, err := d.SetFault(1, Lying, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer heal(context.Background())
+	code, body, err := fenceCall(t, http.MethodPost, url+"/off/c1", 5*time.Second)
+	if err != nil || code != http.StatusOK || body.Power != "off" {
+		t.Fatalf("off under a lying device: %d %+v %v, want 200 off", code, body, err)
+	}
+	code, body, err = fenceCall(t, http.MethodGet, url+"/status/c1", 5*time.Second)
+	if err != nil || code != http.StatusOK || body.Power != "on" {
+		t.Fatalf("status right after the lying off: %d %+v %v, want 200 on (the node still runs)", code, body, err)
+	}
+	if rep := replyOf(t, rec.list(), body.ID); rep.Result != history.FenceDone || rep.Power != "on" {
+		t.Errorf("status recorded as %+v, want done, power on", rep)
+	}
+	<-fp.offDone
+	if _, body, _ = fenceCall(t, http.MethodGet, url+"/status/c1", 5*time.Second); body.Power != "off" {
+		t.Errorf("status after the late kill: %+v, want off", body)
+	}
+}
