@@ -134,3 +134,17 @@ func TestFenceNotExercised(t *testing.T) {
 }
 
 func timeN(n int) time.Duration { return time.Duration(n) }
+
+// The header names the resource fence checks are judged on when it differs from the rest.
+func TestJudgedTextNamesTheFenceChecks(t *testing.T) {
+	fence, plain := Check{Name: "fence-lying", Fence: "fence-lying"}, Check{Name: "pause-leader"}
+	if got := judgedText(ResourceFenced, []Check{plain, fence}); !strings.Contains(got, "fence checks: unfenced") {
+		t.Errorf("fenced assessment with a fence check: %q", got)
+	}
+	if got := judgedText(ResourceFenced, []Check{plain}); got != ResourceFenced {
+		t.Errorf("fenced assessment without fence checks: %q", got)
+	}
+	if got := judgedText(ResourceUnfenced, []Check{plain, fence}); got != ResourceUnfenced {
+		t.Errorf("unfenced assessment: %q", got)
+	}
+}

@@ -487,7 +487,7 @@ func runWith(ctx context.Context, opts Options, run func(context.Context, Check,
 		s.r.say("resume: %s", n)
 	}
 	s.r.say("%s on %s: %d checks, budget %v, judged on the %s resource, out %s",
-		s.sc.Target, opts.Store, len(s.checks), s.Budget(), opts.resource(), opts.OutDir)
+		s.sc.Target, opts.Store, len(s.checks), s.Budget(), judgedText(opts.resource(), s.checks), opts.OutDir)
 	for _, k := range s.sc.Skipped {
 		s.r.say("left out %s: %s", k.Name, k.Why)
 	}

@@ -296,7 +296,7 @@ func runLine(r *CheckResult) string {
 // view is the page's data: plain strings, links relative to the scorecard.
 func (s *Scorecard) view(dir string) reports.ScorecardView {
 	v := reports.ScorecardView{Title: s.Target + " on " + s.Store, Verdict: s.Verdict, Summary: s.Summary,
-		Judged: s.Resource, Started: s.Started.Format("2006-01-02 15:04:05 UTC"),
+		Judged: judgedText(s.Resource, resultChecks(s.Results)), Started: s.Started.Format("2006-01-02 15:04:05 UTC"),
 		Elapsed: s.Elapsed.Round(time.Second).String(), Budget: s.Budget.String(), Seed: s.Seed,
 		Total: s.Total.Round(time.Second).String(), Invocations: s.Invocations,
 		Command: strings.Join(s.Args, " ")}
@@ -337,4 +337,27 @@ func (s *Scorecard) view(dir string) reports.ScorecardView {
 		v.LeftOut = append(v.LeftOut, k.Name+": "+k.Why)
 	}
 	return v
+}
+
+// judgedText names the resource an assessment is judged on, and says so when its fence
+// checks are judged on the other one (the fence device is what they test): the header said
+// "fenced" over fence checks judged unfenced.
+func judgedText(resource string, checks []Check) string {
+	if resource != ResourceFenced {
+		return resource
+	}
+	for _, c := range checks {
+		if c.judgedOn(resource) != resource {
+			return resource + " (fence checks: unfenced, the fence device is what they test)"
+		}
+	}
+	return resource
+}
+
+func resultChecks(rs []CheckResult) []Check {
+	out := make([]Check, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, r.Check)
+	}
+	return out
 }
