@@ -61,7 +61,10 @@ type Results struct {
 	// LateWrites places an invalid run's flagged writes against the next leader's election
 	// (late.go); nil for any other verdict.
 	LateWrites *LateWrites `json:"late_writes,omitempty"`
-	CheckNs    int64       `json:"check_duration_ns"`
+	// Cause classes an invalid run by what it rested on besides the candidate (cause.go);
+	// nil for any other verdict.
+	Cause   *Cause `json:"cause,omitempty"`
+	CheckNs int64  `json:"check_duration_ns"`
 }
 
 // section is a checker's part of Results, implemented by its result type's pointer in the
@@ -168,6 +171,8 @@ func checkWith(ctx context.Context, list []checker, events []history.Event, p Pa
 	if r.Verdict == Invalid && ok {
 		l := AttributeLateWrites(r, events)
 		r.LateWrites = &l
+		c := AttributeCause(r)
+		r.Cause = &c
 	}
 	r.CheckNs = time.Since(t0).Nanoseconds()
 	return r, nil

@@ -57,6 +57,13 @@ type Options struct {
 	// resumes where it stopped. CorpusPath, when set, receives it after every try.
 	Corpus     *Corpus
 	CorpusPath string
+	// Finds: the search stops after this many distinct finds (0: 1). Two invalid runs are
+	// the same find when their causes (checkers.Cause.Key: the class and the invalid codes)
+	// are the same; a repeat is counted, not stopped at.
+	Finds int
+	// Accept lists cause classes (checkers.CauseClasses) the user has decided to live with:
+	// an invalid run of such a class is set aside, counted, and the search goes on.
+	Accept []string
 	// Runner runs one try (nil: a real harness run whose history gives the signature);
 	// tests give a fake one.
 	Runner func(ctx context.Context, cfg harness.Config, i int, spec string) Try
@@ -84,6 +91,12 @@ type Try struct {
 	// Late attributes the writes that made an invalid run invalid (nil for other verdicts,
 	// or when results.json could not be read).
 	Late *checkers.LateWrites
+	// Cause classes an invalid run (nil for other verdicts, or when results.json could not
+	// be read: such a find counts as own-logic). SetAside: its class was accepted;
+	// Repeat: an earlier find had the same cause key.
+	Cause    *checkers.Cause
+	SetAside bool
+	Repeat   bool
 	// New are the signature's features no earlier try of the search had shown.
 	New []string
 	// Guided tries: the chain run, the swarm's kinds, and where it came from (Parent is the
@@ -128,8 +141,14 @@ func (e errorsInARow) Unwrap() error        { return e.last }
 // Result is what the search tried and why it stopped.
 type Result struct {
 	Tries []Try
-	// Found is the first invalid try, nil when none was.
+	// Found is the first find (an invalid try whose cause was not accepted), nil when none was.
 	Found *Try
+	// Finds are the distinct finds in the order found (Found is the first); SetAside the
+	// invalid tries whose cause class was accepted; Repeats counts further invalid tries per
+	// cause key of a find.
+	Finds    []Try
+	SetAside []Try
+	Repeats  map[string]int
 	// Refused counts drawn schedules the run's configuration refused before anything started
 	// (e.g. store-leader on a store without one); they were redrawn, never run.
 	Refused int
@@ -248,6 +267,10 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 		t := opt.Runner(ctx, cfg, n, spec)
 		t.N, t.Spec, t.Seed, t.Nodes = n, spec, cfg.Seed, cfg.Nodes
 		t.Chain, t.Swarm, t.Parent, t.Mutations = meta.Chain, meta.Swarm, meta.Parent, meta.Mutations
+		if t.Err == nil && t.Verdict == harness.VerdictInvalid {
+			t.SetAside = slices.Contains(opt.Accept, causeKeyClass(t))
+			t.Repeat = !t.SetAside && slices.ContainsFunc(res.Finds, func(f Try) bool { return causeKey(f) == causeKey(t) })
+		}
 		if t.Err == nil && ctx.Err() == nil {
 			corpus.Tries++
 			t.New = corpus.Observe(t.Signature)
@@ -270,9 +293,24 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 			opt.Each(t)
 		}
 		if t.Err == nil && t.Verdict == harness.VerdictInvalid {
-			res.Found = &res.Tries[len(res.Tries)-1]
-			res.Stop = StopFound
-			return res, nil
+			tried := &res.Tries[len(res.Tries)-1]
+			key := causeKey(*tried)
+			switch {
+			case tried.SetAside:
+				res.SetAside = append(res.SetAside, *tried)
+			case tried.Repeat:
+				if res.Repeats == nil {
+					res.Repeats = map[string]int{}
+				}
+				res.Repeats[key]++
+			default:
+				res.Finds = append(res.Finds, *tried)
+				res.Found = &res.Finds[0]
+			}
+			if len(res.Finds) >= max(opt.Finds, 1) {
+				res.Stop = StopFound
+				return res, nil
+			}
 		}
 		switch {
 		case t.Err == nil || ctx.Err() != nil: // an interrupted try says nothing of the next
@@ -284,6 +322,24 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 			inARow++
 		}
 	}
+}
+
+// causeKey tells distinct finds apart: the cause's key, or the verdict codes under
+// own-logic when the results could not be read.
+func causeKey(t Try) string {
+	if t.Cause != nil {
+		return t.Cause.Key
+	}
+	codes := slices.Clone(t.Codes)
+	slices.Sort(codes)
+	return checkers.CauseOwnLogic + "|" + strings.Join(codes, ",")
+}
+
+func causeKeyClass(t Try) string {
+	if t.Cause != nil {
+		return t.Cause.Class
+	}
+	return checkers.CauseOwnLogic
 }
 
 // runnableAtoms leaves out stale-leader targets and the atoms this configuration refuses
@@ -439,6 +495,10 @@ func runTry(ctx context.Context, cfg harness.Config, i int, spec string) (t Try)
 				if t.Late = res.LateWrites; t.Late == nil { // results.json of an older check
 					late := checkers.AttributeLateWrites(res, evs)
 					t.Late = &late
+				}
+				if t.Cause = res.Cause; t.Cause == nil {
+					c := checkers.AttributeCause(res)
+					t.Cause = &c
 				}
 			}
 		}

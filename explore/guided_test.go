@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
@@ -751,5 +752,53 @@ func TestSearchStopsAfterHarnessErrorsInARow(t *testing.T) {
 		if err != nil || len(res.Tries) != 12 {
 			t.Errorf("%s, errors between runs that ran: %d tries, %v: want all 12", mode, len(res.Tries), err)
 		}
+	}
+}
+
+// causeRun makes every try invalid: tries 1 and 3 rest on a store crash (redis came back
+// empty), 2 and 4 on the candidate's own logic, 5 on its own logic with another reason.
+func causeRun(ctx context.Context, cfg harness.Config, i int, spec string) Try {
+	tr := validRun(ctx, cfg, i, spec)
+	tr.Verdict = harness.VerdictInvalid
+	switch {
+	case i%2 == 1 && i < 5:
+		tr.Codes = []string{"token-duplicate"}
+		tr.Cause = &checkers.Cause{Class: checkers.CauseStoreAmnesia, Key: "store-amnesia|token-duplicate"}
+	case i < 5:
+		tr.Codes = []string{"stale-write-accepted"}
+		tr.Cause = &checkers.Cause{Class: checkers.CauseOwnLogic, Key: "own-logic|stale-write-accepted"}
+	default:
+		tr.Codes = []string{"leader-overlap"} // no cause read: own-logic by its codes
+	}
+	return tr
+}
+
+// A search sets accepted causes aside, counts repeats, and stops at the N-th distinct find.
+func TestSearchGoesOnPastAcceptedAndRepeatedCauses(t *testing.T) {
+	o := guidedOptions(t, 10)
+	o.Runner = causeRun
+	r, err := Explore(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Stop != StopFound || len(r.Tries) != 1 || r.Found == nil || r.Found.Cause.Class != checkers.CauseStoreAmnesia {
+		t.Fatalf("by default the first invalid run is the find: stop %s after %d tries, found %+v", r.Stop, len(r.Tries), r.Found)
+	}
+	o.Accept, o.Finds = []string{checkers.CauseStoreAmnesia}, 2
+	r, err = Explore(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Stop != StopFound || len(r.Tries) != 5 {
+		t.Fatalf("stop %s after %d tries; want the second distinct find at try 5", r.Stop, len(r.Tries))
+	}
+	if len(r.SetAside) != 2 || r.SetAside[0].N != 1 || r.SetAside[1].N != 3 || !r.SetAside[0].SetAside {
+		t.Errorf("set aside: %+v; want tries 1 and 3", r.SetAside)
+	}
+	if len(r.Finds) != 2 || r.Finds[0].N != 2 || r.Finds[1].N != 5 || r.Found.N != 2 {
+		t.Errorf("finds: %+v; want tries 2 and 5", r.Finds)
+	}
+	if r.Repeats["own-logic|stale-write-accepted"] != 1 || !r.Tries[3].Repeat {
+		t.Errorf("repeats %v; want try 4 counted as a repeat of try 2", r.Repeats)
 	}
 }

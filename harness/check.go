@@ -31,7 +31,9 @@ type Outcome struct {
 	Explanations []string `json:"explanations,omitempty"`
 	// LateWrites places an invalid run's flagged writes against the next leader's
 	// election (checkers.LateWrites): in flight at the takeover, or sent after it.
-	LateWrites   string        `json:"late_writes,omitempty"`
+	LateWrites string `json:"late_writes,omitempty"`
+	// Cause is an invalid run's cause class and its evidence (checkers.Cause).
+	Cause        string        `json:"cause,omitempty"`
 	RunDir       string        `json:"run_dir"`
 	RunID        string        `json:"run_id"`
 	Counts       Counts        `json:"counts"`
@@ -73,6 +75,9 @@ func conclude(ctx context.Context, out *Outcome) error {
 	out.Leaders = electedNodes(results.Tenures.Tenures)
 	if results.LateWrites != nil {
 		out.LateWrites = results.LateWrites.String()
+	}
+	if results.Cause != nil {
+		out.Cause = results.Cause.String()
 	}
 	// The explanations ride along in results.json for tools and the terminal summary.
 	doc := reports.NewResultsDocument(results)

@@ -99,6 +99,9 @@ func FormatSummary(o *Outcome) string {
 	if o.LateWrites != "" {
 		fmt.Fprintf(&b, "late writes, %s\n", o.LateWrites)
 	}
+	if o.Cause != "" {
+		fmt.Fprintf(&b, "cause, %s\n", o.Cause)
+	}
 	for _, x := range o.Explanations {
 		fmt.Fprintf(&b, "why %s\n", x)
 	}

@@ -90,6 +90,7 @@ type reportView struct {
 	Title, TestName, RunName string
 	Verdict, VerdictText     string
 	LateWrites               string // an invalid run's late writes, placed (checkers.LateWrites)
+	Cause                    string // an invalid run's cause class and evidence (checkers.Cause)
 	Explanations             []explainView
 	Reasons, Findings        []reasonView
 	Groups                   []reasonGroup // the reasons folded by code and tenure, listed first
@@ -177,6 +178,9 @@ func buildReport(runDir string, r *checkers.Results, cfg *runConfig, h *rawHisto
 	}
 	if r.LateWrites != nil {
 		v.LateWrites = r.LateWrites.String()
+	}
+	if r.Cause != nil {
+		v.Cause = r.Cause.String()
 	}
 	v.Reasons = reasonViews(r.Reasons, "r", t0)
 	v.Findings = reasonViews(r.Findings, "f", t0)

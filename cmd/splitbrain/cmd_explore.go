@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/explore"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
@@ -38,6 +40,8 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	resume := fs.Bool("resume", false, "guided: load --corpus FILE and go on from it (its try count, its features, its schedules)")
 	shrinkBudget := fs.Duration("shrink-budget", 10*time.Minute, "shrink a find for at most this long (0: do not shrink)")
 	shrinkTries := fs.Int("shrink-tries", 2, "tries per smaller schedule while shrinking; kept if one of them fails")
+	finds := fs.Int("finds", 1, "stop after this many distinct finds (a find's cause class and invalid codes tell it apart; a repeat is counted, the search goes on)")
+	accept := fs.String("accept", "", "cause classes to set aside and search on past, comma-separated: "+strings.Join(acceptableCauses(), ", ")+" (an invalid run of such a class is listed, not counted as a find)")
 	repro := fs.Int("repro", 5, "re-run the shrunk one-line reproduction this many times and print its rate (0: do not)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: splitbrain explore --store S --recipe R --time 30s [run flags] [--budget 10m]
@@ -84,6 +88,16 @@ check-then-send window any lease without a fence has: only a fenced resource clo
 pause between a valid check and the send looks the same and is counted here). "window
 only" means in-flight writes and nothing else; the verdict stays invalid either way.
 
+Each invalid run gets a cause, from its fault windows before the first violation:
+store-amnesia (an in-memory store, redis/redis-multi/dynamodb, crashed and came back empty),
+eviction (a Pod deleted while its process ran: the leader-for-life pattern's weakness),
+clock-step (a clock bumped or strobed; a rate is not a step), fence-lie (the fence device
+said off while the node ran), else own-logic (the candidate's protocol under faults on
+candidates and the network). Two invalid runs with the same class and invalid codes are the
+same find. --finds N searches on until N distinct finds (a repeat is counted); --accept
+store-amnesia,eviction sets those classes aside: their runs are listed as set aside and the
+search goes on for the candidate's own bugs.
+
 A find is shrunk (drop faults and chain links, start links sooner after their events,
 shorten faults and phases, fewer candidates; a smaller schedule is kept if it fails again
 with one of the find's codes) for --shrink-budget, and its one-line 'splitbrain run' is run
@@ -115,6 +129,23 @@ after 3 runs in a row that could not run, e.g. no Docker engine), 64 on bad flag
 	}
 	if *shrinkBudget < 0 || *repro < 0 || *shrinkTries < 1 {
 		problems = append(problems, "--shrink-budget and --repro must be >= 0 and --shrink-tries >= 1 (e.g. --shrink-budget 10m --shrink-tries 2 --repro 5)")
+	}
+	if *finds < 1 || *finds > 20 {
+		problems = append(problems, fmt.Sprintf("--finds %d: want 1..20 distinct finds", *finds))
+	}
+	var accepted []string
+	if *accept != "" {
+		for _, a := range strings.Split(*accept, ",") {
+			a = strings.TrimSpace(a)
+			switch {
+			case a == checkers.CauseOwnLogic:
+				problems = append(problems, "--accept own-logic: that is the candidate's own bug, the thing searched for; accept only "+strings.Join(acceptableCauses(), ", "))
+			case !slices.Contains(checkers.CauseClasses, a):
+				problems = append(problems, fmt.Sprintf("--accept %q: not a cause class; want some of %s", a, strings.Join(acceptableCauses(), ", ")))
+			default:
+				accepted = append(accepted, a)
+			}
+		}
 	}
 	if *maxRuns < 0 {
 		problems = append(problems, fmt.Sprintf("--runs %d: want 0 (no limit) or more", *maxRuns))
@@ -195,6 +226,7 @@ after 3 runs in a row that could not run, e.g. no Docker engine), 64 on bad flag
 	res, err := explore.Explore(ctx, explore.Options{
 		Base: *c, Budget: *budget, MaxRuns: *maxRuns, Vocabulary: vocab, Seed: *seed,
 		Mode: *mode, MinNodes: minNodes, MaxNodes: maxNodes, Corpus: corpus, CorpusPath: *corpusPath,
+		Finds: *finds, Accept: accepted,
 		Configure: func(i int, cfg *harness.Config) {
 			cfg.StorePool = pool
 			cfg.Progress, cfg.ProgressMode = io.Discard, progressMode
@@ -217,6 +249,9 @@ after 3 runs in a row that could not run, e.g. no Docker engine), 64 on bad flag
 			fmt.Fprintf(stdout, "try %d: %s (%v, %d nodes) %s\n", t.N, label, t.Elapsed.Round(time.Second), t.Nodes, t.RunDir)
 			if t.Late != nil {
 				fmt.Fprintf(stdout, "  late writes, %s\n", t.Late)
+			}
+			if t.Cause != nil {
+				fmt.Fprintf(stdout, "  cause, %s%s\n", t.Cause, findNote(t))
 			}
 			if t.Chain != nil {
 				from := "fresh chain"
@@ -241,8 +276,11 @@ after 3 runs in a row that could not run, e.g. no Docker engine), 64 on bad flag
 		}
 		fmt.Fprintln(stdout)
 	}
-	if f := res.Found; f != nil && ctx.Err() == nil && (*shrinkBudget > 0 || *repro > 0) {
-		minimizeFind(ctx, stdout, stderr, f, pool, *shrinkBudget, *shrinkTries, *repro)
+	for i := range res.Finds {
+		if ctx.Err() != nil || (*shrinkBudget <= 0 && *repro <= 0) {
+			break
+		}
+		minimizeFind(ctx, stdout, stderr, &res.Finds[i], pool, *shrinkBudget, *shrinkTries, *repro)
 	}
 	switch {
 	case res.Found != nil:
@@ -281,17 +319,48 @@ func printExploreSummary(w io.Writer, res explore.Result, elapsed time.Duration)
 	if res.Refused > 0 {
 		fmt.Fprintf(w, "drawn but refused by this store/recipe (redrawn, never run): %d\n", res.Refused)
 	}
-	if f := res.Found; f != nil {
-		fmt.Fprintf(w, "VIOLATION in try %d: %s\n  run:     %s\n  report:  %s\n  replay:  splitbrain replay %s --times 5\n  shrink:  splitbrain shrink %s\n",
-			f.N, shrink.Label(f.Verdict, f.Codes), f.RunDir, filepath.Join(f.RunDir, "report.html"), f.RunDir, f.RunDir)
+	for _, t := range res.SetAside {
+		fmt.Fprintf(w, "set aside (--accept %s): try %d, %s, %s\n", t.Cause.Class, t.N, shrink.Label(t.Verdict, t.Codes), t.RunDir)
+	}
+	for i, f := range res.Finds {
+		which := ""
+		if len(res.Finds) > 1 {
+			which = fmt.Sprintf(" %d of %d", i+1, len(res.Finds))
+		}
+		fmt.Fprintf(w, "VIOLATION%s in try %d: %s\n  run:     %s\n  report:  %s\n  replay:  splitbrain replay %s --times 5\n  shrink:  splitbrain shrink %s\n",
+			which, f.N, shrink.Label(f.Verdict, f.Codes), f.RunDir, filepath.Join(f.RunDir, "report.html"), f.RunDir, f.RunDir)
+		if f.Cause != nil {
+			fmt.Fprintf(w, "  cause:   %s\n", f.Cause)
+			if n := res.Repeats[f.Cause.Key]; n > 0 {
+				fmt.Fprintf(w, "  seen again in %d later run(s)\n", n)
+			}
+		}
 		if f.Late != nil {
 			fmt.Fprintf(w, "  late writes, %s\n", f.Late)
 		}
+	}
+	if len(res.Finds) > 0 {
 		return
 	}
 	if tally[harness.VerdictValid] == 0 {
 		fmt.Fprintln(w, "no run proved anything (none came out valid): the search found nothing, and showed nothing safe")
 	}
+}
+
+// acceptableCauses are the classes --accept takes: every one but the candidate's own logic.
+func acceptableCauses() []string {
+	return slices.DeleteFunc(slices.Clone(checkers.CauseClasses), func(c string) bool { return c == checkers.CauseOwnLogic })
+}
+
+// findNote says what the search made of an invalid try.
+func findNote(t explore.Try) string {
+	switch {
+	case t.SetAside:
+		return " — set aside (--accept " + t.Cause.Class + "): the search goes on"
+	case t.Repeat:
+		return " — the same cause as an earlier find: counted, the search goes on"
+	}
+	return ""
 }
 
 // newFeatures lists up to 4 features for the try line.

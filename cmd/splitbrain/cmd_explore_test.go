@@ -60,9 +60,52 @@ func TestExploreSummaryShowsTheLateWrites(t *testing.T) {
 	var b strings.Builder
 	f := explore.Try{N: 4, Verdict: "invalid", Codes: []string{"stale-write-accepted"}, RunDir: "/tmp/run",
 		Late: &checkers.LateWrites{InFlight: 1, MaxLag: 35 * time.Millisecond}}
-	printExploreSummary(&b, explore.Result{Tries: []explore.Try{f}, Found: &f, Stop: explore.StopFound}, time.Minute)
+	printExploreSummary(&b, explore.Result{Tries: []explore.Try{f}, Finds: []explore.Try{f}, Found: &f, Stop: explore.StopFound}, time.Minute)
 	if !strings.Contains(b.String(), "VIOLATION in try 4") || !strings.Contains(b.String(), "  late writes, window only: 0 sent after the next leader's election; 1 in flight at the takeover (sent before it, accepted up to 35ms after") {
 		t.Fatalf("summary lacks the late-writes line:\n%s", b.String())
+	}
+}
+
+// The summary lists every distinct find with its cause, how often it came again, and the
+// runs set aside by --accept.
+func TestExploreSummaryListsFindsByCause(t *testing.T) {
+	own := &checkers.Cause{Class: checkers.CauseOwnLogic, Key: "own-logic|stale-write-accepted", Evidence: "no store crash ... before the first violation at +9s"}
+	amnesia := &checkers.Cause{Class: checkers.CauseStoreAmnesia, Key: "store-amnesia|token-duplicate", Evidence: "redis crashed at +5s and restarted empty at +5.1s"}
+	f1 := explore.Try{N: 2, Verdict: "invalid", Codes: []string{"stale-write-accepted"}, RunDir: "/tmp/a", Cause: own}
+	f2 := explore.Try{N: 5, Verdict: "invalid", Codes: []string{"leader-overlap"}, RunDir: "/tmp/b", Cause: &checkers.Cause{Class: checkers.CauseClockStep, Key: "clock-step|leader-overlap", Evidence: "c1 had its clock stepped"}}
+	aside := explore.Try{N: 1, Verdict: "invalid", Codes: []string{"token-duplicate"}, RunDir: "/tmp/c", Cause: amnesia, SetAside: true}
+	var b strings.Builder
+	printExploreSummary(&b, explore.Result{Tries: []explore.Try{aside, f1, f2}, Finds: []explore.Try{f1, f2}, Found: &f1, SetAside: []explore.Try{aside},
+		Repeats: map[string]int{own.Key: 3}, Stop: explore.StopFound}, time.Minute)
+	for _, want := range []string{
+		"set aside (--accept store-amnesia): try 1, invalid token-duplicate, /tmp/c",
+		"VIOLATION 1 of 2 in try 2", "cause:   own-logic: no store crash", "seen again in 3 later run(s)",
+		"VIOLATION 2 of 2 in try 5", "cause:   clock-step: c1 had its clock stepped",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// --accept takes only the classes that are not the candidate's own logic; --finds is bounded.
+func TestExploreAcceptAndFindsFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--accept", "own-logic"}, "--accept own-logic: that is the candidate's own bug"},
+		{[]string{"--accept", "store-amensia"}, `--accept "store-amensia": not a cause class; want some of store-amnesia, eviction, clock-step, fence-lie`},
+		{[]string{"--finds", "0"}, "--finds 0: want 1..20"},
+	} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"explore", "--store", "etcd", "--recipe", "etcd-election", "--time", "10s"}, tc.args...)
+		if code := runMain(args, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, errOut.String(), tc.want)
+		}
+		if strings.Contains(out.String(), "try 1") {
+			t.Errorf("%v: a run started", tc.args)
+		}
 	}
 }
 
