@@ -131,24 +131,49 @@ func (c Chain) Spec() string {
 // fault fails and the run is unknown.
 var exclusiveKinds = []string{"freeze", "kill", "evict"}
 
-// Sane reports whether the chain can take effect as written: no link of an exclusive kind
-// started on a fault's start (so while it is in effect) after a fault of the same kind on
-// the same class of nodes (candidates or store): it may well hit the node that fault holds,
-// e.g. "freeze the leader; on that fault's start freeze the leader" (measured: the second
-// freeze failed and the run was unknown after its timeout).
+// Sane reports whether the chain can take effect as written. Refused:
+//   - a link of an exclusive kind started on a fault's start (so while it is in effect) after
+//     a fault of the same kind on the same class of nodes (candidates or store): it may well
+//     hit the node that fault holds, e.g. "freeze the leader; on that fault's start freeze the
+//     leader" (measured: the second freeze failed and the run was unknown after its timeout);
+//   - a link aimed at the trigger's nodes on a fault's start or end after a fault on nodes of
+//     a class its kind cannot hit (slow-close, a candidate's proxy, on a store node's fault);
+//   - a link aimed at the trigger's nodes on a fault's start after a crash or an eviction:
+//     the node it would hit is down (loss on a container just killed).
+//
+// Each fails when it fires, and the run is unknown after its timeout.
 func (c Chain) Sane() bool {
 	storeSide := func(l Link) bool { return strings.HasPrefix(l.Target, "store-") || l.Target == nemesis.TargetAllStore }
 	for i, l := range c.Links {
-		if i == 0 || l.On != nemesis.EventFaultStart || !slices.Contains(exclusiveKinds, l.Kind) {
+		if i == 0 || (l.On != nemesis.EventFaultStart && l.On != nemesis.EventFaultEnd) {
 			continue
 		}
+		traits, known := nemesis.Info(l.Kind)
 		for _, prev := range c.Links[:i] {
-			if prev.Kind == l.Kind && (l.Target == nemesis.TargetTrigger || storeSide(prev) == storeSide(l)) {
+			if l.On == nemesis.EventFaultStart && slices.Contains(exclusiveKinds, l.Kind) &&
+				prev.Kind == l.Kind && (l.Target == nemesis.TargetTrigger || storeSide(prev) == storeSide(l)) {
+				return false
+			}
+			if l.Target != nemesis.TargetTrigger || prev.Shape != "" {
+				continue // a partition's shape names no one node class
+			}
+			if known && !slices.Contains(traits.Classes, classOf(prev, storeSide(prev))) {
+				return false
+			}
+			if l.On == nemesis.EventFaultStart && (prev.Kind == "kill" || prev.Kind == "evict") {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// classOf is the class of nodes a link's target names.
+func classOf(l Link, storeSide bool) nemesis.NodeClass {
+	if storeSide {
+		return nemesis.ClassStore
+	}
+	return nemesis.ClassCandidate
 }
 
 // Key identifies a chain (corpus deduplication).
