@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -213,7 +214,10 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 	res.Corpus = corpus
 	// A resumed search continues on its own stream: the same seed and corpus draw the same
 	// schedules again, and a resume does not repeat the draws of the first session.
-	rng := rand.New(rand.NewPCG(uint64(opt.Seed), 0x5eed^uint64(corpus.Tries)<<20))
+	// The target is mixed in too, so that one seed given to searches of several candidates
+	// draws an independent sequence for each (results across candidates are then
+	// independent samples, not the same schedules again).
+	rng := rand.New(rand.NewPCG(uint64(opt.Seed)^targetHash(CorpusTarget(opt.Base)), 0x5eed^uint64(corpus.Tries)<<20))
 	guide := Guide{Vocabulary: opt.Vocabulary, MinNodes: opt.MinNodes, MaxNodes: opt.MaxNodes}
 	if st, ok := storekinds.Lookup(opt.Base.Store); ok {
 		guide.VolatileStore = st.Volatile
@@ -322,6 +326,13 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 			inARow++
 		}
 	}
+}
+
+// targetHash is FNV-1a of what the search runs on.
+func targetHash(target string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(target))
+	return h.Sum64()
 }
 
 // causeKey tells distinct finds apart: the cause's key, or the verdict codes under
