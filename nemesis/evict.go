@@ -10,9 +10,10 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
-// evict: delete the Pod of a candidate whose process keeps running, as Kubernetes' node
-// lifecycle controller does for the Pods of a node it cannot reach (the process on that
-// node does not learn of it). The heal is what the kubelet does when the node is back: it
+// evict: delete the Pod of a candidate whose process keeps running (the process does not
+// learn of it): a force delete, or, paired with a partition, what follows an unreachable
+// node (out-of-service taint, Node deletion, operator-lib's Become deleting a NotReady
+// node's leader Pod; docs/faults.md). The heal is what the kubelet does when the node is back: it
 // kills the containers of Pods that no longer exist (SIGKILL); the candidate is then
 // started again with a new Pod, the replacement its Deployment would have made. There is
 // no kubelet here: the harness plays the node (Env implements PodEnv), so the kind applies
