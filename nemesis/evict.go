@@ -24,7 +24,7 @@ type evictKind struct{}
 func (evictKind) def() kindDef {
 	return kindDef{Traits: Traits{
 		Name:          "evict",
-		Summary:       "delete a candidate's Pod while its process keeps running (node lifecycle controller on an unreachable node); heal: SIGKILL it (the kubelet when the node returns) and start it with a new Pod",
+		Summary:       "delete a candidate's Pod while its process keeps running (a force delete; with a partition, an unreachable node's Pod deleted); heal: SIGKILL it (the kubelet when the node returns) and start it with a new Pod",
 		DefaultTarget: TargetLeader,
 		DefaultFor:    "3xTTL",
 		Classes:       []NodeClass{ClassCandidate},

@@ -57,7 +57,7 @@ var table = []Traits{
 	},
 	{
 		Name:          "evict",
-		Summary:       "delete a candidate's Pod while its process keeps running (node lifecycle controller on an unreachable node); heal: SIGKILL it (the kubelet when the node returns) and start it with a new Pod",
+		Summary:       "delete a candidate's Pod while its process keeps running (a force delete; with a partition, an unreachable node's Pod deleted); heal: SIGKILL it (the kubelet when the node returns) and start it with a new Pod",
 		DefaultTarget: "leader",
 		DefaultFor:    "3xTTL",
 		Targets:       []string{"leader", "stale-leader", "follower", "random-candidate", "all-candidates"},
