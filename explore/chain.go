@@ -188,6 +188,14 @@ type Guide struct {
 	// so a crash of store nodes, restarted at once, opens the first link of a fresh chain
 	// one time in volatileCrashOdds, whatever the swarm.
 	VolatileStore bool
+	// SpareStore: draw no crash of store nodes (set while such crashes have taken more than
+	// their share of the search's time: an in-memory store restarted is slow to come back).
+	SpareStore bool
+}
+
+// storeCrash says whether a link crashes store nodes.
+func (a atom) storeCrash() bool {
+	return a.crash && (strings.HasPrefix(a.target, "store-") || a.target == nemesis.TargetAllStore)
 }
 
 // volatileCrashOdds: on a store that keeps its data only in memory, one fresh chain in this
@@ -247,6 +255,9 @@ func (g Guide) atomsOf(swarm []string, links []Link) []atom {
 	}
 	var out []atom
 	for _, a := range g.Vocabulary.atoms {
+		if g.SpareStore && a.storeCrash() {
+			continue
+		}
 		if slices.Contains(swarm, a.kind) && !(a.proxy && network) && !(a.network && proxy) {
 			out = append(out, a)
 		}
@@ -318,7 +329,7 @@ func (g Guide) drawLink(rng *rand.Rand, swarm []string, links []Link, first bool
 	}
 	a := pickAtom(rng, atoms)
 	forgets := false
-	if first && g.VolatileStore {
+	if first && g.VolatileStore && !g.SpareStore {
 		// No draw at all without a store crash in the vocabulary (--faults narrowed it), so
 		// such a search draws the same chains as on any other store.
 		if crashes := g.storeCrashes(); len(crashes) > 0 && rng.IntN(volatileCrashOdds) == 0 {

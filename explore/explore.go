@@ -68,6 +68,8 @@ type Options struct {
 	// Runner runs one try (nil: a real harness run whose history gives the signature);
 	// tests give a fake one.
 	Runner func(ctx context.Context, cfg harness.Config, i int, spec string) Try
+	// now is the search's clock (nil: time.Now); tests give one that the runner advances.
+	now func() time.Time
 }
 
 // Search modes.
@@ -171,6 +173,10 @@ func (r Result) Tally() map[string]int {
 	return out
 }
 
+// storeCrashShare is the share of a guided search's time that tries crashing store nodes
+// may take before the draws spare the store.
+const storeCrashShare = 1.0 / 3
+
 // maxRefusals bounds the redraws in a row before the vocabulary is declared useless for
 // this configuration (so a search never spins without running anything).
 const maxRefusals = 200
@@ -230,8 +236,13 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 	if len(unfenced.Vocabulary.atoms) == 0 {
 		unfenced = guide
 	}
-	start := time.Now()
-	inARow := 0 // tries in a row that could not run
+	now := opt.now
+	if now == nil {
+		now = time.Now
+	}
+	start := now()
+	inARow := 0                  // tries in a row that could not run
+	var crashSpent time.Duration // in tries that crashed store nodes
 	for i := 1; ; i++ {
 		switch {
 		case ctx.Err() != nil:
@@ -240,7 +251,7 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 		case opt.MaxRuns > 0 && len(res.Tries) >= opt.MaxRuns:
 			res.Stop = StopRuns
 			return res, nil
-		case opt.Budget > 0 && time.Since(start) >= opt.Budget:
+		case opt.Budget > 0 && now().Sub(start) >= opt.Budget:
 			res.Stop = StopBudget
 			return res, nil
 		}
@@ -260,6 +271,10 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 				// until a run showed one, it cannot change anything.
 				g = unfenced
 			}
+			// Crashes of an in-memory store cost a store restart each (dynalite: 30-50 s); once
+			// the tries with one took over storeCrashShare of the search's time, the next
+			// draws spare the store, so they cannot eat the budget.
+			g.SpareStore = g.VolatileStore && crashSpent > time.Duration(float64(now().Sub(start))*storeCrashShare)
 			cfg, spec, meta, err = drawGuided(rng, opt, g, corpus, n, &res.Refused)
 		}
 		if err != nil {
@@ -291,6 +306,9 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 					return res, err
 				}
 			}
+		}
+		if t.Chain != nil && slices.ContainsFunc(t.Chain.Links, func(l Link) bool { return guide.atomOf(l).storeCrash() }) {
+			crashSpent += t.Elapsed
 		}
 		res.Tries = append(res.Tries, t)
 		if opt.Each != nil {
@@ -441,7 +459,7 @@ func drawGuided(rng *rand.Rand, opt Options, g Guide, corpus *Corpus, i int, ref
 			ch = g.Draw(rng, meta.Swarm)
 		}
 		meta.Chain = &ch
-		if !ch.Sane() {
+		if !ch.Sane() || (g.SpareStore && slices.ContainsFunc(ch.Links, func(l Link) bool { return g.atomOf(l).storeCrash() })) {
 			*refused++
 			continue
 		}

@@ -825,3 +825,34 @@ func TestSearchGoesOnPastAcceptedAndRepeatedCauses(t *testing.T) {
 		t.Errorf("repeats %v; want try 4 counted as a repeat of try 2", r.Repeats)
 	}
 }
+
+// On an in-memory store, tries that crash store nodes are slow (a restarted server is slow
+// to come back); once they took a third of the search's time, the draws spare the store.
+func TestStoreCrashesTakeABoundedShare(t *testing.T) {
+	o := guidedOptions(t, 200)
+	var spent, crashing time.Duration
+	t0 := time.Now()
+	o.now = func() time.Time { return t0.Add(spent) } // the tries' time, not the test's
+	o.Runner = func(ctx context.Context, cfg harness.Config, i int, spec string) Try {
+		tr := validRun(ctx, cfg, i, spec)
+		tr.Elapsed = 10 * time.Second
+		if strings.Contains(spec, "kill:target=store-") || strings.Contains(spec, "kill:target=all-store") {
+			tr.Elapsed = 200 * time.Second
+			crashing += tr.Elapsed
+		}
+		spent += tr.Elapsed
+		return tr
+	}
+	r, err := Explore(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if crashing == 0 {
+		t.Fatal("no try crashed the store: the bound was not exercised")
+	}
+	share := float64(crashing) / float64(spent)
+	t.Logf("%d tries, %v of %v crashing the store (%.0f%%)", len(r.Tries), crashing, spent, 100*share)
+	if share > 0.45 {
+		t.Errorf("store crashes took %.0f%% of the search's time; want about a third at most", 100*share)
+	}
+}
