@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"github.com/splitbrain-chaos/splitbrain/shrink"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -127,5 +128,18 @@ func TestRefusedVocabularyNamesFaultsFlag(t *testing.T) {
 	_, _, err = drawRunnable(rand.New(rand.NewPCG(1, 2)), opt, 1, &refused)
 	if err == nil || !strings.Contains(err.Error(), "narrow --faults") || refused != maxRefusals {
 		t.Fatalf("evict on redis: %v (%d refused), want the refusal naming --faults", err, refused)
+	}
+}
+
+// A line that reproduces in fewer than 8 runs of 10 is a race; an unmeasured one is not.
+func TestRaceBelowEightInTen(t *testing.T) {
+	for _, tc := range []struct {
+		ok, of int
+		race   bool
+	}{{4, 5, false}, {3, 5, true}, {8, 10, false}, {7, 10, true}, {0, 0, false}, {0, 3, true}} {
+		m := Minimized{Reproduced: tc.ok, Repro: make([]shrink.Outcome, tc.of)}
+		if m.Race() != tc.race {
+			t.Errorf("%d of %d: race %v, want %v", tc.ok, tc.of, m.Race(), tc.race)
+		}
 	}
 }

@@ -45,6 +45,16 @@ func (m Minimized) Rate() string {
 	return fmt.Sprintf("%d/%d (%d%%)", m.Reproduced, len(m.Repro), 100*m.Reproduced/len(m.Repro))
 }
 
+// RaceBelow is the reproduction rate under which a find is reported as a race: a line
+// that reproduces less than 8 runs in 10 is not a reproduction a reader can rely on.
+const RaceBelow = 0.8
+
+// Race says the printed line reproduced in fewer than RaceBelow of its runs (false when
+// the rate was not measured).
+func (m Minimized) Race() bool {
+	return len(m.Repro) > 0 && float64(m.Reproduced) < RaceBelow*float64(len(m.Repro))
+}
+
 // Minimize shrinks the invalid run in runDir (faults, phases, node count and the trigger
 // chain) and re-runs the resulting one-line `splitbrain run` Repro times. The reproduction
 // runs the printed line itself (its --nemesis spec planned anew with the same seed), not

@@ -425,6 +425,9 @@ func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try,
 		fmt.Fprint(stdout, " (seeded targets: the line needs its --seed, which it carries)")
 	}
 	fmt.Fprintln(stdout)
+	if m.Race() {
+		fmt.Fprintf(stdout, "  a race: the line reproduced %s, under %d in 10; expect to run it several times (splitbrain replay RUN_DIR --times 10 measures it again)\n", m.Rate(), int(explore.RaceBelow*10))
+	}
 }
 
 func orText(s, alt string) string {
