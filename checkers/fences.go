@@ -23,8 +23,10 @@ type FenceOp struct {
 	Result string `json:"result,omitempty"`
 	Power  string `json:"power,omitempty"`
 	Reason string `json:"reason,omitempty"`
-	// DeathT (off): when the target's process ended, the exit the request caused or the
-	// one before it when the target was already down; 0 = it never ended in the history.
+	// DeathT (off): when the target's process ended by this request (its kill, or the exit
+	// after a power-off the device carried out), or the exit before it when the target was
+	// already down; 0 = the request did not end it (dropped, refused, failed, or a lie whose
+	// late power-off never came), whatever ended it later.
 	DeathT int64 `json:"death_t,omitempty"`
 	// AliveAtAnswer (off): the device answered "off" while the target's process still ran.
 	AliveAtAnswer bool `json:"alive_at_answer,omitempty"`
@@ -60,7 +62,9 @@ func (s *FenceResult) check(_ context.Context, a *analysis, rl *reasonList) {
 	byID := map[int]int{}
 	running := map[string]bool{}
 	lastExit := map[string]int64{}
-	var pendingOff []int // ops whose target's exit is still to come
+	var pendingOff []int         // ops whose target's exit is still to come
+	signalled := map[int]int64{} // op index → when the kill its power-off made took effect
+	var offWhileRunning []int    // power-offs of a target that was running
 	for _, e := range a.ev {
 		switch e.Kind {
 		case history.KindProcessStart:
@@ -84,6 +88,7 @@ func (s *FenceResult) check(_ context.Context, a *analysis, rl *reasonList) {
 			if _, err := fmt.Sscanf(e.Reason, "fence %d:", &id); err == nil {
 				if i, ok := byID[id]; ok && (s.Ops[i].DeathT == 0 || e.T < s.Ops[i].DeathT) {
 					s.Ops[i].DeathT = e.T
+					signalled[i] = e.T
 				}
 			}
 		case history.KindFenceRequest:
@@ -93,6 +98,7 @@ func (s *FenceResult) check(_ context.Context, a *analysis, rl *reasonList) {
 			if op.Action == history.FenceOff {
 				if running[op.Target] {
 					pendingOff = append(pendingOff, len(s.Ops)-1)
+					offWhileRunning = append(offWhileRunning, len(s.Ops)-1)
 				} else {
 					s.Ops[len(s.Ops)-1].DeathT = lastExit[op.Target]
 				}
@@ -106,6 +112,15 @@ func (s *FenceResult) check(_ context.Context, a *analysis, rl *reasonList) {
 			op.ReplyT, op.Result, op.Power, op.Reason = e.T, e.Result, e.Power, e.Reason
 		}
 	}
+	for _, i := range offWhileRunning {
+		// Only a death the request caused: its own kill, or an exit after a power-off the
+		// device carried out. A request dropped, refused or failed (or acknowledged by a
+		// lying device whose late power-off never came) did not end the process, whatever
+		// ended it later (a fault, the teardown).
+		if op := &s.Ops[i]; op.Result != history.FenceDone {
+			op.DeathT = signalled[i]
+		}
+	}
 	for i := range s.Ops {
 		op := &s.Ops[i]
 		if op.Action != history.FenceOff {
@@ -117,7 +132,7 @@ func (s *FenceResult) check(_ context.Context, a *analysis, rl *reasonList) {
 			s.OffsAcknowledgedAlive++
 			msg := fmt.Sprintf("fence %d: the device answered %s off for %s at %s, but %s's process ", op.ID, op.Target, who(op.By), fmtT(op.ReplyT, a.startT), op.Target)
 			if op.DeathT == 0 {
-				msg += "never ended"
+				msg += "was not ended by it"
 			} else {
 				msg += fmt.Sprintf("ran %s longer (ended at %s)", time.Duration(op.DeathT-op.ReplyT), fmtT(op.DeathT, a.startT))
 			}

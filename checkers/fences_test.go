@@ -3,6 +3,7 @@ package checkers
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
@@ -39,7 +40,8 @@ func TestFencesPairsRequestsAnswersAndExits(t *testing.T) {
 	// 1: confirmed off (c2 died before the answer); 2: acknowledged while c3 still ran
 	// (a lying device); 3: dropped (unreachable); 4: c3 was already down.
 	h.fence(10, 1, "c1", "off", "c2").proc(11, history.KindProcessExit, "c2").fenceReply(12, 1, "c1", "off", "c2", history.FenceDone, "off")
-	h.fence(20, 2, "c1", "off", "c3").fenceReply(21, 2, "c1", "off", "c3", history.FenceAcknowledged, "off").proc(30, history.KindProcessExit, "c3")
+	h.fence(20, 2, "c1", "off", "c3").fenceReply(21, 2, "c1", "off", "c3", history.FenceAcknowledged, "off")
+	h.add(history.Event{T: 30 * ms, Kind: history.KindSignal, Node: "c3", Signal: "SIGKILL", Reason: "fence 2: power off requested by c1"}).proc(31, history.KindProcessExit, "c3")
 	h.fence(40, 3, "c1", "off", "c2").fenceReply(40, 3, "c1", "off", "c2", history.FenceDropped, "")
 	h.fence(50, 4, "c1", "off", "c3").fenceReply(51, 4, "c1", "off", "c3", history.FenceDone, "off")
 	h.end(60)
@@ -54,7 +56,7 @@ func TestFencesPairsRequestsAnswersAndExits(t *testing.T) {
 	if op := f.Ops[1]; !op.AliveAtAnswer || op.DeathT != 30*ms {
 		t.Errorf("lying op %+v: want alive at the answer, death at 30ms", op)
 	}
-	if op := f.Ops[3]; op.AliveAtAnswer || op.DeathT != 30*ms {
+	if op := f.Ops[3]; op.AliveAtAnswer || op.DeathT != 31*ms {
 		t.Errorf("off of a node already down %+v: want its earlier exit as death, not alive", op)
 	}
 	if got, want := fenceCodes(r), []string{"fence-acknowledged-alive", "fence-not-confirmed"}; !slices.Equal(got, want) {
@@ -62,6 +64,38 @@ func TestFencesPairsRequestsAnswersAndExits(t *testing.T) {
 	}
 	if r.Verdict == Invalid {
 		t.Errorf("fence findings alone made the run invalid: %+v", r.Reasons)
+	}
+}
+
+// A power-off's death_t is a death the request caused: a dropped request, or a lie whose
+// late power-off never came, gets none, though the process ended later (a kill fault, the
+// teardown); the process's later end is named in the finding, not taken as the fence's.
+func TestFenceDeathOnlyWhenTheRequestCausedIt(t *testing.T) {
+	h := newHB()
+	for _, n := range []string{"c1", "c2", "c3"} {
+		h.proc(2, history.KindProcessStart, n)
+	}
+	h.fence(10, 1, "c1", "off", "c2").fenceReply(10, 1, "c1", "off", "c2", history.FenceDropped, "")
+	h.fence(20, 2, "c1", "off", "c3").fenceReply(21, 2, "c1", "off", "c3", history.FenceAcknowledged, "off")
+	h.add(history.Event{T: 50 * ms, Kind: history.KindPhase, Phase: "teardown"})
+	h.proc(55, history.KindProcessExit, "c2").proc(56, history.KindProcessExit, "c3")
+	h.end(60)
+	r, err := Check(context.Background(), h.ev, Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range r.Fences.Ops {
+		if op.DeathT != 0 {
+			t.Errorf("op %+v: the teardown's exit taken as the death the request caused", op)
+		}
+	}
+	if op := r.Fences.Ops[1]; !op.AliveAtAnswer {
+		t.Errorf("lie %+v: want alive at the answer", op)
+	}
+	for _, f := range r.Findings {
+		if f.Code == "fence-acknowledged-alive" && !strings.Contains(f.Message, "was not ended by it") {
+			t.Errorf("finding %q: want it to say the request did not end the process", f.Message)
+		}
 	}
 }
 

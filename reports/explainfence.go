@@ -51,7 +51,7 @@ func (x *story) fenceSteps() {
 			x.at(op.ReplyT, "the device answered %s off (fence %d, %s) while %s still ran", op.Target, op.ID, op.Result, op.Target)
 			x.at(op.DeathT, "%s's process ended, %s after that answer", op.Target, fmtDur(op.DeathT-op.ReplyT))
 		case op.AliveAtAnswer:
-			x.at(op.ReplyT, "the device answered %s off (fence %d, %s) while %s still ran; it never died", op.Target, op.ID, op.Result, op.Target)
+			x.at(op.ReplyT, "the device answered %s off (fence %d, %s) while %s still ran; the request never ended it", op.Target, op.ID, op.Result, op.Target)
 		case op.Power != "":
 			x.at(op.ReplyT, "the device confirmed %s %s (fence %d)", op.Target, op.Power, op.ID)
 		default:
