@@ -122,13 +122,29 @@ func (rp runPower) Off(ctx context.Context, node, by string, id int) error {
 		return fmt.Errorf("power state of %s: %w", node, err)
 	}
 	if st.Running {
-		// kill(2) of the host PID works on a stopped or frozen process too and is in effect
-		// when it returns; the engine's kill (no /proc view of it) only once the daemon saw it.
+		// kill(2) of the host PID works on a stopped process and is in effect when it
+		// returns; the engine's kill (no /proc view of it) only once the daemon saw it. A
+		// node frozen by the cgroup v1 freezer (freeze) holds the kill pending until it is
+		// thawed: a power switch does not wait for that, so the node is thawed right after
+		// the kill (the pending SIGKILL is taken before any of its code runs again).
 		viaPID := false
 		if st.Pid > 1 && pidOfContainer(st.Pid, p.node.ID()) {
 			viaPID = syscall.Kill(st.Pid, syscall.SIGKILL) == nil
 		}
+		thawed := false
+		if st.Paused && viaPID {
+			if err := p.node.Thaw(ctx); err != nil {
+				return fmt.Errorf("power off %s (frozen): %w", node, err)
+			}
+			thawed = true
+		}
 		if !viaPID {
+			if st.Paused { // the engine refuses to signal a paused container
+				if err := p.node.Thaw(ctx); err != nil {
+					return fmt.Errorf("power off %s (frozen): %w", node, err)
+				}
+				thawed = true
+			}
 			if err := p.node.Kill(ctx, "SIGKILL"); err != nil {
 				return fmt.Errorf("power off %s: %w", node, err)
 			}
@@ -136,6 +152,9 @@ func (rp runPower) Off(ctx context.Context, node, by string, id int) error {
 		reason := fmt.Sprintf("fence %d: power off", id)
 		if by != "" {
 			reason += " requested by " + by
+		}
+		if thawed {
+			reason += " (it was frozen: thawed so the kill took effect)"
 		}
 		rp.fd.log.record(history.Event{Source: history.SourceHarness, Kind: history.KindSignal, Node: node, Signal: "SIGKILL", Reason: reason})
 		// Confirmed by the kernel when the PID was killed: the engine's state can lag by
