@@ -16,6 +16,12 @@ package candidates
 //
 // etcd-stonith-proceed is the negative control: a fence that fails or times out is logged
 // and the winner acts anyway, as a cluster with fencing "best effort" does.
+//
+// etcd-stonith-readback is the recommended design: after the answer "off" the winner reads
+// the power state back (GET /status) until it says off, as fence agents do after a power-off
+// (fence_docker, fence_ipmilan: "get power status" until the wanted state, within a power
+// timeout), and only then acts. A device that acknowledges before the power is off (the
+// fence-lying fault) costs it time, not safety.
 
 import (
 	"context"
@@ -33,13 +39,16 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 )
 
-var etcdStonith = stonithSpec("etcd-stonith", false,
+var etcdStonith = stonithSpec("etcd-stonith", false, false,
 	"etcd election; the winner powers the previous holder off through the fence device and acts on the device's answer \"off\" (trusted, not read back; no token needed at the resource)")
 
-var etcdStonithProceed = stonithSpec("etcd-stonith-proceed", true,
+var etcdStonithProceed = stonithSpec("etcd-stonith-proceed", true, false,
 	"etcd-stonith, but a fence that fails or times out is ignored and the winner acts anyway (negative control)")
 
-func stonithSpec(name string, proceed bool, summary string) runtime.Spec {
+var etcdStonithReadback = stonithSpec("etcd-stonith-readback", false, true,
+	"etcd-stonith, but after the answer \"off\" the winner reads the power state back (GET /status) until it is off, as fence agents do, before it acts")
+
+func stonithSpec(name string, proceed, readBack bool, summary string) runtime.Spec {
 	return runtime.Spec{
 		Name: name, Store: contract.StoreEtcd, Negative: proceed, Summary: summary,
 		Steps: stonithSteps(proceed), Fences: true,
@@ -58,7 +67,7 @@ func stonithSpec(name string, proceed bool, summary string) runtime.Spec {
 				return nil, err
 			}
 			ttl := etcdTTL(env.LeaseTTL)
-			return &etcdStonithRecipe{etcdRecipe: inner.(*etcdRecipe), proceed: proceed,
+			return &etcdStonithRecipe{etcdRecipe: inner.(*etcdRecipe), proceed: proceed, readBack: readBack,
 				holderKey: "/splitbrain-fence/" + env.ElectionName + "/holder",
 				fence:     &http.Client{Timeout: stonithFenceTimeout(ttl)}}, nil
 		},
@@ -81,6 +90,7 @@ func stonithFenceTimeout(ttl time.Duration) time.Duration { return 2 * ttl }
 type etcdStonithRecipe struct {
 	*etcdRecipe
 	proceed   bool
+	readBack  bool
 	holderKey string
 	fence     *http.Client
 }
@@ -144,10 +154,31 @@ func (r *etcdStonithRecipe) step(name string) {
 	}
 }
 
-// powerOff asks the device to power node off and returns once it confirmed "off".
+// powerOff asks the device to power node off and returns once it answered "off" (and,
+// reading back, once its status said off too).
 func (r *etcdStonithRecipe) powerOff(ctx context.Context, node string) error {
-	return r.fenceCall(ctx, http.MethodPost, "off", node, "off")
+	if err := r.fenceCall(ctx, http.MethodPost, "off", node, "off"); err != nil || !r.readBack {
+		return err
+	}
+	// The power timeout: as long as the winner waits for the answer itself.
+	ctx, cancel := context.WithTimeout(ctx, r.fence.Timeout)
+	defer cancel()
+	for {
+		err := r.fenceCall(ctx, http.MethodGet, "status", node, "off")
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the device answered off, but %s's power status did not read off within %v: %w", node, r.fence.Timeout, err)
+		case <-time.After(statusPollInterval):
+		}
+	}
 }
+
+// statusPollInterval is the read-back's poll period (fence agents poll about once a second;
+// the device answers a status in milliseconds; each poll is two history events).
+const statusPollInterval = 250 * time.Millisecond
 
 func (r *etcdStonithRecipe) fenceCall(ctx context.Context, method, action, node, want string) error {
 	req, err := http.NewRequestWithContext(ctx, method, r.env.FenceURL+"/"+action+"/"+url.PathEscape(node), nil)

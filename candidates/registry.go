@@ -30,4 +30,5 @@ var Registry = append(runtime.Registry{
 	ringElection,
 	etcdStonith,
 	etcdStonithProceed,
+	etcdStonithReadback,
 }, libraries.Definitions()...)
