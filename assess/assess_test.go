@@ -44,6 +44,10 @@ func TestPlanFollowsStoreAndCandidate(t *testing.T) {
 		{"external on etcd", Options{Store: "etcd", CandidateCmd: []string{"cand.sh"}, OutDir: "x"},
 			[]string{"fault-free", "handoff", "kill-leader", "pause-leader", "store-split", "clock-rate", "store-outage", "explore"},
 			[]string{"zombie-window"}},
+		{"external declaring leader-work", Options{Store: "etcd", CandidateCmd: []string{"cand.sh"}, OutDir: "x", Steps: []string{"lease-checked", "leader-work"}},
+			[]string{"zombie-window", "pause-leader"}, nil},
+		{"external declaring other steps", Options{Store: "etcd", CandidateCmd: []string{"cand.sh"}, OutDir: "x", Steps: []string{"lease-checked"}},
+			[]string{"pause-leader"}, []string{"zombie-window"}},
 		{"recipe on etcd", Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x"},
 			[]string{"zombie-window", "store-split", "leader-cut-silent", "leader-cut-refused", "half-open"}, nil},
 		{"recipe on redis", Options{Store: "redis", Recipe: "redis-setnx", OutDir: "x"},
@@ -145,6 +149,8 @@ func TestPlanRefusesBadOptions(t *testing.T) {
 		{Options{Store: "nosuch", Recipe: "etcd-election", OutDir: "x"}, `unknown store "nosuch"`},
 		{Options{Store: "redis", Recipe: "redis-setnx", OutDir: "x", Checks: []string{"store-split"}}, "no check"},
 		{Options{Store: "redis", Recipe: "etcd-election", OutDir: "x"}, "runs on store etcd"},
+		{Options{Store: "etcd", Recipe: "etcd-election", OutDir: "x", Steps: []string{"leader-work"}}, "declares its own steps"},
+		{Options{Store: "etcd", CandidateImage: "img", OutDir: "x", Steps: []string{"Leader Work"}}, `step "Leader Work"`},
 	} {
 		_, err := Plan(tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -305,6 +311,12 @@ func TestResumeState(t *testing.T) {
 	if err != nil || len(fresh.Results) != 0 || len(fresh.notes) != 1 ||
 		!strings.Contains(fresh.notes[0], "--seed changed since the saved state (1 → 7): starting over") {
 		t.Errorf("another seed's state: %v, %d results, notes %q: want a fresh start that says why", err, len(fresh.Results), fresh.notes)
+	}
+	other = o
+	other.Steps = []string{"leader-work"}
+	if fresh, err := loadState(context.Background(), other); err != nil || len(fresh.Results) != 0 || len(fresh.notes) != 1 ||
+		!strings.Contains(fresh.notes[0], "--steps changed since the saved state ( → leader-work)") {
+		t.Errorf("other declared steps: %v, %d results, notes %q: want a fresh start (the steps change the runs)", err, len(fresh.Results), fresh.notes)
 	}
 	other = o
 	other.Recipe, other.Store = "", "redis"

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +21,9 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/libraries"
 )
+
+// stepName is the form of a step a user declares with --steps.
+var stepName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
 // DefaultBudget is the time an assessment may take when Options.Budget is zero.
 const DefaultBudget = 10 * time.Minute
@@ -65,6 +69,11 @@ type Options struct {
 	// fence checks apply. A recipe declares it (etcd-stonith); an external candidate cannot,
 	// so for --candidate-cmd/--candidate-image the user says so.
 	Fence bool
+	// Steps are the steps (docs/candidates.md §2, "step" events) an external candidate
+	// prints, declared by the user as a recipe declares them in its spec: a candidate that
+	// prints leader-work as its work gap opens gets the zombie-window check. Refused with a
+	// recipe, whose steps are known.
+	Steps []string
 	// Args is the command line recorded in each run's config.json and the scorecard.
 	Args []string
 	// Started, when set, is called with the id of each run ("run") and each store cluster
@@ -187,7 +196,7 @@ func battery() []entry {
 				if slices.Contains(steps, runtime.StepLeaderWork) {
 					return true, ""
 				}
-				return false, "the candidate declares no " + runtime.StepLeaderWork + " step to pause on (Go recipes and the Python and Node library recipes do; an external candidate cannot declare steps: pause-leader covers it)"
+				return false, "the candidate declares no " + runtime.StepLeaderWork + " step to pause on (Go recipes and the Python and Node library recipes do; an external candidate declares it with --steps "+runtime.StepLeaderWork+")"
 			}},
 		fenceCheck("fence-lying", "fence-lying", 0,
 			"pause the leader for 5xTTL while the fence device answers a power-off \"off\" at once and kills 6xTTL later",
@@ -288,6 +297,8 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 		}
 		steps = in.Steps
 		fences = fences || in.Fences
+	} else {
+		steps = opts.Steps
 	}
 	want := map[string]bool{}
 	for _, n := range opts.Checks {
@@ -361,6 +372,14 @@ func (o *Options) validate() error {
 	}
 	if len(o.CandidateCmd) > 1 {
 		bad("candidate command %q: the contract passes no arguments; give one executable (wrap arguments in a script)", strings.Join(o.CandidateCmd, " "))
+	}
+	if len(o.Steps) > 0 && o.Recipe != "" {
+		bad("steps %s: recipe %s declares its own steps; --steps is for an external candidate (--candidate-cmd, --candidate-image)", strings.Join(o.Steps, ","), o.Recipe)
+	}
+	for _, st := range o.Steps {
+		if !stepName.MatchString(st) {
+			bad("step %q: want the name the candidate prints in its step events, lowercase letters, digits and '-' (e.g. %s)", st, runtime.StepLeaderWork)
+		}
 	}
 	if o.Store == "" {
 		bad("no store: want one of %s, or none", strings.Join(storekinds.Names(), ", "))

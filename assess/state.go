@@ -54,6 +54,8 @@ type subject struct {
 	ExploreRuns   int
 	NoFencedRerun bool
 	Profile       string
+	// Steps an external candidate declares (--steps): they decide the zombie window's gap.
+	Steps []string `json:",omitempty"`
 }
 
 // What the runs execute, fingerprinted; tests replace these.
@@ -80,7 +82,8 @@ var (
 func subjectOf(ctx context.Context, o Options) (subject, error) {
 	s := subject{Store: o.Store, Recipe: o.Recipe, CandidateImage: o.CandidateImage,
 		Packages: slices.Clone(o.CandidatePackages), Seed: o.seed(), TTL: o.TTL,
-		Resource: o.resource(), ExploreRuns: o.ExploreRuns, NoFencedRerun: o.NoFencedRerun}
+		Resource: o.resource(), ExploreRuns: o.ExploreRuns, NoFencedRerun: o.NoFencedRerun,
+		Steps: slices.Clone(o.Steps)}
 	if s.TTL == 0 {
 		s.TTL = harness.DefaultTTL
 	}
@@ -168,6 +171,7 @@ func changes(old, cur subject, fpErr error) []string {
 		}
 	}
 	diff("--candidate-packages", strings.Join(old.Packages, ","), strings.Join(cur.Packages, ","))
+	diff("--steps", strings.Join(old.Steps, ","), strings.Join(cur.Steps, ","))
 	diff("--seed", old.Seed, cur.Seed)
 	diff("--ttl", old.TTL, cur.TTL)
 	diff("--resource", old.Resource, cur.Resource)

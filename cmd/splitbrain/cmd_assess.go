@@ -40,6 +40,8 @@ func runAssess(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	fs.IntVar(&o.ExploreRuns, "explore-runs", 2, "valid tries the bounded explore check wants (1 to 50; it makes at most twice as many)")
 	fs.IntVar(&o.Parallel, "parallel", 2, "checks run at once, each on a store cluster of its own (1 to 4; 2 fits the battery of a correct etcd candidate into 10 minutes on a loaded 2-core machine, docs/assess.md)")
 	fs.BoolVar(&o.Fence, "fence", false, "the candidate powers nodes off through the run's fence device ($SPLITBRAIN_FENCE_URL, STONITH): run the fence checks (fence-lying, fence-unreachable, fence-slow); a recipe that fences (etcd-stonith) gets them without it")
+	var steps string
+	fs.StringVar(&steps, "steps", "", "with --candidate-cmd or --candidate-image: comma-separated steps the candidate prints (docs/candidates.md §2), as a recipe declares them; leader-work, printed as the gap between the lease check and the write opens, adds the zombie-window check")
 	list := fs.Bool("list", false, "print the battery for this store and candidate, and exit")
 	profile := fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
 	fs.Usage = func() {
@@ -75,6 +77,11 @@ nothing or did not fit the budget, 255 harness error, 64 bad flags.
 			problems = append(problems, fmt.Sprintf("--candidate-packages: %v", err))
 		}
 		o.CandidatePackages = pk
+	}
+	for _, st := range strings.Split(steps, ",") {
+		if st = strings.TrimSpace(st); st != "" {
+			o.Steps = append(o.Steps, st)
+		}
 	}
 	if checks != "" {
 		o.Checks = strings.Split(checks, ",")
