@@ -196,7 +196,7 @@ func battery() []entry {
 				if slices.Contains(steps, runtime.StepLeaderWork) {
 					return true, ""
 				}
-				return false, "the candidate declares no " + runtime.StepLeaderWork + " step to pause on (Go recipes and the Python and Node library recipes do; an external candidate declares it with --steps "+runtime.StepLeaderWork+")"
+				return false, "the candidate declares no " + runtime.StepLeaderWork + " step to pause on (Go recipes and the Python and Node library recipes do; an external candidate declares it with --steps " + runtime.StepLeaderWork + ")"
 			}},
 		fenceCheck("fence-lying", "fence-lying", 0,
 			"pause the leader for 5xTTL while the fence device answers a power-off \"off\" at once and kills 6xTTL later",
