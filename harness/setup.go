@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -185,6 +186,7 @@ func (r *run) startFaults(ctx context.Context) error {
 	_, r.faults.faketime = r.cfg.libraryRecipe()
 	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 || len(plan.Triggers) > 0 {
 		r.faults.nem = nemesis.New(nemesisEnv{r.faults}, plan.Topology)
+		r.cands.started = r.faults.nem.NodeStarted
 	}
 	if g := goalFor(r.cfg.Until, plan); g != nil {
 		r.goals = newPhaseGoals(*g)
@@ -218,6 +220,15 @@ func (r *run) startCandidates(ctx context.Context, ext *external) error {
 			return err
 		}
 		ext.hostDir = r.cmdDir
+	}
+	if (ext != nil && ext.library == nil) || r.cfg.CandidateImage != "" {
+		// An application of one's own may run the project's sidecar beside it: it gets the
+		// binary, as the candidate image has it. Without one it still runs, without the tool.
+		if dir, err := images.SplitbrainBinDir(ctx, io.Discard); err != nil {
+			r.log.logf("no splitbrain binary for the candidates (%s not set): %v", contract.EnvSplitbrainBin, err)
+		} else {
+			r.binDir = dir
+		}
 	}
 	spec := func(name string) (platform.NodeSpec, error) { return r.candidateSpec(name, ext) }
 	if err := r.cands.start(ctx, r.eng, r.cluster.network(), podHostOf(r.cluster.storeCluster()), r.cfg.candidateNames(), spec); err != nil {
@@ -356,6 +367,10 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 	}
 	// Interpreters buffer a pipe; these ask them to flush every line (the contract requires it).
 	env["PYTHONUNBUFFERED"] = "1"
+	if r.binDir != "" {
+		mounts = append(mounts, platform.Mount{HostDir: r.binDir, Target: contract.SplitbrainBinDir})
+		env[contract.EnvSplitbrainBin] = contract.SplitbrainBinDir + "/splitbrain"
+	}
 	for _, kv := range r.cfg.CandidateEnv { // a variant's settings (Validate refused SPLITBRAIN_*)
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v

@@ -27,6 +27,7 @@ type run struct {
 	cands    *candidateProcs // the candidates' processes (and Pods)
 	goals    *phaseGoals     // what each phase waits for in an event-ended run (Config.Until); nil = time-ended
 	cmdDir   string          // host directory of the --candidate-cmd executable the candidates mount; "" = none
+	binDir   string          // host directory of the static splitbrain binary external candidates mount; "" = none
 
 	finishReason string // why the run ended early ("" = it completed)
 	finished     bool   // finish ran (it must run exactly once, also when a panic follows it)

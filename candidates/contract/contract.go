@@ -61,7 +61,16 @@ const (
 	// candidates: POST {url}/off/{node}, /on/{node}, GET /status/{node}; docs/candidates.md
 	// "The fence device"). Set on every run whose harness could open the device.
 	EnvFenceURL = "SPLITBRAIN_FENCE_URL"
+
+	// EnvSplitbrainBin (external candidates: --candidate-cmd, --candidate-image) is the path
+	// of a static splitbrain binary in the candidate's container, mounted read-only under
+	// SplitbrainBinDir, so an application of one's own can run the project's tools beside it,
+	// e.g. the leader-election sidecar (`lease-sidecar`, docs/candidates.md k8s-sidecar).
+	EnvSplitbrainBin = "SPLITBRAIN_BIN"
 )
+
+// SplitbrainBinDir is where the harness mounts the directory of EnvSplitbrainBin.
+const SplitbrainBinDir = "/splitbrain-bin"
 
 // KubeconfigPath is where the harness places a kubernetes candidate's kubeconfig.
 const KubeconfigPath = "/splitbrain-kubeconfig"

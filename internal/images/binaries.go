@@ -100,6 +100,48 @@ func candidateBinary(ctx context.Context, log io.Writer) (string, error) {
 	return out, nil
 }
 
+// SplitbrainBinDir returns a host directory holding only a static splitbrain binary named
+// "splitbrain" (the one the candidate image gets), for a run to mount into candidates that
+// do not run in the candidate image. It is a hard link (or a copy) under the cache directory,
+// keyed by the binary's size and modification time, made once per build.
+func SplitbrainBinDir(ctx context.Context, log io.Writer) (string, error) {
+	src, err := candidateBinary(ctx, log)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return "", err
+	}
+	cache, err := cacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "bin", fmt.Sprintf("%d-%d", fi.Size(), fi.ModTime().UnixNano()))
+	dst := filepath.Join(dir, "splitbrain")
+	if got, err := os.Stat(dst); err == nil && got.Size() == fi.Size() {
+		return dir, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", dst, os.Getpid())
+	defer os.Remove(tmp)
+	if err := os.Link(src, tmp); err != nil { // another file system: copy
+		data, err := readBinary(src)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(tmp, data, 0o755); err != nil {
+			return "", err
+		}
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
 // buildAndRead runs a binary-producing function and reads its output under a lock, so a
 // concurrent splitbrain process rebuilding the same cached file cannot hand us a torn copy.
 func buildAndRead(ctx context.Context, lockName string, produce func() (string, error)) ([]byte, error) {
