@@ -56,6 +56,9 @@ type candidateProcs struct {
 	byName   map[string]*proc
 	stopPoll context.CancelFunc
 	pollDone chan struct{}
+	// started, when set, is told of every start of a candidate after the first (a fence's
+	// power-on, a handoff's restart): the nemesis puts back the cuts its new namespace lost.
+	started func(ctx context.Context, node string) error
 }
 
 func newCandidateProcs(runID string, root context.Context, log *journal, watch *watchState) *candidateProcs {
@@ -276,6 +279,11 @@ func (c *candidateProcs) startAgainLocked(ctx context.Context, p *proc) error {
 		return fmt.Errorf("restart %s: %w", p.name, err)
 	}
 	c.markStarted(ctx, p)
+	if c.started != nil {
+		if err := c.started(ctx, p.name); err != nil {
+			c.log.harnessError("", fmt.Sprintf("a cut of %s was not in effect after its restart: %v", p.name, err))
+		}
+	}
 	return nil
 }
 

@@ -147,7 +147,7 @@ type Event struct {
 	Stale   bool   `json:"stale,omitempty"`    // decision: token < max (accepted only in unfenced mode)
 	Mode    string `json:"mode,omitempty"`     // decision: fenced|unfenced
 
-	Reason string `json:"reason,omitempty"` // stepped-down, contract-violation, bad-request, error, run-end, node-exit, harness-error
+	Reason string `json:"reason,omitempty"` // stepped-down, contract-violation, bad-request, error, run-end, node-exit, harness-error, fault-end (what happened to the fault while it held)
 	Phase  string `json:"phase,omitempty"`  // phase; harness-error: the phase it happened in
 	Signal string `json:"signal,omitempty"` // signal: SIGTERM, SIGKILL, ...
 	Exit   *int   `json:"exit,omitempty"`   // process-exit: exit code when known

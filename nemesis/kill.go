@@ -122,6 +122,10 @@ func (n *Nemesis) restart(ctx context.Context, name string) error {
 		if st, err = nd.State(ctx); err != nil || !st.Running {
 			return fmt.Errorf("restart %s: not running afterwards (%s, %v)", name, st.Status, err)
 		}
+		// A cut still in effect holds the restarted node too (its rules died with it).
+		if err := n.NodeStarted(ctx, name); err != nil {
+			return fmt.Errorf("restart %s: %w", name, err)
+		}
 	}
 	n.mu.Lock()
 	delete(n.killed, name)

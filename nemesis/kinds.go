@@ -87,6 +87,9 @@ type applied struct {
 	// SIGKILL's send: Docker notices the exit later, and what the kill causes, the next
 	// leader's election, must not come before the fault's start).
 	beganT int64
+	// note, when set, is read at the heal for the fault-end record's reason (what happened
+	// to the fault while it held, e.g. a cut re-applied after a restart).
+	note func() string
 }
 
 // kinds indexes the registry by name (built once; tests may add a kind with addKind).

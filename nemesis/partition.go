@@ -335,42 +335,48 @@ func (n *Nemesis) applyGrudge(ctx context.Context, pf PlannedFault, g Grudge, ta
 		}
 		ips[name] = ip
 	}
-	placement := Place(g.Edges())
-	rulesOn := map[string][]Rule{}
-	for node, edges := range placement {
-		for _, e := range edges {
-			rulesOn[node] = append(rulesOn[node], Rule{Inbound: e.Inbound, Peer: ips[e.Peer], Action: action, Prob: prob, FaultID: pf.ID})
-		}
-	}
-	var placed []string
+	c := &netCut{pf: pf, g: g, action: action, prob: prob, ips: ips, placed: map[string]bool{}}
+	rulesOn := c.rulesOn()
 	heal := func(ctx context.Context) error {
+		// The cut ends here: no restart puts its rules back from now on.
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.healed = true
+		n.cuts.remove(pf.ID)
+		now := c.rulesOn()
 		var errs []error
-		for _, node := range placed {
-			if err := n.removeRules(ctx, node, pf.ID, rulesOn[node]); err != nil {
+		for _, node := range sortedKeys(c.placed) {
+			if err := n.removeRules(ctx, node, pf.ID, now[node]); err != nil {
 				errs = append(errs, err)
 			}
 		}
 		return errors.Join(errs...)
 	}
+	ap := &applied{targets: targets, heal: heal, note: c.note}
+	// Registered before the first rule goes in: a node restarting from here on gets the
+	// cut's rules back (NodeStarted waits for this apply to finish on c.mu).
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n.cuts.add(c)
 	for _, node := range sortedKeys(rulesOn) {
 		rules := rulesOn[node]
 		script, err := ApplyScript(rules)
 		if err != nil {
-			return &applied{targets: targets, heal: heal}, err
+			return ap, err
 		}
 		n.mu.Lock()
 		n.netNodes[node] = true
 		n.mu.Unlock()
-		placed = append(placed, node)
+		c.placed[node] = true
 		out, err := n.iptables(ctx, node, script)
 		if err != nil {
-			return &applied{targets: targets, heal: heal}, err
+			return ap, err
 		}
 		if got, want := CountFaultRules(out, pf.ID), expectedRuleCount(rules); got != want {
-			return &applied{targets: targets, heal: heal}, fmt.Errorf("iptables in %s lists %d rules of fault %d, want %d:\n%s", node, got, pf.ID, want, out)
+			return ap, fmt.Errorf("iptables in %s lists %d rules of fault %d, want %d:\n%s", node, got, pf.ID, want, out)
 		}
 	}
-	return &applied{targets: targets, heal: heal}, nil
+	return ap, nil
 }
 
 // removeRules deletes one fault's rules from node and verifies none is listed any more.

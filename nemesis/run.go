@@ -37,6 +37,7 @@ type Nemesis struct {
 	clocks     map[string]int64           // current libfaketime offset (ns) per store node this nemesis skewed
 	candClocks map[string]*candidateClock // what each candidate's clock file holds, once written
 	proxyLinks map[string]bool            // store proxy links that ever got toxics
+	cuts       netCuts                    // active iptables faults, put back when a node restarts
 	closing    bool                       // HealAll started: no new fault may apply
 	closeCh    chan struct{}              // closed with closing
 	armed      *armed                     // the plan's triggers while Run is in the fault phase
@@ -49,6 +50,7 @@ type activeFault struct {
 	targets []string
 	since   time.Time
 	heal    func(ctx context.Context) error
+	note    func() string
 	healed  bool
 }
 
@@ -254,7 +256,7 @@ func (n *Nemesis) runOne(ctx context.Context, pf PlannedFault) error {
 		n.inflight.Done()
 		return nil
 	}
-	af := &activeFault{pf: pf, targets: targets, since: time.Now(), heal: ap.heal}
+	af := &activeFault{pf: pf, targets: targets, since: time.Now(), heal: ap.heal, note: ap.note}
 	n.mu.Lock()
 	n.active[pf.ID] = af
 	n.mu.Unlock()
@@ -285,7 +287,7 @@ func (n *Nemesis) healOne(ctx context.Context, af *activeFault) error {
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyTimeout)
 	defer cancel()
 	err := af.heal(hctx)
-	n.record(history.KindFaultEnd, af.pf, af.targets, history.Now(), err)
+	n.recordEnd(af, err)
 	n.mu.Lock()
 	delete(n.active, af.pf.ID)
 	n.mu.Unlock()
@@ -307,6 +309,21 @@ func (n *Nemesis) record(kind history.Kind, pf PlannedFault, targets []string, t
 		e.Trigger, e.TriggerNodes, e.TriggerSeq, e.TriggerT = pf.Trigger.On, pf.Trigger.Nodes, pf.Trigger.Seq, pf.Trigger.T
 	}
 	_ = n.env.Record(e) // the history writer reports its own errors to the run
+}
+
+// recordEnd records a healed fault's fault-end, with what happened to it while it held.
+func (n *Nemesis) recordEnd(af *activeFault, err error) {
+	e := history.Event{
+		Source: history.SourceNemesis, Kind: history.KindFaultEnd, T: history.Now(),
+		FaultID: af.pf.ID, Fault: af.pf.Kind, Targets: af.targets, Spec: af.pf.Spec,
+	}
+	if err != nil {
+		e.Err = err.Error()
+	}
+	if af.note != nil {
+		e.Reason = af.note()
+	}
+	_ = n.env.Record(e)
 }
 
 // HealAll undoes everything this nemesis changed that is still in effect: active faults

@@ -1,0 +1,186 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// netCut is one active iptables fault (partition, loss): what it cuts and where its rules
+// are, so a node that restarts into a fresh network namespace (a kill's restart, a fence's
+// power-on) gets them back. A machine power-cycled behind a cut switch port stays cut; a
+// container's rules die with its namespace.
+type netCut struct {
+	mu     sync.Mutex // serialises the heal and re-applications of this fault
+	pf     PlannedFault
+	g      Grudge
+	action string
+	prob   float64
+	ips    map[string]string // node → the address its rules were written for
+	placed map[string]bool   // nodes whose namespace got (or may have got) rules
+	healed bool
+	notes  []string // re-applications, for the fault-end record
+}
+
+// rulesOn is the cut's rules per node for the current addresses.
+func (c *netCut) rulesOn() map[string][]Rule {
+	out := map[string][]Rule{}
+	for node, edges := range Place(c.g.Edges()) {
+		for _, e := range edges {
+			out[node] = append(out[node], Rule{Inbound: e.Inbound, Peer: c.ips[e.Peer], Action: c.action, Prob: c.prob, FaultID: c.pf.ID})
+		}
+	}
+	return out
+}
+
+// netCuts is the set of active cuts, by fault id.
+type netCuts struct {
+	mu   sync.Mutex
+	byID map[int]*netCut
+}
+
+func (s *netCuts) add(c *netCut) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byID == nil {
+		s.byID = map[int]*netCut{}
+	}
+	s.byID[c.pf.ID] = c
+}
+
+func (s *netCuts) remove(id int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.byID, id)
+}
+
+// involving lists the active cuts that name node, by fault id.
+func (s *netCuts) involving(node string) []*netCut {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*netCut
+	ids := make([]int, 0, len(s.byID))
+	for id, c := range s.byID {
+		if _, ok := c.ips[node]; ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		out = append(out, s.byID[id])
+	}
+	return out
+}
+
+// NodeStarted puts back the active cuts that involve node, which has just (re)started in a
+// fresh network namespace: its own rules, and, when it came back with another address, the
+// rules on its peers that name it. It returns once the rules are listed (or what failed);
+// each re-application is noted on the fault's fault-end record. Call it after every start
+// of a node during the fault phase; a node no cut involves costs nothing.
+func (n *Nemesis) NodeStarted(ctx context.Context, node string) error {
+	var errs []error
+	for _, c := range n.cuts.involving(node) {
+		if err := n.reapply(ctx, c, node); err != nil {
+			errs = append(errs, fmt.Errorf("fault %d (%s) after the restart of %s: %w", c.pf.ID, c.pf.Kind, node, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (n *Nemesis) reapply(ctx context.Context, c *netCut, node string) error {
+	began := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.healed {
+		return nil
+	}
+	nd, err := n.node(node)
+	if err != nil {
+		return err
+	}
+	ip, err := nd.IP(ctx)
+	if err != nil || ip == "" {
+		return fmt.Errorf("address of %s: %v", node, errOr(err, "no IP on the run network"))
+	}
+	old := c.rulesOn()
+	moved := ip != c.ips[node]
+	c.ips[node] = ip
+	now := c.rulesOn()
+	var did []string
+	for _, other := range sortedKeys(now) {
+		if other != node && !moved {
+			continue // the peers' rules name an address that did not change
+		}
+		rules := now[other]
+		// The restarted node's namespace is new: its rules go in whole. A peer gets the
+		// rules naming the new address before those naming the old one come out, so the
+		// cut holds throughout.
+		add := rules
+		if other != node {
+			add = missing(rules, old[other])
+			if len(add) == 0 {
+				continue
+			}
+		}
+		script, err := ApplyScript(add)
+		if err != nil {
+			return err
+		}
+		n.mu.Lock()
+		n.netNodes[other] = true
+		n.mu.Unlock()
+		c.placed[other] = true
+		out, err := n.iptables(ctx, other, script)
+		if err != nil {
+			return err
+		}
+		if other != node {
+			if out, err = n.removeStale(ctx, other, old[other], rules); err != nil {
+				return err
+			}
+		}
+		if got, want := CountFaultRules(out, c.pf.ID), expectedRuleCount(rules); got != want {
+			return fmt.Errorf("iptables in %s lists %d rules of fault %d, want %d:\n%s", other, got, c.pf.ID, want, out)
+		}
+		did = append(did, other)
+	}
+	if len(did) > 0 {
+		note := fmt.Sprintf("re-applied on %s after %s restarted", strings.Join(did, ","), node)
+		if moved {
+			note += " at a new address " + ip
+		}
+		c.notes = append(c.notes, fmt.Sprintf("%s (in %d ms)", note, time.Since(began).Milliseconds()))
+	}
+	return nil
+}
+
+// note is what the fault-end record says of the cut's re-applications ("" = none).
+func (c *netCut) note() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.notes, "; ")
+}
+
+// missing is the rules of want that have is without.
+func missing(want, have []Rule) []Rule {
+	var out []Rule
+	for _, r := range want {
+		if !slices.Contains(have, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// removeStale deletes the rules in old that are not in keep, and returns the listing.
+func (n *Nemesis) removeStale(ctx context.Context, node string, old, keep []Rule) (string, error) {
+	script, err := RemoveScript(missing(old, keep))
+	if err != nil {
+		return "", err
+	}
+	return n.iptables(ctx, node, script)
+}
