@@ -59,6 +59,9 @@ type candidateProcs struct {
 	// started, when set, is told of every start of a candidate after the first (a fence's
 	// power-on, a handoff's restart): the nemesis puts back the cuts its new namespace lost.
 	started func(ctx context.Context, node string) error
+	// starting, when set, is told just before such a start: the nemesis holds the node's
+	// cuts on its peers until its own rules are back (started).
+	starting func(ctx context.Context, node string) error
 }
 
 func newCandidateProcs(runID string, root context.Context, log *journal, watch *watchState) *candidateProcs {
@@ -271,6 +274,11 @@ func (c *candidateProcs) startAgainLocked(ctx context.Context, p *proc) error {
 	c.observeLocked(ctx, p) // the old exit first: it also deletes the old Pod
 	if p.running {
 		return nil
+	}
+	if c.starting != nil {
+		if err := c.starting(ctx, p.name); err != nil {
+			c.log.harnessError("", fmt.Sprintf("a cut of %s could not be held on its peers over its restart: %v", p.name, err))
+		}
 	}
 	c.createPod(ctx, p)
 	c.markStarting(p)

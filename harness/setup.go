@@ -186,7 +186,7 @@ func (r *run) startFaults(ctx context.Context) error {
 	_, r.faults.faketime = r.cfg.libraryRecipe()
 	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 || len(plan.Triggers) > 0 {
 		r.faults.nem = nemesis.New(nemesisEnv{r.faults}, plan.Topology)
-		r.cands.started = r.faults.nem.NodeStarted
+		r.cands.starting, r.cands.started = r.faults.nem.NodeStarting, r.faults.nem.NodeStarted
 	}
 	if g := goalFor(r.cfg.Until, plan); g != nil {
 		r.goals = newPhaseGoals(*g)

@@ -28,10 +28,22 @@ type Rule struct {
 	Action  string  // ActionDrop or ActionReject
 	Prob    float64 // 0 (or 1): every packet; else drop with this probability (loss)
 	FaultID int     // tags the rule so one fault can be removed without touching another
+	// Bridge: a stand-in on the far side of an edge while the node that holds the edge's
+	// rule restarts (netcuts.go); tagged apart, so the fault's own rules are counted and
+	// removed without it.
+	Bridge bool
 }
 
 // faultComment tags a rule with its fault; heal and verification look for it.
 func faultComment(id int) string { return "splitbrain-fault-" + strconv.Itoa(id) }
+
+// comment is the rule's tag.
+func (r Rule) comment() string {
+	if r.Bridge {
+		return faultComment(r.FaultID) + "-bridge"
+	}
+	return faultComment(r.FaultID)
+}
 
 func (r Rule) chain() string {
 	if r.Inbound {
@@ -60,7 +72,7 @@ func (r Rule) Specs() ([][]string, error) {
 	if r.Prob > 0 && r.Prob < 1 {
 		match = append(match, "-m", "statistic", "--mode", "random", "--probability", strconv.FormatFloat(r.Prob, 'f', 6, 64))
 	}
-	match = append(match, "-m", "comment", "--comment", faultComment(r.FaultID))
+	match = append(match, "-m", "comment", "--comment", r.comment())
 	join := func(parts ...[]string) []string {
 		var out []string
 		for _, p := range parts {
@@ -137,7 +149,11 @@ func HealScript() string {
 
 // CountFaultRules counts the rules of a fault in an `iptables -S` listing.
 func CountFaultRules(listing string, faultID int) int {
-	tag := faultComment(faultID)
+	return countTagged(listing, faultComment(faultID))
+}
+
+// countTagged counts the rules tagged exactly tag in a listing.
+func countTagged(listing, tag string) int {
 	n := 0
 	for _, line := range strings.Split(listing, "\n") {
 		if !strings.HasPrefix(line, "-A ") {

@@ -116,13 +116,17 @@ func (n *Nemesis) restart(ctx context.Context, name string) error {
 	}
 	if !st.Running {
 		n.forgetSidecar(ctx, name)
+		// A cut still in effect holds the node from its first packet: stand-ins on its peers
+		// until its own rules are back in its new namespace (NodeStarted).
+		if err := n.NodeStarting(ctx, name); err != nil {
+			return fmt.Errorf("restart %s: %w", name, err)
+		}
 		if err := nd.Start(ctx); err != nil {
 			return fmt.Errorf("restart %s: %w", name, err)
 		}
 		if st, err = nd.State(ctx); err != nil || !st.Running {
 			return fmt.Errorf("restart %s: not running afterwards (%s, %v)", name, st.Status, err)
 		}
-		// A cut still in effect holds the restarted node too (its rules died with it).
 		if err := n.NodeStarted(ctx, name); err != nil {
 			return fmt.Errorf("restart %s: %w", name, err)
 		}

@@ -24,6 +24,27 @@ type netCut struct {
 	placed map[string]bool   // nodes whose namespace got (or may have got) rules
 	healed bool
 	notes  []string // re-applications, for the fault-end record
+	// bridges: per restarting node, the stand-in rules put on its peers (peer → rules)
+	// from just before its start until its own rules are back.
+	bridges map[string]map[string][]Rule
+}
+
+// bridgesFor are the stand-ins for node's rules: each edge node enforces is enforced on the
+// other end too (node drops from P at its INPUT ⇔ P drops towards node at its OUTPUT).
+func (c *netCut) bridgesFor(node string) map[string][]Rule {
+	byIP := map[string]string{}
+	for n, ip := range c.ips {
+		byIP[ip] = n
+	}
+	out := map[string][]Rule{}
+	for _, r := range c.rulesOn()[node] {
+		peer := byIP[r.Peer]
+		if peer == "" || peer == node {
+			continue
+		}
+		out[peer] = append(out[peer], Rule{Inbound: !r.Inbound, Peer: c.ips[node], Action: r.Action, Prob: r.Prob, FaultID: r.FaultID, Bridge: true})
+	}
+	return out
 }
 
 // rulesOn is the cut's rules per node for the current addresses.
@@ -74,6 +95,97 @@ func (s *netCuts) involving(node string) []*netCut {
 		out = append(out, s.byID[id])
 	}
 	return out
+}
+
+// NodeStarting is told that node is about to start (a kill's restart, a fence's power-on):
+// for every active cut whose rules sit in node's namespace, which the start makes anew and
+// empty, the peers get stand-in rules first, so node is cut from its first packet on (at
+// the address it had; NodeStarted follows a new one). Peers that are down are skipped.
+func (n *Nemesis) NodeStarting(ctx context.Context, node string) error {
+	var errs []error
+	for _, c := range n.cuts.involving(node) {
+		if err := n.bridge(ctx, c, node); err != nil {
+			errs = append(errs, fmt.Errorf("fault %d (%s) before the start of %s: %w", c.pf.ID, c.pf.Kind, node, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (n *Nemesis) bridge(ctx context.Context, c *netCut, node string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.healed {
+		return nil
+	}
+	if c.bridges == nil {
+		c.bridges = map[string]map[string][]Rule{}
+	}
+	placed := c.bridges[node]
+	if placed == nil {
+		placed = map[string][]Rule{}
+		c.bridges[node] = placed
+	}
+	var errs []error
+	for peer, rules := range c.bridgesFor(node) {
+		rules = missing(rules, placed[peer])
+		if len(rules) == 0 {
+			continue
+		}
+		nd, err := n.node(peer)
+		if err != nil {
+			return err
+		}
+		if st, err := nd.State(ctx); err != nil || !st.Running {
+			continue // down: nothing passes through it
+		}
+		script, err := ApplyScript(rules)
+		if err != nil {
+			return err
+		}
+		n.mu.Lock()
+		n.netNodes[peer] = true
+		n.mu.Unlock()
+		placed[peer] = append(placed[peer], rules...)
+		if _, err := n.iptables(ctx, peer, script); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unbridge removes node's stand-ins from its peers (node's own rules are back, or the cut
+// heals). c.mu must be held.
+func (n *Nemesis) unbridge(ctx context.Context, c *netCut, node string) error {
+	var errs []error
+	for _, peer := range sortedKeys(c.bridges[node]) {
+		rules := c.bridges[node][peer]
+		script, err := RemoveScript(rules)
+		if err != nil {
+			return err
+		}
+		nd, err := n.node(peer)
+		if err != nil {
+			return err
+		}
+		if st, err := nd.State(ctx); err == nil && !st.Running {
+			delete(c.bridges[node], peer) // its namespace went with it
+			continue
+		}
+		out, err := n.iptables(ctx, peer, script)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if k := countTagged(out, rules[0].comment()); k != 0 {
+			errs = append(errs, fmt.Errorf("iptables in %s still lists %d stand-in rules of fault %d:\n%s", peer, k, c.pf.ID, out))
+			continue
+		}
+		delete(c.bridges[node], peer)
+	}
+	if len(c.bridges[node]) == 0 {
+		delete(c.bridges, node)
+	}
+	return errors.Join(errs...)
 }
 
 // NodeStarted puts back the active cuts that involve node, which has just (re)started in a
@@ -148,8 +260,16 @@ func (n *Nemesis) reapply(ctx context.Context, c *netCut, node string) error {
 		}
 		did = append(did, other)
 	}
+	// The node's own rules hold again: the stand-ins on its peers go.
+	bridged := len(c.bridges[node]) > 0
+	if err := n.unbridge(ctx, c, node); err != nil {
+		return err
+	}
 	if len(did) > 0 {
 		note := fmt.Sprintf("re-applied on %s after %s restarted", strings.Join(did, ","), node)
+		if bridged {
+			note += ", its peers holding the cut meanwhile"
+		}
 		if moved {
 			note += " at a new address " + ip
 		}

@@ -63,6 +63,15 @@ func TestCutOutlivesRestartOfTheNodeItHolds(t *testing.T) {
 	if err := c1.Kill(context.Background(), "SIGKILL"); err != nil {
 		t.Fatal(err)
 	}
+	if err := n.NodeStarting(context.Background(), "c1"); err != nil {
+		t.Fatal(err)
+	}
+	// Before c1 starts, each store node stands in for the rules c1's namespace lost.
+	for _, s := range e.store {
+		if got := countTagged(strings.Join(s.ruleList(), "\n"), "splitbrain-fault-1-bridge"); got != 2 {
+			t.Errorf("%s holds %d stand-in rules while c1 restarts, want 2 (in and out): %q", s.name, got, s.ruleList())
+		}
+	}
 	if err := c1.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +84,11 @@ func TestCutOutlivesRestartOfTheNodeItHolds(t *testing.T) {
 	if !hasFaultRule(c1.ruleList(), "1") {
 		t.Errorf("after the restart c1 is not cut while the partition holds: %q", c1.ruleList())
 	}
+	for _, s := range e.store {
+		if rules := s.ruleList(); slices.ContainsFunc(rules, func(r string) bool { return strings.Contains(r, "bridge") }) {
+			t.Errorf("%s still holds stand-ins once c1's own rules are back: %q", s.name, rules)
+		}
+	}
 	// A node no cut involves costs nothing.
 	before := len(e.node("c2").callList())
 	if err := n.NodeStarted(context.Background(), "c2"); err != nil || len(e.node("c2").callList()) != before {
@@ -85,7 +99,7 @@ func TestCutOutlivesRestartOfTheNodeItHolds(t *testing.T) {
 		t.Errorf("rules left after heal: %q", c1.ruleList())
 	}
 	ends := e.eventsOf(history.KindFaultEnd)
-	if len(ends) != 1 || !strings.Contains(ends[0].Reason, "re-applied on c1 after c1 restarted") {
+	if len(ends) != 1 || !strings.Contains(ends[0].Reason, "re-applied on c1 after c1 restarted, its peers holding the cut meanwhile") {
 		t.Errorf("fault-end %+v: want the re-application noted", ends)
 	}
 	// After the heal a restart puts nothing back.

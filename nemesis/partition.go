@@ -350,6 +350,11 @@ func (n *Nemesis) applyGrudge(ctx context.Context, pf PlannedFault, g Grudge, ta
 				errs = append(errs, err)
 			}
 		}
+		for _, node := range sortedKeys(c.bridges) { // a restart that never completed
+			if err := n.unbridge(ctx, c, node); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		return errors.Join(errs...)
 	}
 	ap := &applied{targets: targets, heal: heal, note: c.note}

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/moby/moby/api/types/network"
@@ -31,6 +32,45 @@ type Network struct {
 	RunID  string
 	Subnet netip.Prefix
 	eng    *Engine
+
+	mu   sync.Mutex
+	last netip.Addr // the last fixed address handed out (nextAddr)
+}
+
+// Fixed addresses: each node gets one from the lower half of the run's /24 when it is
+// created and keeps it across restarts, as a machine keeps its address when it reboots (a
+// restart at another address escaped every rule that named the old one). The engine hands
+// out addresses of its own only from the upper half (the network's IP range), so the two
+// never meet.
+func (n *Network) nextAddr() (netip.Addr, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.Subnet.IsValid() {
+		return netip.Addr{}, false
+	}
+	if !n.last.IsValid() {
+		n.last = n.Subnet.Addr().Next() // the gateway
+	}
+	next := n.last.Next()
+	if !dynamicRange(n.Subnet).IsValid() || dynamicRange(n.Subnet).Contains(next) || !n.Subnet.Contains(next) {
+		return netip.Addr{}, false // the lower half is used up: the engine assigns one
+	}
+	n.last = next
+	return next, true
+}
+
+// dynamicRange is the upper half of a subnet, where the engine picks addresses itself.
+func dynamicRange(subnet netip.Prefix) netip.Prefix {
+	if subnet.Bits() >= 30 {
+		return netip.Prefix{}
+	}
+	half := netip.PrefixFrom(subnet.Addr(), subnet.Bits()+1).Masked()
+	// The upper half starts where the lower half ends.
+	a := half.Addr().As4()
+	hostBits := 32 - half.Bits()
+	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	v += 1 << hostBits
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), half.Bits())
 }
 
 // ParseSubnetPool validates a pool: an IPv4 CIDR inside 198.18.0.0/15 with room for a /24.
@@ -132,7 +172,7 @@ func (e *Engine) NewNetwork(ctx context.Context, runID string) (*Network, error)
 		gw := subnet.Addr().Next()
 		res, err := e.cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{
 			Driver: "bridge",
-			IPAM:   &network.IPAM{Driver: "default", Config: []network.IPAMConfig{{Subnet: subnet, Gateway: gw}}},
+			IPAM:   &network.IPAM{Driver: "default", Config: []network.IPAMConfig{{Subnet: subnet, Gateway: gw, IPRange: dynamicRange(subnet)}}},
 			Labels: Labels(runID, "network", ""),
 		})
 		if err == nil {

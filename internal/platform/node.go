@@ -13,6 +13,7 @@ import (
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tcexec "github.com/testcontainers/testcontainers-go/exec"
@@ -171,6 +172,14 @@ func (e *Engine) Start(ctx context.Context, runID string, net *Network, spec Nod
 	if spec.NetworkMode == "" {
 		req.Networks = []string{net.Name}
 		req.NetworkAliases = map[string][]string{net.Name: {spec.Name}}
+		if addr, ok := net.nextAddr(); ok {
+			// Kept across restarts (network.go, nextAddr).
+			req.EndpointSettingsModifier = func(eps map[string]*network.EndpointSettings) {
+				if ep := eps[net.Name]; ep != nil {
+					ep.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: addr}
+				}
+			}
+		}
 	}
 	for _, f := range spec.Files {
 		mode := f.Mode
