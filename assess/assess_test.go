@@ -206,6 +206,11 @@ func TestScorecardVerdictAndSummary(t *testing.T) {
 			ResourceFenced, "unknown", []string{"nothing proved under kill-leader"}},
 		{"fenced rerun missing", []CheckResult{result("reset", "invalid", false, "stale-write-accepted")},
 			ResourceFenced, "unknown", []string{"whether a fence saves it is open"}},
+		{"a fence check that fails is unsafe, not open", []CheckResult{func() CheckResult {
+			r := result("fence-lying", "invalid", false, "stale-write-accepted")
+			r.Check.Fence = "fence-lying"
+			return r
+		}()}, ResourceFenced, "invalid", []string{"UNSAFE when its fence device misbehaves (the power-off it relied on did not protect the resource) under fence-lying (stale-write-accepted)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := &Scorecard{Target: "recipe x", Store: "etcd", Resource: tc.resource, Results: append(slices.Clone(base), tc.extra...)}

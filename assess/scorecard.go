@@ -158,8 +158,12 @@ func (s *Scorecard) finish() {
 		if f := fen[n]; g == GradeUnfencedOnly && f != nil && f.Verdict == VerdictNotRun {
 			label += " (fenced rerun not run: " + f.NotRun + ")"
 		}
+		group := g
 		if g == GradeUnfencedOnly && unf[n].Check.Fence != "" {
-			label += " (" + unf[n].Reason + ": the fence device did not protect the resource)"
+			// The device is this check's fence (no fenced rerun): "whether a fence saves it"
+			// is not open, the fence it relies on failed.
+			label += " (" + unf[n].Reason + ")"
+			group = groupFenceFailed
 		}
 		if g == GradeUnsafe {
 			why := unf[n]
@@ -172,7 +176,7 @@ func (s *Scorecard) finish() {
 				label += " (" + why.Reason + ")"
 			}
 		}
-		groups[g] = append(groups[g], label)
+		groups[group] = append(groups[group], label)
 		invalid = invalid || v == harness.VerdictInvalid
 		unknown = unknown || v == harness.VerdictUnknown
 	}
@@ -192,6 +196,7 @@ func (s *Scorecard) finish() {
 	}
 	add(GradeFenceSaves, "unsafe without fencing (the fence saves it) under")
 	add(GradeUnfencedOnly, "unsafe without fencing (whether a fence saves it is open) under")
+	add(groupFenceFailed, "UNSAFE when its fence device misbehaves (the power-off it relied on did not protect the resource) under")
 	add(GradeUnsafe, "UNSAFE even with fencing under")
 	add(GradeUnknown, "nothing proved under")
 	add(GradeError, "harness error under")
@@ -203,6 +208,10 @@ func (s *Scorecard) finish() {
 	}
 	s.Summary = fmt.Sprintf("%s on %s: %s; %s", s.Target, s.Store, strings.ToUpper(s.Verdict), strings.Join(parts, "; "))
 }
+
+// groupFenceFailed gathers, in the summary, the fence checks that failed: judged on the
+// unfenced resource because the fence device is the protection under test.
+const groupFenceFailed = "fence-failed"
 
 // worstFailover names the check with the slowest failover p99 among valid runs, against its
 // bound.
