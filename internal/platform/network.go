@@ -33,30 +33,43 @@ type Network struct {
 	Subnet netip.Prefix
 	eng    *Engine
 
-	mu   sync.Mutex
-	last netip.Addr // the last fixed address handed out (nextAddr)
+	mu    sync.Mutex
+	fixed map[netip.Addr]bool // fixed addresses held by live nodes (nextAddr, releaseAddr)
 }
 
 // Fixed addresses: each node gets one from the lower half of the run's /24 when it is
 // created and keeps it across restarts, as a machine keeps its address when it reboots (a
 // restart at another address escaped every rule that named the old one). The engine hands
 // out addresses of its own only from the upper half (the network's IP range), so the two
-// never meet.
+// never meet. A removed node's address is free again (an assessment's pooled store network
+// outlives many runs' candidates).
 func (n *Network) nextAddr() (netip.Addr, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.Subnet.IsValid() {
+	dyn := dynamicRange(n.Subnet)
+	if !n.Subnet.IsValid() || !dyn.IsValid() {
 		return netip.Addr{}, false
 	}
-	if !n.last.IsValid() {
-		n.last = n.Subnet.Addr().Next() // the gateway
+	if n.fixed == nil {
+		n.fixed = map[netip.Addr]bool{}
 	}
-	next := n.last.Next()
-	if !dynamicRange(n.Subnet).IsValid() || dynamicRange(n.Subnet).Contains(next) || !n.Subnet.Contains(next) {
-		return netip.Addr{}, false // the lower half is used up: the engine assigns one
+	for a := n.Subnet.Addr().Next().Next(); n.Subnet.Contains(a) && !dyn.Contains(a); a = a.Next() { // .1 is the gateway
+		if !n.fixed[a] {
+			n.fixed[a] = true
+			return a, true
+		}
 	}
-	n.last = next
-	return next, true
+	return netip.Addr{}, false // the lower half is in use: the engine assigns one
+}
+
+// releaseAddr frees a fixed address once its node is removed.
+func (n *Network) releaseAddr(a netip.Addr) {
+	if n == nil || !a.IsValid() {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.fixed, a)
 }
 
 // dynamicRange is the upper half of a subnet, where the engine picks addresses itself.

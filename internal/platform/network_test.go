@@ -30,4 +30,8 @@ func TestFixedAddressesStayBelowTheEnginesRange(t *testing.T) {
 	if count != 126 {
 		t.Errorf("%d fixed addresses, want 126 (.2 to .127)", count)
 	}
+	n.releaseAddr(netip.MustParseAddr("198.19.7.40"))
+	if a, ok := n.nextAddr(); !ok || a != netip.MustParseAddr("198.19.7.40") {
+		t.Errorf("after .40's node went, the next address is %v (%v), want .40 again", a, ok)
+	}
 }

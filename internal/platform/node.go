@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"path"
 	"strings"
 	"sync"
@@ -103,6 +104,7 @@ type Node struct {
 	tc    testcontainers.Container
 	id    string
 	logs  *logStream
+	addr  netip.Addr // the fixed address it holds on net (invalid: the engine's choice)
 
 	mu         sync.Mutex
 	terminated bool
@@ -174,6 +176,7 @@ func (e *Engine) Start(ctx context.Context, runID string, net *Network, spec Nod
 		req.NetworkAliases = map[string][]string{net.Name: {spec.Name}}
 		if addr, ok := net.nextAddr(); ok {
 			// Kept across restarts (network.go, nextAddr).
+			n.addr = addr
 			req.EndpointSettingsModifier = func(eps map[string]*network.EndpointSettings) {
 				if ep := eps[net.Name]; ep != nil {
 					ep.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: addr}
@@ -453,6 +456,7 @@ func (n *Node) Terminate(ctx context.Context) error {
 		n.mu.Unlock()
 		return fmt.Errorf("terminate %s: %w", n.spec.Name, err)
 	}
+	n.net.releaseAddr(n.addr)
 	return nil
 }
 
