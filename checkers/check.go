@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
@@ -18,7 +17,7 @@ import (
 const SchemaVersion = 1
 
 // ResultsFile is the name of the results file in a run directory.
-const ResultsFile = "results.json"
+const ResultsFile = runfile.ResultsFile
 
 // RunInfo summarises the history itself.
 type RunInfo struct {
@@ -226,19 +225,6 @@ func runInfo(a *analysis) RunInfo {
 		}
 	}
 	return ri
-}
-
-// WriteFile writes results.json into dir (atomically: a reader never sees half a file).
-func (r *Results) WriteFile(dir string) error {
-	b, err := json.MarshalIndent(r, "", " ")
-	if err != nil {
-		return err
-	}
-	// A run directory given to `check` may hold a FIFO or symlink there: refused, not replaced.
-	if err := runfile.WriteFile(filepath.Join(dir, ResultsFile), append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	return nil
 }
 
 // ReadResults reads a results.json.

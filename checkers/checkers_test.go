@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -368,7 +369,11 @@ func TestVisualizationsWritten(t *testing.T) {
 			}
 		}
 	}
-	if err := r.WriteFile(dir); err != nil {
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/"+ResultsFile, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	back, err := ReadResults(dir + "/" + ResultsFile)

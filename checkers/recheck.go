@@ -15,8 +15,8 @@ import (
 
 // Files of a run directory the checkers read.
 const (
-	HistoryFile = "history.jsonl"
-	ConfigFile  = "config.json"
+	HistoryFile = runfile.HistoryFile
+	ConfigFile  = runfile.ConfigFile
 )
 
 // LoadParams reads the checker parameters stored under the key "check" of a run's

@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -80,11 +79,11 @@ func conclude(ctx context.Context, out *Outcome) error {
 		out.Cause = results.Cause.String()
 	}
 	// The explanations ride along in results.json for tools and the terminal summary.
-	doc := reports.NewResultsDocument(results)
+	doc, err := reports.WriteResults(out.RunDir, results)
 	for _, x := range doc.Explanations {
 		out.Explanations = append(out.Explanations, x.Code+": "+x.Text)
 	}
-	return writeJSON(filepath.Join(out.RunDir, ResultsFile), doc)
+	return err
 }
 
 // electedNodes lists the candidates that were elected at least once.

@@ -13,9 +13,9 @@ import (
 
 // Names of the files in a run directory.
 const (
-	HistoryFile = "history.jsonl"
-	ConfigFile  = "config.json"
-	ResultsFile = "results.json"
+	HistoryFile = runfile.HistoryFile
+	ConfigFile  = runfile.ConfigFile
+	ResultsFile = runfile.ResultsFile
 	LogsDir     = "logs"
 	HarnessLog  = "harness.log" // in LogsDir: the run's own log lines, timestamped
 	LatestLink  = "latest"

@@ -79,7 +79,7 @@ func bigRunMode(b *testing.B, dir, mode string) int {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := res.WriteFile(dir); err != nil {
+	if _, err := WriteResults(dir, res); err != nil {
 		b.Fatal(err)
 	}
 	return len(ev)

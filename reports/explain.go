@@ -10,6 +10,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/internal/faultkinds"
+	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // Explanation tells, in a few plain sentences, how one reason that made the verdict came
@@ -491,11 +492,17 @@ func NewResultsDocument(r *checkers.Results) ResultsDocument {
 	return ResultsDocument{Results: r, Explanations: xs}
 }
 
-// WriteResults (re)writes dir's results.json with the explanations, atomically.
-func WriteResults(dir string, r *checkers.Results) error {
-	b, err := json.MarshalIndent(NewResultsDocument(r), "", " ")
+// WriteResults (re)writes dir's results.json, the results with their explanations: the one
+// writer of that file (a run's check, `splitbrain check --write`). It returns the document
+// written. A results.json that is not a regular file is refused, not replaced.
+func WriteResults(dir string, r *checkers.Results) (ResultsDocument, error) {
+	doc := NewResultsDocument(r)
+	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		return err
+		return doc, err
 	}
-	return writeAtomic(filepath.Join(dir, checkers.ResultsFile), append(b, '\n'))
+	if err := runfile.WriteFile(filepath.Join(dir, runfile.ResultsFile), append(b, '\n'), 0o644); err != nil {
+		return doc, fmt.Errorf("write results: %w", err)
+	}
+	return doc, nil
 }

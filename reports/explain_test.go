@@ -136,7 +136,7 @@ func TestWriteResultsCarriesExplanations(t *testing.T) {
 	f.unfenced = true
 	res := checkFixture(t, f, nil)
 	dir := t.TempDir()
-	if err := WriteResults(dir, res); err != nil {
+	if _, err := WriteResults(dir, res); err != nil {
 		t.Fatal(err)
 	}
 	back, err := checkers.ReadResults(filepath.Join(dir, checkers.ResultsFile))

@@ -179,7 +179,7 @@ func writeRun(t testing.TB, dir string, f fixture) *checkers.Results {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := res.WriteFile(dir); err != nil {
+	if _, err := WriteResults(dir, res); err != nil {
 		t.Fatal(err)
 	}
 	cfg := map[string]any{

@@ -24,7 +24,7 @@ import (
 
 // Names of the files in a run directory (the harness writes the inputs, reports the outputs).
 const (
-	HistoryFile = "history.jsonl"
+	HistoryFile = runfile.HistoryFile
 	ConfigFile  = runconfig.FileName
 	ResultsFile = checkers.ResultsFile
 	ReportFile  = "report.html"

@@ -37,7 +37,7 @@ func Publish(storeRoot string, rs []Result) (junitPath string, err error) {
 		if r.Outcome == nil || r.Outcome.RunDir == "" {
 			continue
 		}
-		if _, statErr := os.Stat(filepath.Join(r.Outcome.RunDir, "results.json")); statErr != nil {
+		if _, statErr := os.Stat(filepath.Join(r.Outcome.RunDir, harness.ResultsFile)); statErr != nil {
 			continue // nothing to render: the run never got to checking
 		}
 		if rerr := reports.RenderRun(r.Outcome.RunDir); rerr != nil {

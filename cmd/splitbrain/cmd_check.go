@@ -71,7 +71,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fmt.Fprintf(stderr, "note: %s ends in a partial line (the writer was cut off); it was ignored\n", filepath.Join(dir, checkers.HistoryFile))
 	}
 	if *write {
-		if err := reports.WriteResults(dir, res); err != nil {
+		if _, err := reports.WriteResults(dir, res); err != nil {
 			return exitHarness, err
 		}
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 // FileName is config.json's name inside a run directory.
-const FileName = "config.json"
+const FileName = runfile.ConfigFile
 
 // Config is config.json: everything needed to understand and replay a run.
 type Config struct {

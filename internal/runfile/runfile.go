@@ -21,6 +21,14 @@ import (
 	"syscall"
 )
 
+// Names of the files of a run directory: their one home (the harness writes them, the
+// checkers, reports and replay read them; those packages' own names are these).
+const (
+	HistoryFile = "history.jsonl"
+	ConfigFile  = "config.json"
+	ResultsFile = "results.json"
+)
+
 // Limits for the files of a run directory.
 const (
 	MaxJSON    = 64 << 20 // config.json, results.json, junit.xml: lists in them are capped

@@ -1,4 +1,4 @@
-package checkers
+package reports
 
 import (
 	"os"
@@ -6,12 +6,14 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 )
 
 // `splitbrain check DIR` writes DIR/results.json by rename: a FIFO or symlink there is
 // refused and left as it was.
-func TestResultsWriteFileRefusesNonRegular(t *testing.T) {
-	r := &Results{Verdict: "valid"}
+func TestWriteResultsRefusesNonRegular(t *testing.T) {
+	r := &checkers.Results{Verdict: "valid"}
 	target := filepath.Join(t.TempDir(), "elsewhere")
 	os.WriteFile(target, []byte("kept"), 0o644)
 	for name, mk := range map[string]func(string) error{
@@ -19,12 +21,12 @@ func TestResultsWriteFileRefusesNonRegular(t *testing.T) {
 		"symlink": func(p string) error { return os.Symlink(target, p) },
 	} {
 		dir := t.TempDir()
-		p := filepath.Join(dir, ResultsFile)
+		p := filepath.Join(dir, checkers.ResultsFile)
 		if err := mk(p); err != nil {
 			t.Fatal(err)
 		}
 		before, _ := os.Lstat(p)
-		if err := r.WriteFile(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		if _, err := WriteResults(dir, r); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 			t.Errorf("%s: %v, want a refusal", name, err)
 		}
 		if after, err := os.Lstat(p); err != nil || !os.SameFile(before, after) || after.Mode() != before.Mode() {
