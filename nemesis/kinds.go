@@ -177,27 +177,6 @@ type Needs struct {
 	StoreProxy bool
 }
 
-// Needs derives the schedule's requirements from its kinds' traits.
-func (s Schedule) Needs() Needs {
-	var n Needs
-	for _, f := range s.Faults {
-		d := kinds[f.Kind].def()
-		n.Network = n.Network || d.Network
-		n.StoreProxy = n.StoreProxy || d.Proxy
-		if d.Clock {
-			target := f.Target
-			if target == "" {
-				target = d.DefaultTarget
-			}
-			if f.On.candidate() && (target == TargetTrigger || target == TargetLeader) {
-				continue // the candidate whose event fired
-			}
-			n.StoreClock = n.StoreClock || targetMayHit(target, ClassStore)
-		}
-	}
-	return n
-}
-
 // NeedsStoreProxy reports whether a plan has a fault that acts through the store fault
 // proxy (a replayed plan decides this as its schedule would).
 func (p Plan) NeedsStoreProxy() bool {

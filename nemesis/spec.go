@@ -402,3 +402,24 @@ func (s Schedule) String() string {
 
 // Empty reports whether the schedule injects nothing.
 func (s Schedule) Empty() bool { return len(s.Faults) == 0 }
+
+// Needs derives the schedule's requirements from its kinds' traits.
+func (s Schedule) Needs() Needs {
+	var n Needs
+	for _, f := range s.Faults {
+		d := kinds[f.Kind].def()
+		n.Network = n.Network || d.Network
+		n.StoreProxy = n.StoreProxy || d.Proxy
+		if d.Clock {
+			target := f.Target
+			if target == "" {
+				target = d.DefaultTarget
+			}
+			if f.On.candidate() && (target == TargetTrigger || target == TargetLeader) {
+				continue // the candidate whose event fired
+			}
+			n.StoreClock = n.StoreClock || targetMayHit(target, ClassStore)
+		}
+	}
+	return n
+}
