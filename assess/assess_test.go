@@ -206,6 +206,8 @@ func TestScorecardVerdictAndSummary(t *testing.T) {
 			ResourceFenced, "unknown", []string{"nothing proved under kill-leader"}},
 		{"fenced rerun missing", []CheckResult{result("reset", "invalid", false, "stale-write-accepted")},
 			ResourceFenced, "unknown", []string{"whether a fence saves it is open"}},
+		{"a token-less library's failure is not an open question", []CheckResult{result("latency", "invalid", false, "stale-write-accepted")},
+			"tokenless", "invalid", []string{"UNSAFE, and no fence can save it (the library gives no fencing token), under latency (stale-write-accepted)"}},
 		{"a fence check that fails is unsafe, not open", []CheckResult{func() CheckResult {
 			r := result("fence-lying", "invalid", false, "stale-write-accepted")
 			r.Check.Fence = "fence-lying"
@@ -214,6 +216,9 @@ func TestScorecardVerdictAndSummary(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := &Scorecard{Target: "recipe x", Store: "etcd", Resource: tc.resource, Results: append(slices.Clone(base), tc.extra...)}
+			if tc.resource == "tokenless" {
+				sc.Resource, sc.Tokenless = ResourceUnfenced, true
+			}
 			sc.finish()
 			if sc.Verdict != tc.verdict {
 				t.Errorf("verdict %s, want %s (%s)", sc.Verdict, tc.verdict, sc.Summary)

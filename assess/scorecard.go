@@ -52,6 +52,9 @@ type Scorecard struct {
 	Checks  []CheckGrade  `json:"checks"`
 	Results []CheckResult `json:"results"`
 	Skipped []Skipped     `json:"left_out,omitempty"`
+	// Tokenless: the candidate is a library that gives no fencing token, so a check unsafe
+	// unfenced has no fenced rerun and nothing could fence it.
+	Tokenless bool `json:"tokenless,omitempty"`
 }
 
 // CheckGrade is one check's line of the scorecard.
@@ -63,7 +66,7 @@ type CheckGrade struct {
 
 func newScorecard(o Options, start time.Time, budget time.Duration, skipped []Skipped) *Scorecard {
 	return &Scorecard{Target: targetText(o), Store: o.Store, Resource: o.resource(), Seed: o.seed(),
-		Started: start.UTC(), Budget: budget, Args: o.Args, Skipped: skipped}
+		Started: start.UTC(), Budget: budget, Args: o.Args, Skipped: skipped, Tokenless: o.tokenless()}
 }
 
 func targetText(o Options) string {
@@ -164,6 +167,10 @@ func (s *Scorecard) finish() {
 			// is not open, the fence it relies on failed.
 			label += " (" + unf[n].Reason + ")"
 			group = groupFenceFailed
+		} else if g == GradeUnfencedOnly && s.Tokenless {
+			// No open question either: the library has no token a resource could check.
+			label += " (" + unf[n].Reason + ")"
+			group = groupNoToken
 		}
 		if g == GradeUnsafe {
 			why := unf[n]
@@ -196,6 +203,7 @@ func (s *Scorecard) finish() {
 	}
 	add(GradeFenceSaves, "unsafe without fencing (the fence saves it) under")
 	add(GradeUnfencedOnly, "unsafe without fencing (whether a fence saves it is open) under")
+	add(groupNoToken, "UNSAFE, and no fence can save it (the library gives no fencing token), under")
 	add(groupFenceFailed, "UNSAFE when its fence device misbehaves (the power-off it relied on did not protect the resource) under")
 	add(GradeUnsafe, "UNSAFE even with fencing under")
 	add(GradeUnknown, "nothing proved under")
@@ -212,6 +220,9 @@ func (s *Scorecard) finish() {
 // groupFenceFailed gathers, in the summary, the fence checks that failed: judged on the
 // unfenced resource because the fence device is the protection under test.
 const groupFenceFailed = "fence-failed"
+
+// groupNoToken gathers the checks a token-less library failed: nothing could fence them.
+const groupNoToken = "no-token"
 
 // worstFailover names the check with the slowest failover p99 among valid runs, against its
 // bound.
