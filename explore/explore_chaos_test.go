@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
-	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
@@ -38,7 +37,7 @@ func TestExploreFindsTheRedisZombie(t *testing.T) {
 	}
 	base := harness.Config{Store: "redis", Recipe: "redis-setnx", Nodes: 3, ResourceMode: "unfenced",
 		Warmup: 3 * time.Second, FaultTime: 12 * time.Second, Recovery: 3 * time.Second,
-		StoreRoot: root, TestName: "explore", Progress: testWriter{t}, ProgressMode: progress.ProgressQuiet}
+		StoreRoot: root, TestName: "explore", Progress: testWriter{t}, ProgressMode: harness.ProgressQuiet}
 	var started []string
 	res, err := Explore(t.Context(), Options{Base: base, MaxRuns: 4, Vocabulary: vocab, Seed: 1,
 		Started: func(i int, spec string, seed int64) {
@@ -99,7 +98,7 @@ func TestGuidedExploreFindsTheRedisZombie(t *testing.T) {
 	defer pool.Close(context.WithoutCancel(t.Context()))
 	base := harness.Config{Store: "redis", Recipe: "redis-setnx", ResourceMode: "unfenced",
 		Warmup: 8 * time.Second, FaultTime: 20 * time.Second, Recovery: 5 * time.Second,
-		StoreRoot: root, TestName: "guided", Progress: testWriter{t}, ProgressMode: progress.ProgressQuiet}
+		StoreRoot: root, TestName: "guided", Progress: testWriter{t}, ProgressMode: harness.ProgressQuiet}
 	corpus := filepath.Join(t.TempDir(), "corpus.json")
 	res, err := Explore(t.Context(), Options{Base: base, MaxRuns: 5, Vocabulary: vocab, Seed: 3,
 		MinNodes: 3, MaxNodes: 3, CorpusPath: corpus,

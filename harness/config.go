@@ -49,6 +49,17 @@ var ResourceModes = []string{"fenced", "unfenced"}
 // Requirements are the optional checker requirements (--require).
 var Requirements = []string{"exclusive", "liveness"}
 
+// ProgressMode selects how a run's progress is shown (Config.ProgressMode).
+type ProgressMode int
+
+// Progress modes, in internal/progress's order (journal.go converts).
+const (
+	ProgressAuto  = ProgressMode(progress.ProgressAuto)  // a redrawn status line on a terminal, plain lines otherwise
+	ProgressPlain = ProgressMode(progress.ProgressPlain) // a plain line every ProgressPeriod (CI logs)
+	ProgressQuiet = ProgressMode(progress.ProgressQuiet) // nothing but the summary
+	ProgressJSON  = ProgressMode(progress.ProgressJSON)  // one JSON object per line: status events and the summary
+)
+
 // Config describes one run. Zero values mean "default" where a default exists; Validate
 // fills them in and rejects what cannot work.
 type Config struct {
@@ -111,16 +122,16 @@ type Config struct {
 	// ReplayOf names the run directory this run replays (recorded in config.json).
 	ReplayOf string
 
-	Profile images.Profile // image profile; "" = SPLITBRAIN_IMAGE_PROFILE or local
+	Profile string // image profile, local or official; "" = SPLITBRAIN_IMAGE_PROFILE or local
 
 	StoreRoot string // root of run directories; "" = $SPLITBRAIN_STORE_DIR or ./store
 	TestName  string // directory name under StoreRoot; "" = <store>-<recipe>-<nemesis|none>
 
 	Require []string // checker requirements: exclusive, liveness
 
-	Progress       io.Writer             // periodic progress lines and the summary; nil = silent
-	ProgressPeriod time.Duration         // 0 = DefaultProgressPeriod (plain lines; a terminal is redrawn live)
-	ProgressMode   progress.ProgressMode // auto (terminal line or plain lines), quiet or JSON
+	Progress       io.Writer     // periodic progress lines and the summary; nil = silent
+	ProgressPeriod time.Duration // 0 = DefaultProgressPeriod (plain lines; a terminal is redrawn live)
+	ProgressMode   ProgressMode  // ProgressAuto (terminal line or plain lines), ProgressQuiet or ProgressJSON
 
 	Args []string // the command line, recorded in config.json for replay
 
@@ -270,9 +281,9 @@ func (c *Config) Validate() error {
 		if p == "" {
 			p = string(images.ProfileLocal)
 		}
-		c.Profile = images.Profile(p)
+		c.Profile = p
 	}
-	if _, err := images.ParseProfile(string(c.Profile)); err != nil {
+	if _, err := images.ParseProfile(c.Profile); err != nil {
 		bad("%v", err)
 	}
 	for _, r := range c.Require {
@@ -391,3 +402,6 @@ func (c *Config) candidateNames() []string {
 	}
 	return out
 }
+
+// profile is Config.Profile as the images package takes it (Validate set and checked it).
+func (c Config) profile() images.Profile { return images.Profile(c.Profile) }

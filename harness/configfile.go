@@ -41,7 +41,7 @@ func (r *run) flags() RunFlags {
 		CandidateImage: c.CandidateImage, Nodes: c.Nodes, Time: c.FaultTime.String(),
 		Warmup: c.Warmup.String(), Recovery: c.Recovery.String(), TTL: c.TTL.String(),
 		WriteInterval: c.WriteInterval.String(), Workload: c.Workload, ResourceMode: c.ResourceMode,
-		Nemesis: c.Nemesis, Seed: c.Seed, Profile: string(c.Profile), Require: c.Require,
+		Nemesis: c.Nemesis, Seed: c.Seed, Profile: c.Profile, Require: c.Require,
 		RenewInterval: durOrEmpty(c.RenewInterval), RetryInterval: durOrEmpty(c.RetryInterval),
 		FailoverBound: durOrEmpty(c.FailoverBound), CandidatePackages: c.CandidatePackages,
 		Until: c.Until, Cycles: c.Cycles, CandidateArgs: c.CandidateArgs, CandidateEnv: c.CandidateEnv,

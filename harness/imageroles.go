@@ -14,7 +14,7 @@ import (
 func ImageRoles(cfg Config) (images.Profile, []images.Role, error) {
 	profile, err := images.DefaultProfile()
 	if cfg.Profile != "" {
-		profile, err = images.ParseProfile(string(cfg.Profile))
+		profile, err = images.ParseProfile(cfg.Profile)
 	}
 	if err != nil {
 		return "", nil, err

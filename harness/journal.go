@@ -42,7 +42,7 @@ func openJournal(cfg Config, started time.Time) (*journal, error) {
 	if j.out == nil {
 		j.out = io.Discard
 	}
-	j.prog = progress.NewProgress(j.out, cfg.ProgressMode)
+	j.prog = progress.NewProgress(j.out, progress.ProgressMode(cfg.ProgressMode))
 	j.prog.Period = cfg.ProgressPeriod
 	var err error
 	if j.dir, err = CreateRunDir(cfg.StoreRoot, cfg.TestName, started); err != nil {

@@ -79,9 +79,9 @@ func (r *run) provideImages(ctx context.Context) (*external, stores.Kind, error)
 	pool := r.cfg.StorePool
 	cached := false
 	if pool != nil {
-		r.imgs, cached, err = pool.ensureImages(ctx, r.cfg.Profile, imgLog, roles...)
+		r.imgs, cached, err = pool.ensureImages(ctx, r.cfg.profile(), imgLog, roles...)
 	} else {
-		r.imgs, _, err = images.EnsureWith(ctx, r.cfg.Profile, images.EnsureOptions{Log: imgLog}, roles...)
+		r.imgs, _, err = images.EnsureWith(ctx, r.cfg.profile(), images.EnsureOptions{Log: imgLog}, roles...)
 	}
 	if err == nil && ext != nil && len(r.cfg.CandidatePackages) > 0 {
 		var res images.Result
@@ -104,9 +104,9 @@ func (r *run) provideImages(ctx context.Context) (*external, stores.Kind, error)
 		return nil, "", fmt.Errorf("images (build log %s): %w", imgLog.Name(), err)
 	}
 	if cached {
-		r.log.logf("images (%s profile) ensured earlier in this suite", r.cfg.Profile)
+		r.log.logf("images (%s profile) ensured earlier in this suite", r.cfg.profile())
 	} else {
-		r.log.logf("images (%s profile) ready in %v", r.cfg.Profile, time.Since(step).Round(time.Millisecond))
+		r.log.logf("images (%s profile) ready in %v", r.cfg.profile(), time.Since(step).Round(time.Millisecond))
 	}
 	return ext, kind, nil
 }
@@ -132,7 +132,7 @@ func (r *run) startCluster(ctx context.Context, kind stores.Kind) error {
 	storeFaketime := faketimeFor(string(kind), r.prep.schedule)
 	key := ""
 	if r.cfg.StorePool != nil {
-		key = poolKey(kind, r.cfg.StoreNodes, r.cfg.Profile, r.imgs[stores.ImageRole(kind)], storeFaketime)
+		key = poolKey(kind, r.cfg.StoreNodes, r.cfg.profile(), r.imgs[stores.ImageRole(kind)], storeFaketime)
 	}
 	if err := c.acquire(ctx, r.cfg.StorePool, key); err != nil {
 		return err
@@ -153,7 +153,7 @@ func (r *run) startCluster(ctx context.Context, kind stores.Kind) error {
 		resDur = time.Since(step)
 	}()
 	err := c.launch(ctx, stores.Options{
-		Kind: kind, Nodes: r.cfg.StoreNodes, Profile: r.cfg.Profile, Images: r.imgs, LogDir: r.log.logDir(),
+		Kind: kind, Nodes: r.cfg.StoreNodes, Profile: r.cfg.profile(), Images: r.imgs, LogDir: r.log.logDir(),
 		ExtraEnv: storeFaketime.env, ExtraFiles: storeFaketime.files,
 	})
 	storeDur := time.Since(step)

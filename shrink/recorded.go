@@ -13,7 +13,6 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
-	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 
@@ -44,7 +43,7 @@ func Load(dir string) (*Recorded, error) {
 		Store: f.Store, StoreNodes: f.StoreNodes, Recipe: f.Recipe, Nodes: f.Nodes,
 		Workload: f.Workload, ResourceMode: f.ResourceMode, CandidateCmd: f.CandidateCmd,
 		CandidateImage: f.CandidateImage, Seed: rc.Seed, Nemesis: f.Nemesis, Until: f.Until,
-		Profile: images.Profile(f.Profile), Require: f.Require, ReplayOf: abs,
+		Profile: f.Profile, Require: f.Require, ReplayOf: abs,
 		// Replays and shrink tries sit next to the original: <root>/<test>-replay/<run>.
 		StoreRoot: filepath.Dir(filepath.Dir(abs)),
 	}

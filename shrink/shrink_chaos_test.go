@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
-	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
@@ -38,7 +37,7 @@ func TestShrinkRedisZombie(t *testing.T) {
 	}
 	cfg := harness.Config{Store: "redis", Recipe: "redis-setnx", Nodes: 3, ResourceMode: "unfenced",
 		Nemesis: "pause-leader", Seed: 1, Warmup: 4 * time.Second, FaultTime: 25 * time.Second, Recovery: 3 * time.Second,
-		StoreRoot: root, Progress: testWriter{t}, ProgressMode: progress.ProgressQuiet}
+		StoreRoot: root, Progress: testWriter{t}, ProgressMode: harness.ProgressQuiet}
 	out, err := harness.Run(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +58,7 @@ func TestShrinkRedisZombie(t *testing.T) {
 	}
 
 	runner := HarnessRunner{Base: rec.Config, Want: []string{"stale-write-accepted"}, Configure: func(c *harness.Config) {
-		c.TestName, c.Progress, c.ProgressMode = "shrink-tries", testWriter{t}, progress.ProgressQuiet
+		c.TestName, c.Progress, c.ProgressMode = "shrink-tries", testWriter{t}, harness.ProgressQuiet
 	}}
 	budget := 9 * time.Minute
 	if dl, ok := t.Deadline(); ok && time.Until(dl)-2*time.Minute < budget {

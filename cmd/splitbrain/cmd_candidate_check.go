@@ -66,7 +66,7 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 		c.StoreRoot = dir
 	}
-	c.Profile = images.Profile(*profile)
+	c.Profile = *profile
 	// Phases end on events, so a loaded machine makes the check slower, never different.
 	c.Workload, c.Nemesis, c.Warmup, c.Recovery = "handoff", "none", 5*time.Second, 3*time.Second
 	c.Until = "handoffs=3"
@@ -85,7 +85,7 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 		schedule = fmt.Sprintf("with the leader cut off once for %v on its 3rd write (timeout %v), unfenced resource", 3*c.TTL, c.FaultTime)
 	}
 	c.TestName = "candidate-check"
-	c.ProgressMode, c.Progress = progress.ProgressQuiet, stdout // the run's summary, then the problems
+	c.ProgressMode, c.Progress = harness.ProgressQuiet, stdout // the run's summary, then the problems
 	c.Args = append([]string{"splitbrain", "candidate", "check"}, args...)
 	if err := harness.CheckConfig(&c); err != nil {
 		return exitUsage, usageError{err.Error()}

@@ -205,9 +205,9 @@ after 3 runs in a row that could not run, e.g. no Docker engine), 64 on bad flag
 	}
 	pool := harness.NewStorePool()
 	defer pool.Close(context.WithoutCancel(ctx))
-	progressMode := progress.ProgressQuiet
+	progressMode := harness.ProgressQuiet
 	if *verbose {
-		progressMode = progress.ProgressAuto
+		progressMode = harness.ProgressAuto
 	}
 	limit := fmt.Sprintf("budget %v", *budget)
 	if *maxRuns > 0 {
@@ -386,7 +386,7 @@ func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try,
 	m, err := explore.Minimize(ctx, f.RunDir, explore.MinimizeOptions{
 		ShrinkBudget: budget, ShrinkTries: tries, Repro: repro,
 		Configure: func(c *harness.Config) {
-			c.TestName, c.Progress, c.ProgressMode, c.StorePool = name, io.Discard, progress.ProgressQuiet, pool
+			c.TestName, c.Progress, c.ProgressMode, c.StorePool = name, io.Discard, harness.ProgressQuiet, pool
 			c.Args = []string{"splitbrain", "explore", "(shrink of " + f.RunDir + ")"}
 		},
 		Step: func(st shrink.Step) {

@@ -55,7 +55,7 @@ are not deterministic, so this is a rate. Exit code: 0 if every replay reproduce
 	}
 	name := replayTestName(rec.TestName(), "-replay")
 	configure := func(i int, c *harness.Config) {
-		c.TestName, c.Progress, c.ProgressMode = name, stdout, mode
+		c.TestName, c.Progress, c.ProgressMode = name, stdout, harness.ProgressMode(mode)
 		if *out != "" {
 			c.StoreRoot = *out
 		}

@@ -45,7 +45,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
-	c.ProgressPeriod, c.ProgressMode, c.Progress = *progressPeriod, mode, stdout
+	c.ProgressPeriod, c.ProgressMode, c.Progress = *progressPeriod, harness.ProgressMode(mode), stdout
 	c.Args = append([]string{"splitbrain", "run"}, args...)
 	if err := harness.CheckConfig(c); err != nil {
 		problems = append(problems, strings.Split(err.Error(), "\n")...)
@@ -132,7 +132,7 @@ func storeNodesFlagHelp() string {
 // finish fills the configuration from the parsed flags and returns what is wrong with them.
 func (r *runFlags) finish() []string {
 	var problems []string
-	r.c.Profile = images.Profile(*r.profile)
+	r.c.Profile = *r.profile
 	if *r.packages != "" {
 		pk, err := images.ParsePackages(*r.packages)
 		if err != nil {

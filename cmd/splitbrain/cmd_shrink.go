@@ -73,7 +73,7 @@ the minimal plan as a --nemesis spec and a replay command.
 	}
 	name := replayTestName(rec.TestName(), "-shrink")
 	runner := shrink.HarnessRunner{Base: rec.Config, Want: rec.Codes, Configure: func(c *harness.Config) {
-		c.TestName, c.Progress, c.ProgressMode = name, io.Discard, progress.ProgressQuiet
+		c.TestName, c.Progress, c.ProgressMode = name, io.Discard, harness.ProgressQuiet
 		if *out != "" {
 			c.StoreRoot = *out
 		}
