@@ -68,3 +68,21 @@ func TestStopTreeReal(t *testing.T) {
 	}
 	_ = os.Getpid()
 }
+
+// A process in the kernel (state D) with SIGSTOP pending counts as paused: the masks of
+// /proc/PID/status name it (SIGSTOP is signal 19, bit 18).
+func TestSigPendingIn(t *testing.T) {
+	for _, tc := range []struct {
+		status string
+		want   bool
+	}{
+		{"Name:\tetcdctl\nState:\tD (disk sleep)\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000040000\n", true},
+		{"SigPnd:\t0000000000040000\nShdPnd:\t0000000000000000\n", true},
+		{"SigPnd:\t0000000000000000\nShdPnd:\t0000000000004000\n", false}, // SIGTERM only
+		{"State:\tD (disk sleep)\n", false},
+	} {
+		if got := sigPendingIn(tc.status, syscall.SIGSTOP); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.status, got, tc.want)
+		}
+	}
+}
