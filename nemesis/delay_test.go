@@ -209,17 +209,7 @@ func startPlan(t *testing.T, env interface {
 	topo() Topology
 }, spec string) (*Nemesis, chan error) {
 	t.Helper()
-	s, err := Parse(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.Plan(1, 2*time.Minute, env.topo())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := New(env, p.Topology)
-	done := make(chan error, 1)
-	go func() { done <- n.Run(context.Background(), p) }()
+	n, _, done := startPlanOn(t, env, nil, env.topo(), spec, 2*time.Minute, 0)
 	return n, done
 }
 

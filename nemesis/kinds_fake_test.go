@@ -26,24 +26,7 @@ func runKind(t *testing.T, e *fakeEnv, spec string, during func()) {
 // with more capabilities); it returns the plan it ran.
 func runKindOn(t *testing.T, env Env, e *fakeEnv, spec string, during func()) Plan {
 	t.Helper()
-	s, err := Parse(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.Plan(1, 5*time.Second, e.topo())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := New(env, p.Topology)
-	done := make(chan error, 1)
-	go func() { done <- n.Run(context.Background(), p) }()
-	deadline := time.Now().Add(time.Minute) // only ends a hung test
-	for len(e.eventsOf(history.KindFaultStart)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: no fault-start within a minute", spec)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	n, p, done := startPlanOn(t, env, e, e.topo(), spec, 5*time.Second, 1)
 	during()
 	if err := <-done; err != nil {
 		t.Fatalf("%s: %v", spec, err)
@@ -61,6 +44,35 @@ func runKindOn(t *testing.T, env Env, e *fakeEnv, spec string, during func()) Pl
 		t.Errorf("%s: no fault-end recorded", spec)
 	}
 	return p
+}
+
+// startPlanOn runs spec's plan (faults phase of length phase, on topo) through env in the
+// background and returns once starts faults have started (events of e; -1: every planned
+// one), with the nemesis, the plan and Run's result to come.
+func startPlanOn(t *testing.T, env Env, e *fakeEnv, topo Topology, spec string, phase time.Duration, starts int) (*Nemesis, Plan, chan error) {
+	t.Helper()
+	s, err := Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Plan(1, phase, topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := New(env, p.Topology)
+	done := make(chan error, 1)
+	go func() { done <- n.Run(context.Background(), p) }()
+	if starts < 0 {
+		starts = len(p.Faults)
+	}
+	deadline := time.Now().Add(time.Minute) // only ends a hung test
+	for e != nil && len(e.eventsOf(history.KindFaultStart)) < starts {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d fault(s) did not start within a minute", spec, starts)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return n, p, done
 }
 
 func threeByThree(t *testing.T) *fakeEnv {

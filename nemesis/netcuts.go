@@ -127,7 +127,7 @@ func (n *Nemesis) bridge(ctx context.Context, c *netCut, node string) error {
 	}
 	var errs []error
 	for peer, rules := range c.bridgesFor(node) {
-		rules = missing(rules, placed[peer])
+		rules = without(rules, placed[peer])
 		if len(rules) == 0 {
 			continue
 		}
@@ -233,7 +233,7 @@ func (n *Nemesis) reapply(ctx context.Context, c *netCut, node string) error {
 		// cut holds throughout.
 		add := rules
 		if other != node {
-			add = missing(rules, old[other])
+			add = without(rules, old[other])
 			if len(add) == 0 {
 				continue
 			}
@@ -285,20 +285,9 @@ func (c *netCut) note() string {
 	return strings.Join(c.notes, "; ")
 }
 
-// missing is the rules of want that have is without.
-func missing(want, have []Rule) []Rule {
-	var out []Rule
-	for _, r := range want {
-		if !slices.Contains(have, r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // removeStale deletes the rules in old that are not in keep, and returns the listing.
 func (n *Nemesis) removeStale(ctx context.Context, node string, old, keep []Rule) (string, error) {
-	script, err := RemoveScript(missing(old, keep))
+	script, err := RemoveScript(without(old, keep))
 	if err != nil {
 		return "", err
 	}

@@ -11,28 +11,11 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
-// startFaults runs spec on e in the background and returns the nemesis once every planned
-// fault has started, and a wait for the run's end.
+// startFaults runs spec on e and returns the nemesis once every planned fault started, and
+// a wait for the run's end and its HealAll.
 func startFaults(t *testing.T, e *fakeEnv, spec string) (*Nemesis, func()) {
 	t.Helper()
-	s, err := Parse(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.Plan(1, 5*time.Second, e.topo())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := New(e, p.Topology)
-	done := make(chan error, 1)
-	go func() { done <- n.Run(context.Background(), p) }()
-	deadline := time.Now().Add(time.Minute) // only ends a hung test
-	for len(e.eventsOf(history.KindFaultStart)) < len(p.Faults) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not every fault started within a minute", spec)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	n, _, done := startPlanOn(t, e, e, e.topo(), spec, 5*time.Second, -1)
 	return n, func() {
 		if err := <-done; err != nil {
 			t.Fatalf("%s: %v", spec, err)
@@ -43,6 +26,16 @@ func startFaults(t *testing.T, e *fakeEnv, spec string) (*Nemesis, func()) {
 	}
 }
 
+// runningThreeByThree is threeByThree with every node running (network faults only check
+// that a node runs; no signal is sent).
+func runningThreeByThree(t *testing.T) *fakeEnv {
+	e := threeByThree(t)
+	for _, nd := range append(slices.Clone(e.cands), e.store...) {
+		nd.pid = os.Getpid()
+	}
+	return e
+}
+
 func hasFaultRule(rules []string, id string) bool {
 	return slices.ContainsFunc(rules, func(r string) bool { return strings.HasPrefix(r, "-A ") && strings.Contains(r, "splitbrain-fault-"+id) })
 }
@@ -50,10 +43,7 @@ func hasFaultRule(rules []string, id string) bool {
 // F1: a node restarted while it is cut off comes back cut. Its rules died with its network
 // namespace; the nemesis puts them back when told of the start, and the fault-end says so.
 func TestCutOutlivesRestartOfTheNodeItHolds(t *testing.T) {
-	e := threeByThree(t)
-	for _, nd := range append(slices.Clone(e.cands), e.store...) {
-		nd.pid = os.Getpid()
-	}
+	e := runningThreeByThree(t)
 	c1 := e.node("c1")
 	n, wait := startFaults(t, e, "partition:shape=isolate,target=node:c1,peer=store,at=0s,for=1s")
 	if !hasFaultRule(c1.ruleList(), "1") {
@@ -111,10 +101,7 @@ func TestCutOutlivesRestartOfTheNodeItHolds(t *testing.T) {
 // A node that comes back at another address: the peers' rules that named the old one are
 // replaced, so the cut still holds against it.
 func TestCutFollowsANewAddress(t *testing.T) {
-	e := threeByThree(t)
-	for _, nd := range append(slices.Clone(e.cands), e.store...) {
-		nd.pid = os.Getpid()
-	}
+	e := runningThreeByThree(t)
 	s1, c1 := e.node("s1"), e.node("c1")
 	// s1 cut from every candidate: its rules sit in s1's namespace and name c1's address.
 	n, wait := startFaults(t, e, "partition:shape=isolate,target=node:s1,peer=candidates,at=0s,for=1s")
@@ -147,10 +134,7 @@ func TestCutFollowsANewAddress(t *testing.T) {
 
 // A kill's heal restarts the node: a partition still in effect holds it again.
 func TestKillHealPutsTheCutBack(t *testing.T) {
-	e := threeByThree(t)
-	for _, nd := range append(slices.Clone(e.cands), e.store...) {
-		nd.pid = os.Getpid()
-	}
+	e := runningThreeByThree(t)
 	c1 := e.node("c1")
 	_, wait := startFaults(t, e, "partition:shape=isolate,target=node:c1,peer=store,at=0s,for=2s; kill:target=node:c1,at=100ms,for=200ms")
 	deadline := time.Now().Add(10 * time.Second)

@@ -204,8 +204,9 @@ func checkPeerTopology(peer string, topo Topology) error {
 	return nil
 }
 
-func without(all, drop []string) []string {
-	var out []string
+// without is all but the elements in drop, in order.
+func without[T comparable](all, drop []T) []T {
+	var out []T
 	for _, a := range all {
 		if !slices.Contains(drop, a) {
 			out = append(out, a)
