@@ -156,7 +156,7 @@ func waitState(procs []proc, want byte, negate bool, within time.Duration) error
 					// In the kernel with SIGSTOP pending: it stops on its way back to user code
 					// and runs none of it before, so the pause is in effect. A vfork parent
 					// whose child we stopped before its exec stays in D until the SIGCONT
-					// (etcdctl lock starting its command: 2 s and more, 2026-11-29).
+					// (most likely what kept etcdctl lock in D for 2 s, 2026-11-29).
 					continue
 				}
 				bad = append(bad, fmt.Sprintf("%d=%c", p.PID, st.State))
