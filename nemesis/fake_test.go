@@ -128,6 +128,8 @@ type fakeNode struct {
 	// as when a kill fault lands on a node during a partition's heal.
 	dieInRemoval bool
 
+	stuckFreezes int // how many Freeze calls fail as runc does on a freezer stuck in FREEZING
+
 	killedAt   int64         // when the last Kill took effect
 	killReturn time.Duration // how long Kill takes to return after that (Docker's kill waits for the exit)
 }
@@ -205,6 +207,10 @@ func (n *fakeNode) Freeze(context.Context) error {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.stuckFreezes > 0 {
+		n.stuckFreezes--
+		return fmt.Errorf("Error response from daemon: Cannot pause container %s: OCI runtime pause failed: unable to freeze: unknown", n.ID())
+	}
 	n.paused = true
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 )
 
 // freeze: docker pause (cgroup freezer) of a whole node, unpause at the end. Unlike pause it
@@ -35,7 +37,7 @@ func (freezeKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appl
 		if err != nil {
 			return err
 		}
-		if err := nd.Freeze(ctx); err != nil {
+		if err := freezeRetrying(ctx, nd); err != nil {
 			return err
 		}
 		n.mu.Lock()
@@ -60,6 +62,30 @@ func (freezeKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appl
 		return errors.Join(errs...)
 	}
 	return &applied{targets: names, heal: heal}, err
+}
+
+// freezeAttempts: how often a freeze is tried when the engine reports the cgroup freezer
+// stuck. runc gives up with "unable to freeze" when the cgroup stays FREEZING (cgroup v1:
+// a task in uninterruptible sleep, a vfork parent, cannot be frozen until it leaves it) and
+// leaves the container thawed; seen on a JVM candidate at load (2026-11-29). There is no
+// event to wait for (runc already polls the freezer's state); a fresh attempt a moment later
+// usually finds the task out of that sleep.
+const freezeAttempts = 4
+
+// freezeRetrying freezes nd, trying again after a stuck freezer, and returns the last error.
+func freezeRetrying(ctx context.Context, nd Node) error {
+	var err error
+	for i := 0; i < freezeAttempts; i++ {
+		if err = nd.Freeze(ctx); err == nil || !strings.Contains(err.Error(), "unable to freeze") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(i+1) * 100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%w (tried %d times)", err, freezeAttempts)
 }
 
 // thaw unfreezes a node this nemesis froze and checks Docker no longer reports it paused.

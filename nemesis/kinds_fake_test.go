@@ -97,6 +97,31 @@ func TestFreezeAppliesAndHeals(t *testing.T) {
 	}
 }
 
+// A freezer stuck in FREEZING (runc's "unable to freeze") is tried again; one that stays
+// stuck fails the fault, naming the attempts.
+func TestFreezeTriesAStuckFreezerAgain(t *testing.T) {
+	e := threeByThree(t)
+	c1 := e.node("c1")
+	c1.stuckFreezes = 2
+	runKind(t, e, "freeze:target=node:c1,at=0s,for=200ms", func() {
+		if st, _ := c1.State(context.Background()); !st.Paused {
+			t.Errorf("c1 not frozen after two stuck attempts: %+v", st)
+		}
+	})
+	if got := strings.Join(c1.callList(), ","); got != "freeze,freeze,freeze,thaw" {
+		t.Errorf("calls %q, want three freezes (two stuck) and the thaw", got)
+	}
+	c1.stuckFreezes = 10
+	if err := freezeRetrying(context.Background(), c1); err == nil || !strings.Contains(err.Error(), "tried 4 times") {
+		t.Errorf("a freezer that stays stuck: %v, want the error after 4 attempts", err)
+	}
+	c1.fail = "freeze"
+	before := len(c1.callList())
+	if err := freezeRetrying(context.Background(), c1); err == nil || len(c1.callList()) != before+1 {
+		t.Errorf("another freeze error was tried %d times (%v), want once", len(c1.callList())-before, err)
+	}
+}
+
 func TestKillAppliesAndHeals(t *testing.T) {
 	e := threeByThree(t)
 	c2 := e.node("c2")
