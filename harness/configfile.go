@@ -77,7 +77,7 @@ func (r *run) checkParams() checkers.Params {
 	if c.FailoverBound > 0 {
 		p.ExpectedFailover = checkers.Duration(c.FailoverBound)
 	}
-	p.Goal = goalFor(c.Until, r.faults.planned())
+	p.Goal = goalFor(r.prep.until, r.faults.planned())
 	return p
 }
 

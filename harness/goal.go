@@ -11,9 +11,8 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
-// goalFor is the faults phase's goal of an event-ended run (Config.Until), with Faults taken
-// from the plan: every time-tabled occurrence and every triggered fault's count=.
-func goalFor(until string, plan nemesis.Plan) *checkers.Goal {
+// parseUntil is Config.Until parsed, nil for a time-ended run (or one Validate refused).
+func parseUntil(until string) *checkers.Goal {
 	if until == "" {
 		return nil
 	}
@@ -21,6 +20,17 @@ func goalFor(until string, plan nemesis.Plan) *checkers.Goal {
 	if err != nil {
 		return nil // Validate refused it already
 	}
+	return &g
+}
+
+// goalFor is the faults phase's goal of an event-ended run (until, parsed once by prepare),
+// with Faults taken from the plan: every time-tabled occurrence and every triggered fault's
+// count=. nil for a time-ended run.
+func goalFor(until *checkers.Goal, plan nemesis.Plan) *checkers.Goal {
+	if until == nil {
+		return nil
+	}
+	g := *until
 	if g.Elections > 0 || g.Handoffs > 0 {
 		// A count of leader changes is what the row needs; its faults are the background
 		// that makes them, stopped (and healed) once the count is reached.
@@ -36,8 +46,8 @@ func goalFor(until string, plan nemesis.Plan) *checkers.Goal {
 // checkUntil refuses an event-ended phase that could never end on its events: a triggered
 // fault without count= may fire again and again, so "every fault ran" has no end (a goal
 // that counts elections or handoffs ends on that count instead).
-func checkUntil(until string, s nemesis.Schedule) error {
-	if g, err := checkers.ParseGoal(until); err == nil && (g.Elections > 0 || g.Handoffs > 0) {
+func checkUntil(g checkers.Goal, s nemesis.Schedule) error {
+	if g.Elections > 0 || g.Handoffs > 0 {
 		return nil
 	}
 	for _, f := range s.Faults {
@@ -52,6 +62,7 @@ func checkUntil(until string, s nemesis.Schedule) error {
 // warmup and recovery for a leader whose writes are accepted, the faults phase for its goal
 // (the same GoalTracker the checker replays, so both agree on whether it was met).
 type phaseGoals struct {
+	goal     checkers.Goal // the faults phase's goal, as planned (goalFor)
 	mu       sync.Mutex
 	tracker  *checkers.GoalTracker
 	writes   int // accepted writes since the phase began (warmup, recovery)
@@ -62,7 +73,7 @@ type phaseGoals struct {
 }
 
 func newPhaseGoals(g checkers.Goal) *phaseGoals {
-	return &phaseGoals{tracker: checkers.NewGoalTracker(g), need: max(1, g.Writes),
+	return &phaseGoals{goal: g, tracker: checkers.NewGoalTracker(g), need: max(1, g.Writes),
 		faultsOK: make(chan struct{}), leader: make(chan struct{})}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 	"github.com/splitbrain-chaos/splitbrain/workloads"
@@ -16,6 +17,7 @@ type prepared struct {
 	schedule nemesis.Schedule
 	seed     int64
 	workload workloads.Workload
+	until    *checkers.Goal // Config.Until parsed; nil: a time-ended run
 }
 
 // prepare resolves the recipe, the nemesis schedule and the workload, so bad names fail
@@ -55,8 +57,8 @@ func prepare(cfg *Config) (prepared, error) {
 				errs = append(errs, fmt.Errorf("--nemesis: %w", err))
 			}
 		}
-		if cfg.Until != "" {
-			if err := checkUntil(cfg.Until, p.schedule); err != nil {
+		if p.until = parseUntil(cfg.Until); p.until != nil {
+			if err := checkUntil(*p.until, p.schedule); err != nil {
 				errs = append(errs, err)
 			}
 		}

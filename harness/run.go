@@ -339,9 +339,9 @@ func (r *run) faultsPhase(ctx context.Context) error {
 		if failed := r.goals.failed(); len(failed) > 0 {
 			r.log.logf("the faults phase ended after %v: %s, so its goal cannot be met (the run is unknown)", took, strings.Join(failed, "; "))
 		} else if r.goals.stalled() {
-			r.log.logf("the faults phase stalled after %v: no fault started or ended for %v, and %s (the triggers left wait on events that did not come; the run is unknown)", took, goalFor(r.cfg.Until, r.faults.planned()).Stall, r.goals.missing())
+			r.log.logf("the faults phase stalled after %v: no fault started or ended for %v, and %s (the triggers left wait on events that did not come; the run is unknown)", took, r.goals.goal.Stall, r.goals.missing())
 		} else {
-			r.log.logf("the faults phase met its goal (%s) after %v", goalFor(r.cfg.Until, r.faults.planned()), took)
+			r.log.logf("the faults phase met its goal (%s) after %v", r.goals.goal, took)
 		}
 		cancel()
 	}

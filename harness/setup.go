@@ -188,7 +188,7 @@ func (r *run) startFaults(ctx context.Context) error {
 		r.faults.nem = nemesis.New(nemesisEnv{r.faults}, plan.Topology)
 		r.cands.starting, r.cands.started = r.faults.nem.NodeStarting, r.faults.nem.NodeStarted
 	}
-	if g := goalFor(r.cfg.Until, plan); g != nil {
+	if g := goalFor(r.prep.until, plan); g != nil {
 		r.goals = newPhaseGoals(*g)
 	}
 	r.log.rec.SetObserver(func(e history.Event) {
