@@ -25,26 +25,8 @@ func init() {
 	register(command{name: "explore", summary: "search for a violation: guided fault chains (or random schedules) run again and again until one is invalid, then shrunk to a one-line reproduction", run: runExplore})
 }
 
-func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlags("explore", stderr)
-	rf := addRunFlags(fs, false)
-	c := &rf.c
-	budget := fs.Duration("budget", 10*time.Minute, "stop starting runs after this long (a started run finishes)")
-	maxRuns := fs.Int("runs", 0, "stop after this many runs (0: until the budget)")
-	faults := fs.String("faults", "", "the vocabulary, comma-separated kinds or forms, e.g. pause,kill or pause:target=leader,partition:shape=halves (default: every kind, target and shape)")
-	maxFaults := fs.Int("max-faults", 3, "faults per schedule: 1..N (guided chains: at most 3)")
-	seed := fs.Int64("seed", 0, "seed of the draws (0 = from the clock); the same seed (and the same run outcomes) draws the same schedules")
-	verbose := fs.Bool("v", false, "print each run's progress lines too")
-	mode := fs.String("mode", explore.ModeGuided, "guided (causal fault chains, feedback from each run's behaviour, a corpus that is mutated) or random (independent random schedules, the search before issue 36)")
-	corpusPath := fs.String("corpus", "", "guided: save the corpus (schedules that showed new behaviour, every feature seen) to FILE after every run")
-	resume := fs.Bool("resume", false, "guided: load --corpus FILE and go on from it (its try count, its features, its schedules)")
-	shrinkBudget := fs.Duration("shrink-budget", 10*time.Minute, "shrink a find for at most this long (0: do not shrink)")
-	shrinkTries := fs.Int("shrink-tries", 2, "tries per smaller schedule while shrinking; kept if one of them fails")
-	finds := fs.Int("finds", 1, "stop after this many distinct finds (a find's cause class and invalid codes tell it apart; a repeat is counted, the search goes on)")
-	accept := fs.String("accept", "", "cause classes to set aside and search on past, comma-separated: "+strings.Join(acceptableCauses(), ", ")+" (an invalid run of such a class is listed, not counted as a find)")
-	repro := fs.Int("repro", 5, "re-run the shrunk one-line reproduction this many times and print its rate (0: do not)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: splitbrain explore --store S --recipe R --time 30s [run flags] [--budget 10m]
+// exploreHelp is `splitbrain explore --help`'s text before the flags.
+const exploreHelp = `Usage: splitbrain explore --store S --recipe R --time 30s [run flags] [--budget 10m]
        [--mode guided|random] [--faults pause,kill] [--corpus FILE [--resume]]
 
 Runs the recipe again and again with a fresh seed and fault schedule each time, until one
@@ -106,7 +88,28 @@ Exit code: 1 when a violation was found, 0 when none was and some run proved its
 valid, 2 when no run proved anything (all unknown), 255 on a harness error (the search stops
 after 3 runs in a row that could not run, e.g. no Docker engine), 64 on bad flags.
 
-`)
+`
+
+func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("explore", stderr)
+	rf := addRunFlags(fs, false)
+	c := &rf.c
+	budget := fs.Duration("budget", 10*time.Minute, "stop starting runs after this long (a started run finishes)")
+	maxRuns := fs.Int("runs", 0, "stop after this many runs (0: until the budget)")
+	faults := fs.String("faults", "", "the vocabulary, comma-separated kinds or forms, e.g. pause,kill or pause:target=leader,partition:shape=halves (default: every kind, target and shape)")
+	maxFaults := fs.Int("max-faults", 3, "faults per schedule: 1..N (guided chains: at most 3)")
+	seed := fs.Int64("seed", 0, "seed of the draws (0 = from the clock); the same seed (and the same run outcomes) draws the same schedules")
+	verbose := fs.Bool("v", false, "print each run's progress lines too")
+	mode := fs.String("mode", explore.ModeGuided, "guided (causal fault chains, feedback from each run's behaviour, a corpus that is mutated) or random (independent random schedules, the search before issue 36)")
+	corpusPath := fs.String("corpus", "", "guided: save the corpus (schedules that showed new behaviour, every feature seen) to FILE after every run")
+	resume := fs.Bool("resume", false, "guided: load --corpus FILE and go on from it (its try count, its features, its schedules)")
+	shrinkBudget := fs.Duration("shrink-budget", 10*time.Minute, "shrink a find for at most this long (0: do not shrink)")
+	shrinkTries := fs.Int("shrink-tries", 2, "tries per smaller schedule while shrinking; kept if one of them fails")
+	finds := fs.Int("finds", 1, "stop after this many distinct finds (a find's cause class and invalid codes tell it apart; a repeat is counted, the search goes on)")
+	accept := fs.String("accept", "", "cause classes to set aside and search on past, comma-separated: "+strings.Join(acceptableCauses(), ", ")+" (an invalid run of such a class is listed, not counted as a find)")
+	repro := fs.Int("repro", 5, "re-run the shrunk one-line reproduction this many times and print its rate (0: do not)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, exploreHelp)
 		fs.PrintDefaults()
 	}
 	problems := parseFlagsAll(fs, args)
@@ -133,20 +136,8 @@ after 3 runs in a row that could not run, e.g. no Docker engine), 64 on bad flag
 	if *finds < 1 || *finds > 20 {
 		problems = append(problems, fmt.Sprintf("--finds %d: want 1..20 distinct finds", *finds))
 	}
-	var accepted []string
-	if *accept != "" {
-		for _, a := range strings.Split(*accept, ",") {
-			a = strings.TrimSpace(a)
-			switch {
-			case a == checkers.CauseOwnLogic:
-				problems = append(problems, "--accept own-logic: that is the candidate's own bug, the thing searched for; accept only "+strings.Join(acceptableCauses(), ", "))
-			case !slices.Contains(checkers.CauseClasses, a):
-				problems = append(problems, fmt.Sprintf("--accept %q: not a cause class; want some of %s", a, strings.Join(acceptableCauses(), ", ")))
-			default:
-				accepted = append(accepted, a)
-			}
-		}
-	}
+	accepted, bad := parseAccept(*accept)
+	problems = append(problems, bad...)
 	if *maxRuns < 0 {
 		problems = append(problems, fmt.Sprintf("--runs %d: want 0 (no limit) or more", *maxRuns))
 	}
@@ -238,29 +229,7 @@ after 3 runs in a row that could not run, e.g. no Docker engine), 64 on bad flag
 		Started: func(i int, spec string, runSeed int64) {
 			fmt.Fprintf(stdout, "try %d (%v elapsed): --nemesis '%s' --seed %d\n", i, time.Since(t0).Round(time.Second), spec, runSeed)
 		},
-		Each: func(t explore.Try) {
-			if t.RunDir != "" {
-				publishRun(t.RunDir, io.Discard, stderr)
-			}
-			label := shrink.Label(t.Verdict, t.Codes)
-			if t.Err != nil {
-				label = "harness error: " + errorText(t.Err)
-			}
-			fmt.Fprintf(stdout, "try %d: %s (%v, %d nodes) %s\n", t.N, label, t.Elapsed.Round(time.Second), t.Nodes, t.RunDir)
-			if t.Late != nil {
-				fmt.Fprintf(stdout, "  late writes, %s\n", t.Late)
-			}
-			if t.Cause != nil {
-				fmt.Fprintf(stdout, "  cause, %s%s\n", t.Cause, findNote(t))
-			}
-			if t.Chain != nil {
-				from := "fresh chain"
-				if t.Parent > 0 {
-					from = fmt.Sprintf("mutated try %d (%s)", t.Parent, strings.Join(t.Mutations, ", "))
-				}
-				fmt.Fprintf(stdout, "  %s; kinds this run: %s; %d new behaviour feature(s)%s\n", from, strings.Join(t.Swarm, ","), len(t.New), newFeatures(t.New))
-			}
-		},
+		Each: func(t explore.Try) { printExploreTry(stdout, stderr, t) },
 	})
 	if err != nil && !errors.Is(err, explore.ErrHarnessErrors) {
 		return exitUsage, usageError{err.Error()}
@@ -291,6 +260,51 @@ after 3 runs in a row that could not run, e.g. no Docker engine), 64 on bad flag
 		return exitUnknown, nil
 	}
 	return exitValid, nil
+}
+
+// parseAccept reads --accept: the cause classes to set aside, and what is wrong with it.
+func parseAccept(list string) (accepted, problems []string) {
+	if list == "" {
+		return nil, nil
+	}
+	for _, a := range strings.Split(list, ",") {
+		a = strings.TrimSpace(a)
+		switch {
+		case a == checkers.CauseOwnLogic:
+			problems = append(problems, "--accept own-logic: that is the candidate's own bug, the thing searched for; accept only "+strings.Join(acceptableCauses(), ", "))
+		case !slices.Contains(checkers.CauseClasses, a):
+			problems = append(problems, fmt.Sprintf("--accept %q: not a cause class; want some of %s", a, strings.Join(acceptableCauses(), ", ")))
+		default:
+			accepted = append(accepted, a)
+		}
+	}
+	return accepted, problems
+}
+
+// printExploreTry prints one finished try: its verdict, late writes, cause and, for a
+// guided try, where its schedule came from; it renders the try's report first.
+func printExploreTry(stdout, stderr io.Writer, t explore.Try) {
+	if t.RunDir != "" {
+		publishRun(t.RunDir, io.Discard, stderr)
+	}
+	label := shrink.Label(t.Verdict, t.Codes)
+	if t.Err != nil {
+		label = "harness error: " + errorText(t.Err)
+	}
+	fmt.Fprintf(stdout, "try %d: %s (%v, %d nodes) %s\n", t.N, label, t.Elapsed.Round(time.Second), t.Nodes, t.RunDir)
+	if t.Late != nil {
+		fmt.Fprintf(stdout, "  late writes, %s\n", t.Late)
+	}
+	if t.Cause != nil {
+		fmt.Fprintf(stdout, "  cause, %s%s\n", t.Cause, findNote(t))
+	}
+	if t.Chain != nil {
+		from := "fresh chain"
+		if t.Parent > 0 {
+			from = fmt.Sprintf("mutated try %d (%s)", t.Parent, strings.Join(t.Mutations, ", "))
+		}
+		fmt.Fprintf(stdout, "  %s; kinds this run: %s; %d new behaviour feature(s)%s\n", from, strings.Join(t.Swarm, ","), len(t.New), newFeatures(t.New))
+	}
 }
 
 func printExploreSummary(w io.Writer, res explore.Result, elapsed time.Duration) {
