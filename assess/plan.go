@@ -23,7 +23,8 @@ import (
 )
 
 // stepName is the form of a step a user declares with --steps.
-var stepName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+// It is the contract's (docs/candidates.md §2): 1-64 letters, digits, '-', '_' or '.'.
+var stepName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // DefaultBudget is the time an assessment may take when Options.Budget is zero.
 const DefaultBudget = 10 * time.Minute
@@ -378,7 +379,7 @@ func (o *Options) validate() error {
 	}
 	for _, st := range o.Steps {
 		if !stepName.MatchString(st) {
-			bad("step %q: want the name the candidate prints in its step events, lowercase letters, digits and '-' (e.g. %s)", st, runtime.StepLeaderWork)
+			bad("step %q: want the name the candidate prints in its step events, 1-64 letters, digits, '-', '_' or '.' (e.g. %s)", st, runtime.StepLeaderWork)
 		}
 	}
 	if o.Store == "" {
