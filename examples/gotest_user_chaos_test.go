@@ -59,7 +59,10 @@ func TestGotestUserModule(t *testing.T) {
 			cmd := exec.CommandContext(ctx, testBin, "-test.count=1", "-test.v", "-test.short",
 				"-test.run", "^TestElectionIsSafe$/^"+gotestUserCheck+"$", "-test.timeout", "7m")
 			cmd.Dir = "gotest-user"
-			cmd.Env = append(env, "CANDIDATE_TAGS="+tc.tags, "SPLITBRAIN_SCORECARD_DIR="+dir)
+			// A copy: the two subtests run in parallel, and appending to the shared slice
+			// let one overwrite the other's variables in spare capacity (the correct run
+			// once ran the broken twin into the broken run's directory).
+			cmd.Env = append(slices.Clone(env), "CANDIDATE_TAGS="+tc.tags, "SPLITBRAIN_SCORECARD_DIR="+dir)
 			out, err := cmd.CombinedOutput()
 			log := string(out)
 			t.Logf("examples/gotest-user's test binary (CANDIDATE_TAGS=%q): %v\n%s", tc.tags, err, log)
