@@ -43,10 +43,10 @@ func (bandwidthKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
 	return planProxyTargets(p, pf)
 }
 
-func (bandwidthKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func (bandwidthKind) apply(ctx context.Context, px *proxyToxics, pf PlannedFault) (*applied, error) {
 	rate, err := strconv.ParseInt(pf.Params["rate"], 10, 64)
 	if err != nil {
 		return nil, fmt.Errorf("rate=%q: %w", pf.Params["rate"], err)
 	}
-	return n.applyToxics(ctx, pf, streamToxics(pf, "bandwidth", map[string]any{"rate": rate}))
+	return px.add(ctx, pf, streamToxics(pf, "bandwidth", map[string]any{"rate": rate}))
 }

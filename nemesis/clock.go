@@ -95,24 +95,6 @@ func checkDelta(v string) error {
 	return nil
 }
 
-// ClockFiler is optionally implemented by an Env whose candidates read their clock-offset
-// control from somewhere other than the default below.
-type ClockFiler interface {
-	CandidateClockFile() string
-}
-
-// defaultCandidateClockFile is where the candidate contract puts the clock-offset control.
-const defaultCandidateClockFile = contract.ClockFilePath
-
-func (n *Nemesis) candidateClockFile() string {
-	if cf, ok := n.env.(ClockFiler); ok {
-		if p := cf.CandidateClockFile(); p != "" {
-			return p
-		}
-	}
-	return defaultCandidateClockFile
-}
-
 // FaketimeFile is where store nodes read their fake time offset (libfaketime
 // FAKETIME_TIMESTAMP_FILE). The content is a relative offset in whole seconds, "+0" at start.
 const FaketimeFile = "/splitbrain/faketime"
@@ -198,22 +180,22 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func (clockKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func (clockKind) apply(ctx context.Context, c *clocks, pf PlannedFault) (*applied, error) {
 	if pf.Params["op"] == "rate" {
-		return applyRate(ctx, n, pf)
+		return applyRate(ctx, c, pf)
 	}
 	delta, err := ParseDur(pf.Params["delta"])
 	if err != nil {
 		return nil, err
 	}
-	deltaD := delta.Resolve(time.Duration(n.topo.TTL))
-	names, err := n.targets(ctx, pf)
+	deltaD := delta.Resolve(time.Duration(c.topo.TTL))
+	names, err := c.targets(ctx, pf)
 	if err != nil {
 		return nil, err
 	}
 	for _, name := range names {
-		if !n.isCandidate(name) {
-			if ok, why := ClockSupported(n.env.StoreKind()); !ok {
+		if !c.isCandidate(name) {
+			if ok, why := ClockSupported(c.env.StoreKind()); !ok {
 				return nil, fmt.Errorf("%s: %s", name, why)
 			}
 		}
@@ -222,16 +204,16 @@ func (clockKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 	// (contract.ClockSetting.Bumped), so a rate or another bump on the same node stays; a store
 	// node's libfaketime offset is absolute: base + delta, then base.
 	base := map[string]int64{}
-	n.mu.Lock()
+	c.mu.Lock()
 	for _, name := range names {
-		base[name] = n.clocks[name]
+		base[name] = c.store[name]
 	}
-	n.mu.Unlock()
+	c.mu.Unlock()
 	var onMu sync.Mutex
 	on := map[string]bool{} // the delta is in effect on this node (its write succeeded)
 	set := func(ctx context.Context, skew bool, errPrefix string) error {
 		return eachParallel(names, errPrefix, func(name string) error {
-			if n.isCandidate(name) {
+			if c.isCandidate(name) {
 				onMu.Lock()
 				cur := on[name]
 				onMu.Unlock()
@@ -242,7 +224,7 @@ func (clockKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 				if !skew {
 					d = -d
 				}
-				if err := n.changeCandidateClock(ctx, name, func(st contract.ClockSetting, _ int64) contract.ClockSetting { return st.Bumped(d) }); err != nil {
+				if err := c.changeCandidateClock(ctx, name, func(st contract.ClockSetting, _ int64) contract.ClockSetting { return st.Bumped(d) }); err != nil {
 					return err
 				}
 			} else {
@@ -250,7 +232,7 @@ func (clockKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 				if skew {
 					off += int64(deltaD)
 				}
-				if err := n.setStoreClock(ctx, name, off); err != nil {
+				if err := c.setStoreClock(ctx, name, off); err != nil {
 					return err
 				}
 			}
@@ -265,8 +247,8 @@ func (clockKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 		return &applied{targets: names, heal: restore}, err
 	}
 	for _, name := range names {
-		if !n.isCandidate(name) {
-			if err := n.verifyStoreClock(ctx, name, base[name]+int64(deltaD)); err != nil {
+		if !c.isCandidate(name) {
+			if err := c.verifyStoreClock(ctx, name, base[name]+int64(deltaD)); err != nil {
 				return &applied{targets: names, heal: restore}, err
 			}
 		}
@@ -323,213 +305,28 @@ func eachParallel(names []string, errPrefix string, fn func(name string) error) 
 	return errors.Join(errs...)
 }
 
-// candidateClock is what the nemesis last wrote into one candidate's clock file; mu orders
-// the changes, so two faults on one node never write out of order.
-type candidateClock struct {
-	mu sync.Mutex
-	st contract.ClockSetting
-}
-
-func (n *Nemesis) candidateClockOf(name string) *candidateClock {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	cc := n.candClocks[name]
-	if cc == nil {
-		cc = &candidateClock{}
-		n.candClocks[name] = cc
-	}
-	return cc
-}
-
-// changeCandidateClock writes change(current setting, now) into the candidate's clock file;
-// the nemesis's record changes only when the write succeeded (the write is a rename, so a
-// failed one leaves the old file).
-func (n *Nemesis) changeCandidateClock(ctx context.Context, name string, change func(st contract.ClockSetting, now int64) contract.ClockSetting) error {
-	cc := n.candidateClockOf(name)
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	now := time.Now().UnixNano()
-	next := change(cc.st, now)
-	ft := n.candidateFaketimeFile(name)
-	if ft != "" && !next.RealSpeed() {
-		return fmt.Errorf("%s runs a library under libfaketime, which counts a rate from the process's start: a rate cannot begin or end mid-run without a jump (use op=bump or op=strobe on library candidates)", name)
-	}
-	if err := n.writeCandidateClock(ctx, name, []byte(next.String()+"\n")); err != nil {
-		return err
-	}
-	if ft != "" {
-		if err := writeHostFileAtomic(ft, []byte(FaketimeOffset(next.WallOffsetAt(now)))); err != nil {
-			return err
-		}
-	}
-	cc.st = next
-	return nil
-}
-
-// CandidateFaketimeEnv is implemented by an Env some of whose candidates are unmodified
-// programs (library recipes) that read no clock file: they run under libfaketime, whose
-// timestamp file the nemesis writes beside the clock file with the wall line's offset.
-type CandidateFaketimeEnv interface {
-	// CandidateFaketimeHostFile is the host path of candidate's libfaketime file, "" when
-	// the candidate does not run under libfaketime.
-	CandidateFaketimeHostFile(candidate string) string
-}
-
-func (n *Nemesis) candidateFaketimeFile(name string) string {
-	if fe, ok := n.env.(CandidateFaketimeEnv); ok {
-		return fe.CandidateFaketimeHostFile(name)
-	}
-	return ""
-}
-
-// FaketimeOffset renders a wall offset as libfaketime's relative form in seconds, to the
-// nanosecond ("+0.000000000", "-6.000000000").
-func FaketimeOffset(d time.Duration) string {
-	return fmt.Sprintf("%+.9f\n", d.Seconds())
-}
-
-// CandidateClockHostEnv is implemented by an Env whose candidates read their clock file from
-// a host directory bind-mounted read-only into their containers: the nemesis writes it there
-// (a temporary file renamed over the old one), with no Docker call.
-type CandidateClockHostEnv interface {
-	// CandidateClockHostFile is the host path of candidate's clock file, "" when it has none
-	// (then the nemesis copies the file into the container).
-	CandidateClockHostFile(candidate string) string
-}
-
-func (n *Nemesis) writeCandidateClock(ctx context.Context, name string, content []byte) error {
-	if he, ok := n.env.(CandidateClockHostEnv); ok {
-		if p := he.CandidateClockHostFile(name); p != "" {
-			return writeHostFileAtomic(p, content)
-		}
-	}
-	nd, err := n.node(name)
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(ctx, nd, n.candidateClockFile(), content)
-}
-
-// setStoreClock writes a store node's libfaketime file (whole seconds).
-func (n *Nemesis) setStoreClock(ctx context.Context, name string, offset int64) error {
-	nd, err := n.node(name)
-	if err != nil {
-		return err
-	}
-	n.mu.Lock()
-	n.clocks[name] = offset
-	n.mu.Unlock()
-	v, err := faketimeValue(offset)
-	if err != nil {
-		return err
-	}
-	return nd.CopyFile(ctx, FaketimeFile, []byte(v), 0o644)
-}
-
-// resetClocks is HealAll's sweep: store nodes back to offset 0; candidates' wall lines back
-// to real time at real speed, their monotonic lines left where they are (they never jump).
-func (n *Nemesis) resetClocks(ctx context.Context) []error {
-	n.mu.Lock()
-	var stores, cands []string
-	for name, off := range n.clocks {
-		if off != 0 {
-			stores = append(stores, name)
-		}
-	}
-	for name := range n.candClocks {
-		cands = append(cands, name)
-	}
-	n.mu.Unlock()
-	var errs []error
-	for _, name := range stores {
-		if err := n.setStoreClock(ctx, name, 0); err != nil {
-			errs = append(errs, fmt.Errorf("reset clock of %s: %w", name, err))
-		}
-	}
-	for _, name := range cands {
-		cc := n.candidateClockOf(name)
-		cc.mu.Lock()
-		st := cc.st
-		cc.mu.Unlock()
-		if st.Offset == 0 && (st.Rate == 0 || st.Rate == 1) {
-			continue
-		}
-		if err := n.changeCandidateClock(ctx, name, func(st contract.ClockSetting, now int64) contract.ClockSetting { return st.WallReset(now) }); err != nil {
-			errs = append(errs, fmt.Errorf("reset clock of %s: %w", name, err))
-		}
-	}
-	return errs
-}
-
-// faketimeValue renders an offset for libfaketime: "+N" / "-N" whole seconds.
-func faketimeValue(offset int64) (string, error) {
-	secs := int64(math.Round(float64(offset) / 1e9))
-	if secs == 0 && offset != 0 {
-		return "", fmt.Errorf("store clock offsets have 1 s resolution (libfaketime file), %s rounds to 0", time.Duration(offset))
-	}
-	return fmt.Sprintf("%+d\n", secs), nil
-}
-
-// verifyStoreClock reads `date +%s` inside the store node (exec inherits the container's
-// LD_PRELOAD) and checks the skew took effect.
-func (n *Nemesis) verifyStoreClock(ctx context.Context, name string, offset int64) error {
-	nd, err := n.node(name)
-	if err != nil {
-		return err
-	}
-	code, out, err := nd.Exec(ctx, []string{"date", "+%s"})
-	if err != nil || code != 0 {
-		return fmt.Errorf("%s: read its clock with date: exit %d, %v", name, code, err)
-	}
-	got, err := strconv.ParseInt(strings.TrimSpace(lastLine(out)), 10, 64)
-	if err != nil {
-		return fmt.Errorf("%s: date printed %q", name, out)
-	}
-	want := time.Now().Add(time.Duration(offset)).Unix()
-	if d := got - want; d < -2 || d > 2 {
-		return fmt.Errorf("%s: clock is %ds off the intended skew: libfaketime is not active; the store launcher must set %s and place %s", name, d, envList(FaketimeEnv(n.env.StoreKind())), FaketimeFile)
-	}
-	return nil
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
-
-func envList(env map[string]string) string {
-	var parts []string
-	for _, k := range sortedKeys(env) {
-		parts = append(parts, k+"="+env[k])
-	}
-	return strings.Join(parts, " ")
-}
-
 // applyRate makes each target candidate's clock run at rate× real time from now on, both
 // lines continuing from where they are. The heal steps the wall line back by the drift gained
 // (as an NTP correction would) and leaves the monotonic line where it is, at real speed from
 // then on (contract.ClockSetting.RateHealed): a monotonic clock never jumps.
-func applyRate(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func applyRate(ctx context.Context, c *clocks, pf PlannedFault) (*applied, error) {
 	rate, err := strconv.ParseFloat(pf.Params["rate"], 64)
 	if err != nil {
 		return nil, fmt.Errorf("rate=%q: %w", pf.Params["rate"], err)
 	}
-	names, err := n.targets(ctx, pf)
+	names, err := c.targets(ctx, pf)
 	if err != nil {
 		return nil, err
 	}
 	for _, name := range names {
-		if !n.isCandidate(name) {
+		if !c.isCandidate(name) {
 			return nil, fmt.Errorf("op=rate runs candidates' clocks only, %s is a store node", name)
 		}
 	}
 	var mu sync.Mutex
 	var done []string
 	err = eachParallel(names, "", func(name string) error {
-		err := n.changeCandidateClock(ctx, name, func(st contract.ClockSetting, now int64) contract.ClockSetting { return st.WithRate(rate, now) })
+		err := c.changeCandidateClock(ctx, name, func(st contract.ClockSetting, now int64) contract.ClockSetting { return st.WithRate(rate, now) })
 		if err == nil {
 			mu.Lock()
 			done = append(done, name)
@@ -539,7 +336,7 @@ func applyRate(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, erro
 	})
 	heal := func(ctx context.Context) error {
 		return eachParallel(done, "restore clock of ", func(name string) error {
-			return n.changeCandidateClock(ctx, name, func(st contract.ClockSetting, now int64) contract.ClockSetting { return st.RateHealed(now) })
+			return c.changeCandidateClock(ctx, name, func(st contract.ClockSetting, now int64) contract.ClockSetting { return st.RateHealed(now) })
 		})
 	}
 	// A node whose write failed keeps its old file (the write is a rename); HealAll's sweep

@@ -2,11 +2,9 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -119,7 +117,7 @@ func delayStreams(dir string) []string {
 	return []string{"upstream", "downstream"}
 }
 
-func (delayKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func (delayKind) apply(ctx context.Context, px *proxyToxics, pf PlannedFault) (*applied, error) {
 	lat, err := time.ParseDuration(pf.Params["latency"])
 	if err != nil {
 		return nil, fmt.Errorf("latency=%q: %w", pf.Params["latency"], err)
@@ -135,107 +133,5 @@ func (delayKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 			Attributes: map[string]any{"latency": lat.Milliseconds(), "jitter": jit.Milliseconds()},
 		})
 	}
-	return n.applyToxics(ctx, pf, toxics)
-}
-
-// applyToxics adds toxics to every store link of the fault's target candidates; the heal
-// removes them and checks the proxy no longer lists them.
-func (n *Nemesis) applyToxics(ctx context.Context, pf PlannedFault, toxics []Toxic) (*applied, error) {
-	px := n.storeProxy()
-	if px == nil {
-		return nil, fmt.Errorf("%s needs the store fault proxy, and this run's candidates connect to the store directly (the run starts the proxy only when the plan has a %s fault)", pf.Kind, pf.Kind)
-	}
-	names, err := n.targets(ctx, pf)
-	if err != nil {
-		return nil, err
-	}
-	type added struct{ link, toxic string }
-	var done []added
-	heal := func(ctx context.Context) error {
-		var errs []error
-		links := map[string]bool{}
-		for _, a := range done {
-			links[a.link] = true
-			if err := px.RemoveToxic(ctx, a.link, a.toxic); err != nil {
-				errs = append(errs, fmt.Errorf("remove %s from %s: %w", a.toxic, a.link, err))
-			}
-		}
-		for link := range links {
-			listed, err := px.ToxicNames(ctx, link)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("list toxics of %s: %w", link, err))
-				continue
-			}
-			for _, a := range done {
-				if a.link == link && slices.Contains(listed, a.toxic) {
-					errs = append(errs, fmt.Errorf("%s still listed on %s after removal", a.toxic, link))
-				}
-			}
-		}
-		return errors.Join(errs...)
-	}
-	ap := &applied{targets: names, heal: heal}
-	for _, name := range names {
-		if !n.isCandidate(name) {
-			return ap, fmt.Errorf("%s: %s hits candidates only (their store connections)", name, pf.Kind)
-		}
-		links := px.Links(name)
-		if len(links) == 0 {
-			return ap, fmt.Errorf("%s: the store proxy has no links for this candidate", name)
-		}
-		for _, link := range links {
-			n.mu.Lock()
-			n.proxyLinks[link] = true
-			n.mu.Unlock()
-			for _, t := range toxics {
-				if err := px.AddToxic(ctx, link, t); err != nil {
-					return ap, fmt.Errorf("%s: add %s to %s: %w", name, t.Name, link, err)
-				}
-				done = append(done, added{link, t.Name})
-			}
-		}
-	}
-	return ap, nil
-}
-
-func (n *Nemesis) storeProxy() StoreProxy {
-	if e, ok := n.env.(StoreProxyEnv); ok {
-		return e.StoreProxy()
-	}
-	return nil
-}
-
-// clearProxy removes every toxic of the nemesis from the links it touched and checks the
-// listing (HealAll's sweep).
-func (n *Nemesis) clearProxy(ctx context.Context) error {
-	px := n.storeProxy()
-	n.mu.Lock()
-	links := keys(n.proxyLinks)
-	n.mu.Unlock()
-	if px == nil || len(links) == 0 {
-		return nil
-	}
-	var errs []error
-	for _, link := range links {
-		listed, err := px.ToxicNames(ctx, link)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("heal proxy link %s: %w", link, err))
-			continue
-		}
-		left := false
-		for _, name := range listed {
-			if strings.HasPrefix(name, proxyToxicPrefix) {
-				if err := px.RemoveToxic(ctx, link, name); err != nil {
-					errs = append(errs, fmt.Errorf("heal proxy link %s: remove %s: %w", link, name, err))
-					left = true
-				}
-			}
-		}
-		if !left {
-			n.mu.Lock()
-			delete(n.proxyLinks, link)
-			n.mu.Unlock()
-		}
-	}
-	return errors.Join(errs...)
+	return px.add(ctx, pf, toxics)
 }

@@ -46,19 +46,19 @@ func (evictKind) plan(p *planner, _ *FaultSpec, pf *PlannedFault) error {
 	return nil
 }
 
-func (evictKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
-	pe, ok := n.env.(PodEnv)
+func (evictKind) apply(ctx context.Context, c *containers, pf PlannedFault) (*applied, error) {
+	pe, ok := c.env.(PodEnv)
 	if !ok {
-		return nil, fmt.Errorf("evict: this run's candidates have no Pods (store %s)", n.env.StoreKind())
+		return nil, fmt.Errorf("evict: this run's candidates have no Pods (store %s)", c.env.StoreKind())
 	}
-	names, err := n.targets(ctx, pf)
+	names, err := c.targets(ctx, pf)
 	if err != nil {
 		return nil, err
 	}
 	var hit []string
 	var evictedT int64
 	_, err = forEachTarget(names, func(name string) error {
-		if !n.isCandidate(name) {
+		if !c.isCandidate(name) {
 			return fmt.Errorf("evict hits candidates only, not %s", name)
 		}
 		if evictedT == 0 { // before the call: the eviction may take effect before it returns
@@ -73,7 +73,7 @@ func (evictKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 	heal := func(ctx context.Context) error {
 		var errs []error
 		for _, name := range hit {
-			if err := n.kubeletKill(ctx, name); err != nil {
+			if err := c.kubeletKill(ctx, name); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -87,8 +87,8 @@ func (evictKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 
 // kubeletKill SIGKILLs an evicted candidate's process and starts it again (the harness
 // gives the new process a new Pod).
-func (n *Nemesis) kubeletKill(ctx context.Context, name string) error {
-	nd, err := n.node(name)
+func (c *containers) kubeletKill(ctx context.Context, name string) error {
+	nd, err := c.node(name)
 	if err != nil {
 		return err
 	}
@@ -97,15 +97,13 @@ func (n *Nemesis) kubeletKill(ctx context.Context, name string) error {
 		return fmt.Errorf("evict heal %s: %w", name, err)
 	}
 	if st.Running {
-		n.mu.Lock()
-		n.killed[name] = true // the safety sweep restarts it if this heal is cut short
-		n.mu.Unlock()
+		c.killing(name) // the sweep starts it again if this heal is cut short
 		t, err := sigkill(ctx, nd)
 		if err != nil {
 			return fmt.Errorf("evict heal %s: %w", name, err)
 		}
-		_ = n.env.Record(history.Event{Source: history.SourceHarness, Kind: history.KindSignal, T: t, Node: name, Signal: "SIGKILL", Reason: "kubelet: pod no longer exists"})
-		n.forgetSidecar(ctx, name)
+		c.record(history.Event{Source: history.SourceHarness, Kind: history.KindSignal, T: t, Node: name, Signal: "SIGKILL", Reason: "kubelet: pod no longer exists"})
+		c.stoppedNow(ctx, name)
 		if err := waitUntil(ctx, 10*time.Second, func() (bool, error) {
 			st, err := nd.State(ctx)
 			return err == nil && !st.Running, err
@@ -113,5 +111,5 @@ func (n *Nemesis) kubeletKill(ctx context.Context, name string) error {
 			return err
 		}
 	}
-	return n.restart(ctx, name)
+	return c.restart(ctx, name)
 }

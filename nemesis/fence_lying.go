@@ -27,6 +27,6 @@ func (fenceLyingKind) def() kindDef {
 	}
 }
 
-func (fenceLyingKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
-	return applyFenceFault(ctx, n, pf, FenceLying, "lag")
+func (fenceLyingKind) apply(ctx context.Context, ff *fenceFaults, pf PlannedFault) (*applied, error) {
+	return ff.set(ctx, pf, FenceLying, "lag")
 }

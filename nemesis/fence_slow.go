@@ -26,6 +26,6 @@ func (fenceSlowKind) def() kindDef {
 	}
 }
 
-func (fenceSlowKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
-	return applyFenceFault(ctx, n, pf, FenceSlow, "delay")
+func (fenceSlowKind) apply(ctx context.Context, ff *fenceFaults, pf PlannedFault) (*applied, error) {
+	return ff.set(ctx, pf, FenceSlow, "delay")
 }

@@ -22,6 +22,6 @@ func (fenceUnreachableKind) def() kindDef {
 	}}
 }
 
-func (fenceUnreachableKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
-	return applyFenceFault(ctx, n, pf, FenceUnreachable, "")
+func (fenceUnreachableKind) apply(ctx context.Context, ff *fenceFaults, pf PlannedFault) (*applied, error) {
+	return ff.set(ctx, pf, FenceUnreachable, "")
 }

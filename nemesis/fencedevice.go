@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/fence"
@@ -34,9 +35,17 @@ type FenceEnv interface {
 // fenceKindTargets: a fence fault acts on the one device, which powers every candidate.
 var fenceKindTargets = []string{TargetAllCandidates}
 
-// applyFenceFault puts one fence fault on the run's device; its targets are the
-// candidates whose power the device switches.
-func applyFenceFault(ctx context.Context, n *Nemesis, pf PlannedFault, mode FenceMode, delayKey string) (*applied, error) {
+// fenceFaults is the mechanism of the run's fence device (STONITH): the faults it set on
+// the device, by fault id, so its sweep clears any whose own heal did not run.
+type fenceFaults struct {
+	*live
+	mu     sync.Mutex
+	clears map[int]func(ctx context.Context) error
+}
+
+// set puts the device in mode for the fault (delayKey names the param with its delay, ""
+// for none) and returns the heal that puts it back.
+func (ff *fenceFaults) set(ctx context.Context, pf PlannedFault, mode FenceMode, delayKey string) (*applied, error) {
 	var delay time.Duration
 	if delayKey != "" {
 		d, err := time.ParseDuration(pf.Params[delayKey])
@@ -45,7 +54,7 @@ func applyFenceFault(ctx context.Context, n *Nemesis, pf PlannedFault, mode Fenc
 		}
 		delay = d
 	}
-	fe, ok := n.env.(FenceEnv)
+	fe, ok := ff.env.(FenceEnv)
 	var dev FenceDevice
 	if ok {
 		dev = fe.FenceDevice()
@@ -53,13 +62,43 @@ func applyFenceFault(ctx context.Context, n *Nemesis, pf PlannedFault, mode Fenc
 	if dev == nil {
 		return nil, fmt.Errorf("this run has no fence device (SPLITBRAIN_FENCE_URL): the harness could not open one on the run network")
 	}
-	names, err := n.targets(ctx, pf)
+	names, err := ff.targets(ctx, pf)
 	if err != nil {
 		return nil, err
 	}
-	heal, err := dev.SetFault(pf.ID, mode, delay)
+	clear, err := dev.SetFault(pf.ID, mode, delay)
 	if err != nil {
 		return nil, err
+	}
+	ff.mu.Lock()
+	if ff.clears == nil {
+		ff.clears = map[int]func(ctx context.Context) error{}
+	}
+	ff.clears[pf.ID] = clear
+	ff.mu.Unlock()
+	heal := func(ctx context.Context) error {
+		if err := clear(ctx); err != nil {
+			return err
+		}
+		ff.mu.Lock()
+		delete(ff.clears, pf.ID)
+		ff.mu.Unlock()
+		return nil
 	}
 	return &applied{targets: names, heal: heal}, nil
+}
+
+// sweep clears the device's faults whose heal failed or never ran.
+func (ff *fenceFaults) sweep(ctx context.Context) []error {
+	ff.mu.Lock()
+	left := ff.clears
+	ff.clears = nil
+	ff.mu.Unlock()
+	var errs []error
+	for _, id := range sortedKeys(left) {
+		if err := left[id](ctx); err != nil {
+			errs = append(errs, fmt.Errorf("clear fault %d of the fence device: %w", id, err))
+		}
+	}
+	return errs
 }

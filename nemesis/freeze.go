@@ -27,22 +27,20 @@ func (freezeKind) def() kindDef {
 	}}
 }
 
-func (freezeKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
-	names, err := n.targets(ctx, pf)
+func (freezeKind) apply(ctx context.Context, c *containers, pf PlannedFault) (*applied, error) {
+	names, err := c.targets(ctx, pf)
 	if err != nil {
 		return nil, err
 	}
 	_, err = forEachTarget(names, func(name string) error {
-		nd, err := n.node(name)
+		nd, err := c.node(name)
 		if err != nil {
 			return err
 		}
 		if err := freezeRetrying(ctx, nd); err != nil {
 			return err
 		}
-		n.mu.Lock()
-		n.frozen[name] = true
-		n.mu.Unlock()
+		c.frozenNow(name)
 		st, err := nd.State(ctx)
 		if err != nil {
 			return err
@@ -55,7 +53,7 @@ func (freezeKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appl
 	heal := func(ctx context.Context) error {
 		var errs []error
 		for _, name := range names {
-			if err := n.thaw(ctx, name); err != nil {
+			if err := c.thaw(ctx, name); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -86,28 +84,4 @@ func freezeRetrying(ctx context.Context, nd Node) error {
 		}
 	}
 	return fmt.Errorf("%w (tried %d times)", err, freezeAttempts)
-}
-
-// thaw unfreezes a node this nemesis froze and checks Docker no longer reports it paused.
-func (n *Nemesis) thaw(ctx context.Context, name string) error {
-	nd, err := n.node(name)
-	if err != nil {
-		return err
-	}
-	st, err := nd.State(ctx)
-	if err != nil {
-		return fmt.Errorf("thaw %s: %w", name, err)
-	}
-	if st.Paused {
-		if err := nd.Thaw(ctx); err != nil {
-			return fmt.Errorf("thaw %s: %w", name, err)
-		}
-		if st, err = nd.State(ctx); err != nil || st.Paused {
-			return fmt.Errorf("thaw %s: still paused (%v)", name, err)
-		}
-	}
-	n.mu.Lock()
-	delete(n.frozen, name)
-	n.mu.Unlock()
-	return nil
 }

@@ -39,10 +39,10 @@ func (halfOpenKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
 	return err
 }
 
-func (halfOpenKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func (halfOpenKind) apply(ctx context.Context, px *proxyToxics, pf PlannedFault) (*applied, error) {
 	ms, err := wholeMs(&pf, "close-after", true)
 	if err != nil {
 		return nil, err
 	}
-	return n.applyToxics(ctx, pf, streamToxics(pf, "timeout", map[string]any{"timeout": ms}))
+	return px.add(ctx, pf, streamToxics(pf, "timeout", map[string]any{"timeout": ms}))
 }

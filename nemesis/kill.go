@@ -32,25 +32,20 @@ func (killKind) def() kindDef {
 	}}
 }
 
-func (killKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
-	names, err := n.targets(ctx, pf)
+func (killKind) apply(ctx context.Context, c *containers, pf PlannedFault) (*applied, error) {
+	names, err := c.targets(ctx, pf)
 	if err != nil {
 		return nil, err
 	}
 	var hit []string
 	var sentT int64 // the first SIGKILL's send: the fault's start
 	_, err = forEachTarget(names, func(name string) error {
-		nd, err := n.node(name)
+		nd, err := c.node(name)
 		if err != nil {
 			return err
 		}
-		n.mu.Lock()
-		n.killed[name] = true
-		n.mu.Unlock()
+		c.killing(name)
 		hit = append(hit, name)
-		// Failover is measured from before the send: stamped after it, a loaded harness
-		// (or Docker's slow kill) can stamp the fault after the next leader was elected,
-		// and that failover would go unmeasured.
 		if sentT == 0 {
 			sentT = history.Now()
 		}
@@ -58,20 +53,15 @@ func (killKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applie
 		if err != nil {
 			return err
 		}
-		// The crash as a signal event, stamped once the kill took effect: a checker ends
-		// the target's tenure exactly here, whatever kind of fault sent it.
-		_ = n.env.Record(history.Event{Source: history.SourceHarness, Kind: history.KindSignal, T: t, Node: name, Signal: "SIGKILL"})
-		n.forgetSidecar(ctx, name)
+		c.record(history.Event{Source: history.SourceHarness, Kind: history.KindSignal, T: t, Node: name, Signal: "SIGKILL"})
+		c.stoppedNow(ctx, name)
 		return waitUntil(ctx, 10*time.Second, func() (bool, error) {
 			st, err := nd.State(ctx)
 			return err == nil && !st.Running, err
 		}, name+" still running after SIGKILL")
 	})
-	// The restarts run side by side: one after another, three store nodes took 9-35 s on a
-	// loaded 2-core machine, and a fault that kills a majority should bring it back at once
-	// (a crash-restart, as a supervisor would), not one node at a time.
 	heal := func(ctx context.Context) error {
-		return eachParallel(hit, "", func(name string) error { return n.restart(ctx, name) })
+		return eachParallel(hit, "", func(name string) error { return c.restart(ctx, name) })
 	}
 	if len(hit) == 0 {
 		return nil, err
@@ -102,39 +92,6 @@ func sigkill(ctx context.Context, nd Node) (int64, error) {
 func pidInContainer(pid int, id string) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	return err == nil && len(id) >= 12 && strings.Contains(string(b), id)
-}
-
-// restart starts a node this nemesis killed, if it is not running, and waits for it.
-func (n *Nemesis) restart(ctx context.Context, name string) error {
-	nd, err := n.node(name)
-	if err != nil {
-		return err
-	}
-	st, err := nd.State(ctx)
-	if err != nil {
-		return fmt.Errorf("restart %s: %w", name, err)
-	}
-	if !st.Running {
-		n.forgetSidecar(ctx, name)
-		// A cut still in effect holds the node from its first packet: stand-ins on its peers
-		// until its own rules are back in its new namespace (NodeStarted).
-		if err := n.NodeStarting(ctx, name); err != nil {
-			return fmt.Errorf("restart %s: %w", name, err)
-		}
-		if err := nd.Start(ctx); err != nil {
-			return fmt.Errorf("restart %s: %w", name, err)
-		}
-		if st, err = nd.State(ctx); err != nil || !st.Running {
-			return fmt.Errorf("restart %s: not running afterwards (%s, %v)", name, st.Status, err)
-		}
-		if err := n.NodeStarted(ctx, name); err != nil {
-			return fmt.Errorf("restart %s: %w", name, err)
-		}
-	}
-	n.mu.Lock()
-	delete(n.killed, name)
-	n.mu.Unlock()
-	return nil
 }
 
 // waitUntil polls cond every 50 ms until it holds, errors, or within passes.

@@ -16,30 +16,56 @@ import (
 // registry lists every fault kind, once. A kind is a value implementing kind, in its own
 // file; adding one is that file plus one entry here (docs/faults.md "Adding a fault kind").
 var registry = []kind{
-	pauseKind{},
-	freezeKind{},
-	killKind{},
-	partitionKind{},
-	lossKind{},
-	clockKind{},
-	delayKind{},
-	bandwidthKind{},
-	halfOpenKind{},
-	slowCloseKind{},
-	resetKind{},
-	evictKind{},
-	fenceUnreachableKind{},
-	fenceSlowKind{},
-	fenceLyingKind{},
+	uses[*signals](pauseKind{}),
+	uses[*containers](freezeKind{}),
+	uses[*containers](killKind{}),
+	uses[*netRules](partitionKind{}),
+	uses[*netRules](lossKind{}),
+	uses[*clocks](clockKind{}),
+	uses[*proxyToxics](delayKind{}),
+	uses[*proxyToxics](bandwidthKind{}),
+	uses[*proxyToxics](halfOpenKind{}),
+	uses[*proxyToxics](slowCloseKind{}),
+	uses[*proxyToxics](resetKind{}),
+	uses[*containers](evictKind{}),
+	uses[*fenceFaults](fenceUnreachableKind{}),
+	uses[*fenceFaults](fenceSlowKind{}),
+	uses[*fenceFaults](fenceLyingKind{}),
 }
 
-// kind is one fault kind. Everything the rest of the project may know about it is in its
-// definition (def); the nemesis calls apply to inject one occurrence.
+// kind is one registered fault kind. Everything the rest of the project may know about it
+// is in its definition (def); the nemesis calls start to inject one occurrence.
 type kind interface {
 	def() kindDef
-	// apply injects one occurrence. It returns what to undo even when it fails halfway,
-	// so a partial fault is still healed.
-	apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error)
+	// start injects one occurrence through the kind's mechanism among ms.
+	start(ctx context.Context, ms []mechanism, pf PlannedFault) (*applied, error)
+	// impl is the kind's own value, which may implement specValidator or planHook.
+	impl() any
+}
+
+// faultKind is what a kind's file implements: its definition, and apply, which injects one
+// occurrence through the mechanism M it works with. apply returns what to undo even when
+// it fails halfway, so a partial fault is still healed.
+type faultKind[M mechanism] interface {
+	def() kindDef
+	apply(ctx context.Context, m M, pf PlannedFault) (*applied, error)
+}
+
+// uses registers k as a kind that works through mechanism M.
+func uses[M mechanism](k faultKind[M]) kind { return via[M]{k} }
+
+type via[M mechanism] struct{ k faultKind[M] }
+
+func (v via[M]) def() kindDef { return v.k.def() }
+
+func (v via[M]) impl() any { return v.k }
+
+func (v via[M]) start(ctx context.Context, ms []mechanism, pf PlannedFault) (*applied, error) {
+	m, err := mechanismOf[M](ms)
+	if err != nil {
+		return nil, err
+	}
+	return v.k.apply(ctx, m, pf)
 }
 
 // specValidator is implemented by kinds that check combinations of keys at parse time.

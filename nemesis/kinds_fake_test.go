@@ -394,7 +394,7 @@ func TestEvictAppliesAndHeals(t *testing.T) {
 		t.Error("no SIGKILL signal event for c3")
 	}
 	// Without Pods (another store's run) the fault is an error, not a silent no-op.
-	if _, err := (evictKind{}).apply(context.Background(), New(base, p.Topology), p.Faults[0]); err == nil || !strings.Contains(err.Error(), "no Pods") {
+	if _, err := kinds["evict"].start(context.Background(), New(base, p.Topology).mechanisms, p.Faults[0]); err == nil || !strings.Contains(err.Error(), "no Pods") {
 		t.Errorf("evict without PodEnv: %v", err)
 	}
 }

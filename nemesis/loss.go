@@ -37,16 +37,16 @@ func (lossKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
 	return checkPeerTopology(pf.Params["peer"], p.topo)
 }
 
-func (lossKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func (lossKind) apply(ctx context.Context, r *netRules, pf PlannedFault) (*applied, error) {
 	prob, err := strconv.ParseFloat(pf.Params["p"], 64)
 	if err != nil {
 		return nil, fmt.Errorf("p=%q: %w", pf.Params["p"], err)
 	}
-	targets, err := n.targets(ctx, pf)
+	targets, err := r.targets(ctx, pf)
 	if err != nil {
 		return nil, err
 	}
-	peers, err := n.resolvePeers(ctx, pf.Params["peer"], targets)
+	peers, err := r.resolvePeers(ctx, pf.Params["peer"], targets)
 	if err != nil {
 		return nil, err
 	}
@@ -62,5 +62,5 @@ func (lossKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applie
 			g.add(k, v...)
 		}
 	}
-	return n.applyGrudge(ctx, pf, g, targets, ActionDrop, prob)
+	return r.applyGrudge(ctx, pf, g, targets, ActionDrop, prob)
 }

@@ -97,21 +97,21 @@ func (s *netCuts) involving(node string) []*netCut {
 	return out
 }
 
-// NodeStarting is told that node is about to start (a kill's restart, a fence's power-on):
+// nodeStarting is told that node is about to start (a kill's restart, a fence's power-on):
 // for every active cut whose rules sit in node's namespace, which the start makes anew and
 // empty, the peers get stand-in rules first, so node is cut from its first packet on (at
 // the address it had; NodeStarted follows a new one). Peers that are down are skipped.
-func (n *Nemesis) NodeStarting(ctx context.Context, node string) error {
+func (r *netRules) nodeStarting(ctx context.Context, node string) error {
 	var errs []error
-	for _, c := range n.cuts.involving(node) {
-		if err := n.bridge(ctx, c, node); err != nil {
+	for _, c := range r.cuts.involving(node) {
+		if err := r.bridge(ctx, c, node); err != nil {
 			errs = append(errs, fmt.Errorf("fault %d (%s) before the start of %s: %w", c.pf.ID, c.pf.Kind, node, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (n *Nemesis) bridge(ctx context.Context, c *netCut, node string) error {
+func (r *netRules) bridge(ctx context.Context, c *netCut, node string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.healed {
@@ -131,7 +131,7 @@ func (n *Nemesis) bridge(ctx context.Context, c *netCut, node string) error {
 		if len(rules) == 0 {
 			continue
 		}
-		nd, err := n.node(peer)
+		nd, err := r.node(peer)
 		if err != nil {
 			return err
 		}
@@ -142,11 +142,9 @@ func (n *Nemesis) bridge(ctx context.Context, c *netCut, node string) error {
 		if err != nil {
 			return err
 		}
-		n.mu.Lock()
-		n.netNodes[peer] = true
-		n.mu.Unlock()
+		r.touch(peer)
 		placed[peer] = append(placed[peer], rules...)
-		if _, err := n.iptables(ctx, peer, script); err != nil {
+		if _, err := r.iptables(ctx, peer, script); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -155,7 +153,7 @@ func (n *Nemesis) bridge(ctx context.Context, c *netCut, node string) error {
 
 // unbridge removes node's stand-ins from its peers (node's own rules are back, or the cut
 // heals). c.mu must be held.
-func (n *Nemesis) unbridge(ctx context.Context, c *netCut, node string) error {
+func (r *netRules) unbridge(ctx context.Context, c *netCut, node string) error {
 	var errs []error
 	for _, peer := range sortedKeys(c.bridges[node]) {
 		rules := c.bridges[node][peer]
@@ -163,7 +161,7 @@ func (n *Nemesis) unbridge(ctx context.Context, c *netCut, node string) error {
 		if err != nil {
 			return err
 		}
-		nd, err := n.node(peer)
+		nd, err := r.node(peer)
 		if err != nil {
 			return err
 		}
@@ -171,7 +169,7 @@ func (n *Nemesis) unbridge(ctx context.Context, c *netCut, node string) error {
 			delete(c.bridges[node], peer) // its namespace went with it
 			continue
 		}
-		out, err := n.iptables(ctx, peer, script)
+		out, err := r.iptables(ctx, peer, script)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -188,29 +186,29 @@ func (n *Nemesis) unbridge(ctx context.Context, c *netCut, node string) error {
 	return errors.Join(errs...)
 }
 
-// NodeStarted puts back the active cuts that involve node, which has just (re)started in a
+// nodeStarted puts back the active cuts that involve node, which has just (re)started in a
 // fresh network namespace: its own rules, and, when it came back with another address, the
 // rules on its peers that name it. It returns once the rules are listed (or what failed);
 // each re-application is noted on the fault's fault-end record. Call it after every start
 // of a node during the fault phase; a node no cut involves costs nothing.
-func (n *Nemesis) NodeStarted(ctx context.Context, node string) error {
+func (r *netRules) nodeStarted(ctx context.Context, node string) error {
 	var errs []error
-	for _, c := range n.cuts.involving(node) {
-		if err := n.reapply(ctx, c, node); err != nil {
+	for _, c := range r.cuts.involving(node) {
+		if err := r.reapply(ctx, c, node); err != nil {
 			errs = append(errs, fmt.Errorf("fault %d (%s) after the restart of %s: %w", c.pf.ID, c.pf.Kind, node, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (n *Nemesis) reapply(ctx context.Context, c *netCut, node string) error {
+func (r *netRules) reapply(ctx context.Context, c *netCut, node string) error {
 	began := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.healed {
 		return nil
 	}
-	nd, err := n.node(node)
+	nd, err := r.node(node)
 	if err != nil {
 		return err
 	}
@@ -242,16 +240,14 @@ func (n *Nemesis) reapply(ctx context.Context, c *netCut, node string) error {
 		if err != nil {
 			return err
 		}
-		n.mu.Lock()
-		n.netNodes[other] = true
-		n.mu.Unlock()
+		r.touch(other)
 		c.placed[other] = true
-		out, err := n.iptables(ctx, other, script)
+		out, err := r.iptables(ctx, other, script)
 		if err != nil {
 			return err
 		}
 		if other != node {
-			if out, err = n.removeStale(ctx, other, old[other], rules); err != nil {
+			if out, err = r.removeStale(ctx, other, old[other], rules); err != nil {
 				return err
 			}
 		}
@@ -262,7 +258,7 @@ func (n *Nemesis) reapply(ctx context.Context, c *netCut, node string) error {
 	}
 	// The node's own rules hold again: the stand-ins on its peers go.
 	bridged := len(c.bridges[node]) > 0
-	if err := n.unbridge(ctx, c, node); err != nil {
+	if err := r.unbridge(ctx, c, node); err != nil {
 		return err
 	}
 	if len(did) > 0 {
@@ -286,10 +282,10 @@ func (c *netCut) note() string {
 }
 
 // removeStale deletes the rules in old that are not in keep, and returns the listing.
-func (n *Nemesis) removeStale(ctx context.Context, node string, old, keep []Rule) (string, error) {
+func (r *netRules) removeStale(ctx context.Context, node string, old, keep []Rule) (string, error) {
 	script, err := RemoveScript(without(old, keep))
 	if err != nil {
 		return "", err
 	}
-	return n.iptables(ctx, node, script)
+	return r.iptables(ctx, node, script)
 }

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -216,17 +217,17 @@ func without[T comparable](all, drop []T) []T {
 }
 
 // resolvePeers turns a peer expression into node names, now.
-func (n *Nemesis) resolvePeers(ctx context.Context, peer string, exclude []string) ([]string, error) {
+func (l *live) resolvePeers(ctx context.Context, peer string, exclude []string) ([]string, error) {
 	var out []string
 	switch peer {
 	case "all":
-		out = append(slices.Clone(n.topo.Candidates), n.topo.StoreNodes...)
+		out = append(slices.Clone(l.topo.Candidates), l.topo.StoreNodes...)
 	case "store":
-		out = slices.Clone(n.topo.StoreNodes)
+		out = slices.Clone(l.topo.StoreNodes)
 	case "candidates":
-		out = slices.Clone(n.topo.Candidates)
+		out = slices.Clone(l.topo.Candidates)
 	default:
-		names, err := resolveTargets(ctx, n.env, n.topo, PlannedFault{Target: peer, Chosen: nodeChoice(peer)})
+		names, err := resolveTargets(ctx, l.env, l.topo, PlannedFault{Target: peer, Chosen: nodeChoice(peer)})
 		if err != nil {
 			return nil, fmt.Errorf("peer: %w", err)
 		}
@@ -248,15 +249,15 @@ func nodeChoice(expr string) []string {
 
 // grudgeNow computes the partition of pf from the live state; it also returns the nodes
 // to report as the fault's targets.
-func (n *Nemesis) grudgeNow(ctx context.Context, pf PlannedFault) (Grudge, []string, error) {
+func (l *live) grudgeNow(ctx context.Context, pf PlannedFault) (Grudge, []string, error) {
 	shape := pf.Params["shape"]
 	switch shape {
 	case "isolate", "leader-from-store", "one-way":
-		targets, err := n.targets(ctx, pf)
+		targets, err := l.targets(ctx, pf)
 		if err != nil {
 			return nil, nil, err
 		}
-		peers, err := n.resolvePeers(ctx, pf.Params["peer"], targets)
+		peers, err := l.resolvePeers(ctx, pf.Params["peer"], targets)
 		if err != nil {
 			return nil, targets, err
 		}
@@ -268,11 +269,11 @@ func (n *Nemesis) grudgeNow(ctx context.Context, pf PlannedFault) (Grudge, []str
 		if pf.Grudge != nil {
 			return pf.Grudge, slices.Clone(pf.Chosen), nil // targets: the minority side
 		}
-		leader, err := n.env.StoreLeader(ctx)
+		leader, err := l.env.StoreLeader(ctx)
 		if err != nil || leader == "" {
 			return nil, nil, fmt.Errorf("target store-leader: %v", orNoLeader(err))
 		}
-		size := len(n.topo.StoreNodes) - majority(len(n.topo.StoreNodes))
+		size := len(l.topo.StoreNodes) - majority(len(l.topo.StoreNodes))
 		minority := []string{leader}
 		for _, s := range pf.Chosen {
 			if len(minority) >= size {
@@ -283,7 +284,7 @@ func (n *Nemesis) grudgeNow(ctx context.Context, pf PlannedFault) (Grudge, []str
 			}
 		}
 		slices.Sort(minority)
-		g := Components(minority, without(n.topo.StoreNodes, minority))
+		g := Components(minority, without(l.topo.StoreNodes, minority))
 		return g, minority, nil
 	}
 	if pf.Grudge == nil {
@@ -310,23 +311,23 @@ func grudgeNodes(g Grudge) []string {
 	return slices.Compact(out)
 }
 
-func (partitionKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
-	g, targets, err := n.grudgeNow(ctx, pf)
+func (partitionKind) apply(ctx context.Context, r *netRules, pf PlannedFault) (*applied, error) {
+	g, targets, err := r.grudgeNow(ctx, pf)
 	if err != nil {
 		return nil, err
 	}
-	return n.applyGrudge(ctx, pf, g, targets, pf.Params["mode"], 0)
+	return r.applyGrudge(ctx, pf, g, targets, pf.Params["mode"], 0)
 }
 
 // applyGrudge enforces g (with probability prob per packet when 0 < prob < 1) and returns
 // the heal that removes exactly this fault's rules.
-func (n *Nemesis) applyGrudge(ctx context.Context, pf PlannedFault, g Grudge, targets []string, action string, prob float64) (*applied, error) {
+func (r *netRules) applyGrudge(ctx context.Context, pf PlannedFault, g Grudge, targets []string, action string, prob float64) (*applied, error) {
 	if len(g) == 0 {
 		return nil, fmt.Errorf("the partition cuts nothing (no node drops from another)")
 	}
 	ips := map[string]string{}
 	for _, name := range grudgeNodes(g) {
-		nd, err := n.node(name)
+		nd, err := r.node(name)
 		if err != nil {
 			return nil, err
 		}
@@ -343,16 +344,16 @@ func (n *Nemesis) applyGrudge(ctx context.Context, pf PlannedFault, g Grudge, ta
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.healed = true
-		n.cuts.remove(pf.ID)
+		r.cuts.remove(pf.ID)
 		now := c.rulesOn()
 		var errs []error
 		for _, node := range sortedKeys(c.placed) {
-			if err := n.removeRules(ctx, node, pf.ID, now[node]); err != nil {
+			if err := r.removeRules(ctx, node, pf.ID, now[node]); err != nil {
 				errs = append(errs, err)
 			}
 		}
 		for _, node := range sortedKeys(c.bridges) { // a restart that never completed
-			if err := n.unbridge(ctx, c, node); err != nil {
+			if err := r.unbridge(ctx, c, node); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -363,18 +364,16 @@ func (n *Nemesis) applyGrudge(ctx context.Context, pf PlannedFault, g Grudge, ta
 	// cut's rules back (NodeStarted waits for this apply to finish on c.mu).
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n.cuts.add(c)
+	r.cuts.add(c)
 	for _, node := range sortedKeys(rulesOn) {
 		rules := rulesOn[node]
 		script, err := ApplyScript(rules)
 		if err != nil {
 			return ap, err
 		}
-		n.mu.Lock()
-		n.netNodes[node] = true
-		n.mu.Unlock()
+		r.touch(node)
 		c.placed[node] = true
-		out, err := n.iptables(ctx, node, script)
+		out, err := r.iptables(ctx, node, script)
 		if err != nil {
 			return ap, err
 		}
@@ -387,8 +386,8 @@ func (n *Nemesis) applyGrudge(ctx context.Context, pf PlannedFault, g Grudge, ta
 
 // removeRules deletes one fault's rules from node and verifies none is listed any more.
 // A node that is not running lost its namespace (and the rules) already.
-func (n *Nemesis) removeRules(ctx context.Context, node string, faultID int, rules []Rule) error {
-	nd, err := n.node(node)
+func (r *netRules) removeRules(ctx context.Context, node string, faultID int, rules []Rule) error {
+	nd, err := r.node(node)
 	if err != nil {
 		return err
 	}
@@ -399,7 +398,7 @@ func (n *Nemesis) removeRules(ctx context.Context, node string, faultID int, rul
 	if err != nil {
 		return err
 	}
-	out, err := n.iptables(ctx, node, script)
+	out, err := r.iptables(ctx, node, script)
 	if err != nil {
 		// The node may have been killed (exit 137) or restarted while the script ran: a node
 		// that stopped took its namespace along; one that restarted has a fresh namespace,
@@ -407,7 +406,7 @@ func (n *Nemesis) removeRules(ctx context.Context, node string, faultID int, rul
 		if st, serr := nd.State(ctx); serr == nil && !st.Running {
 			return nil
 		}
-		if out, err = n.iptables(ctx, node, script); err != nil {
+		if out, err = r.iptables(ctx, node, script); err != nil {
 			return fmt.Errorf("remove rules of fault %d: %w", faultID, err)
 		}
 	}
@@ -417,8 +416,8 @@ func (n *Nemesis) removeRules(ctx context.Context, node string, faultID int, rul
 	return nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}

@@ -31,14 +31,14 @@ func (pauseKind) def() kindDef {
 	}}
 }
 
-func (pauseKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
-	names, err := n.targets(ctx, pf)
+func (pauseKind) apply(ctx context.Context, s *signals, pf PlannedFault) (*applied, error) {
+	names, err := s.targets(ctx, pf)
 	if err != nil {
 		return nil, err
 	}
 	key := "fault-" + strconv.Itoa(pf.ID)
 	_, err = forEachTarget(names, func(name string) error {
-		nd, err := n.node(name)
+		nd, err := s.node(name)
 		if err != nil {
 			return err
 		}
@@ -47,32 +47,12 @@ func (pauseKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*appli
 			return fmt.Errorf("host pid: %w", err)
 		}
 		procs, err := stopSelected(pid, pf.Params["process"])
-		n.mu.Lock()
-		n.stopped[key] = append(n.stopped[key], procs...)
-		for _, p := range procs {
-			n.stopCounts[p]++
-		}
-		n.mu.Unlock()
+		s.hold(key, procs)
 		if err != nil {
 			return err
 		}
 		return waitState(procs, 'T', false, 2*time.Second)
 	})
-	heal := func(ctx context.Context) error {
-		n.mu.Lock()
-		var resume []proc
-		for _, p := range n.stopped[key] {
-			// Another pause of the same node may still be active: continue a process only
-			// when the last pause holding it ends.
-			if n.stopCounts[p]--; n.stopCounts[p] <= 0 {
-				delete(n.stopCounts, p)
-				resume = append(resume, p)
-			}
-		}
-		delete(n.stopped, key)
-		n.mu.Unlock()
-		return continueProcs(resume)
-	}
-	// Even a partial stop is returned with its heal so it is undone.
+	heal := func(context.Context) error { return s.release(key) }
 	return &applied{targets: names, heal: heal}, err
 }

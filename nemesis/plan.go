@@ -152,7 +152,7 @@ func planFault(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand) 
 			}
 			pf.Chosen = chosen
 		}
-		if ph, ok := k.(planHook); ok {
+		if ph, ok := k.impl().(planHook); ok {
 			if err := ph.plan(&planner{topo: topo, rng: rng}, &f, &pf); err != nil {
 				return nil, err
 			}

@@ -34,6 +34,6 @@ func (resetKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
 	return planProxyTargets(p, pf)
 }
 
-func (resetKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
-	return n.applyToxics(ctx, pf, streamToxics(pf, "reset_peer", map[string]any{"timeout": 0}))
+func (resetKind) apply(ctx context.Context, px *proxyToxics, pf PlannedFault) (*applied, error) {
+	return px.add(ctx, pf, streamToxics(pf, "reset_peer", map[string]any{"timeout": 0}))
 }

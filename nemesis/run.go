@@ -19,30 +19,19 @@ const applyTimeout = 45 * time.Second
 // healTimeout bounds HealAll as a whole; it runs on a context that ignores cancellation.
 const healTimeout = 2 * time.Minute
 
-// Nemesis applies one plan to a live run and remembers everything it changed, so HealAll
-// can undo it on any exit path.
+// Nemesis applies one plan to a live run: it keeps the schedule's clock, the active faults
+// and the list of mechanisms that changed the run, so HealAll can undo everything on any
+// exit path.
 type Nemesis struct {
-	env  Env
-	topo Topology
+	live       *live
+	mechanisms []mechanism // in sweep order (newMechanisms)
+	triggers   *triggers
 
-	mu         sync.Mutex
-	active     map[int]*activeFault
-	sidecars   map[string]*sidecar        // by target node name
-	sideLocks  map[string]*sync.Mutex     // by target: two faults never race to create one sidecar
-	netNodes   map[string]bool            // nodes that ever got iptables rules
-	frozen     map[string]bool            // nodes this nemesis froze (docker pause)
-	killed     map[string]bool            // nodes killed and not yet restarted
-	stopped    map[string][]proc          // processes this nemesis SIGSTOPped, by fault owner key
-	stopCounts map[proc]int               // how many active pauses hold each stopped process
-	clocks     map[string]int64           // current libfaketime offset (ns) per store node this nemesis skewed
-	candClocks map[string]*candidateClock // what each candidate's clock file holds, once written
-	proxyLinks map[string]bool            // store proxy links that ever got toxics
-	cuts       netCuts                    // active iptables faults, put back when a node restarts
-	closing    bool                       // HealAll started: no new fault may apply
-	closeCh    chan struct{}              // closed with closing
-	armed      *armed                     // the plan's triggers while Run is in the fault phase
-	writes     map[string]int             // candidate → writes reported in its current tenure (on=write:N)
-	inflight   sync.WaitGroup             // applies in progress, awaited by HealAll
+	mu       sync.Mutex
+	active   map[int]*activeFault
+	closing  bool           // HealAll started: no new fault may apply
+	closeCh  chan struct{}  // closed with closing
+	inflight sync.WaitGroup // applies in progress, awaited by HealAll
 }
 
 type activeFault struct {
@@ -56,12 +45,10 @@ type activeFault struct {
 
 // New prepares a nemesis for env. topo is the plan's topology (Plan.Topology).
 func New(env Env, topo Topology) *Nemesis {
-	return &Nemesis{
-		env: env, topo: topo,
-		active: map[int]*activeFault{}, sidecars: map[string]*sidecar{}, sideLocks: map[string]*sync.Mutex{}, netNodes: map[string]bool{},
-		frozen: map[string]bool{}, killed: map[string]bool{}, stopped: map[string][]proc{}, stopCounts: map[proc]int{}, clocks: map[string]int64{}, candClocks: map[string]*candidateClock{}, proxyLinks: map[string]bool{},
-		closeCh: make(chan struct{}), writes: map[string]int{},
-	}
+	l := &live{env: env, topo: topo}
+	n := &Nemesis{live: l, mechanisms: newMechanisms(l), active: map[int]*activeFault{}, closeCh: make(chan struct{})}
+	n.triggers = &triggers{fire: n.runOne, closed: n.closeCh}
+	return n
 }
 
 func (n *Nemesis) isClosing() bool {
@@ -95,7 +82,7 @@ func (n *Nemesis) Run(ctx context.Context, plan Plan) error {
 	start := time.Now()
 	for _, e := range PlannedEntries(plan) {
 		e.T = history.Now()
-		_ = n.env.Record(e)
+		n.live.record(e)
 	}
 	n.prewarmSidecars(ctx, plan)
 	var wg sync.WaitGroup
@@ -103,7 +90,7 @@ func (n *Nemesis) Run(ctx context.Context, plan Plan) error {
 	var healErrs []error
 	var trig *armed
 	if len(plan.Triggers) > 0 {
-		trig = n.arm(ctx, plan, start.Add(time.Duration(plan.FaultPhase)), &wg)
+		trig = n.triggers.arm(ctx, plan, start.Add(time.Duration(plan.FaultPhase)), &wg)
 	}
 	for _, pf := range plan.Faults {
 		wait := time.Until(start.Add(time.Duration(pf.At)))
@@ -139,7 +126,7 @@ func (n *Nemesis) Run(ctx context.Context, plan Plan) error {
 		case <-t.C:
 		}
 		t.Stop()
-		n.disarm()
+		n.triggers.disarm()
 	}
 	wg.Wait()
 	if trig != nil {
@@ -176,9 +163,8 @@ func orKind(spec, kind string) string {
 	return spec
 }
 
-// prewarmSidecars starts, in the background, the tools sidecars network faults will need,
-// so a partition takes effect close to its planned time instead of after a container start
-// (about 1 s here). Failures are ignored: sidecarFor retries when the fault starts.
+// prewarmSidecars starts the tools sidecars early when a fault of the plan changes
+// iptables rules (netRules.prewarm).
 func (n *Nemesis) prewarmSidecars(ctx context.Context, plan Plan) {
 	needed := false
 	for _, f := range plan.Faults {
@@ -191,30 +177,14 @@ func (n *Nemesis) prewarmSidecars(ctx context.Context, plan Plan) {
 			needed = true
 		}
 	}
-	if !needed {
+	net, err := mechanismOf[*netRules](n.mechanisms)
+	if !needed || err != nil {
 		return
 	}
-	names := append(slices.Clone(n.topo.Candidates), n.topo.StoreNodes...)
-	sem := make(chan struct{}, 3) // 2 cores shared with the run: a few at a time
-	for _, name := range names {
-		n.mu.Lock()
-		if n.closing {
-			n.mu.Unlock()
-			return
-		}
-		n.inflight.Add(1) // HealAll waits for these, so it removes what they start
-		n.mu.Unlock()
-		go func() {
-			defer n.inflight.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if ctx.Err() != nil || n.isClosing() {
-				return
-			}
-			pctx, cancel := context.WithTimeout(ctx, applyTimeout)
-			defer cancel()
-			_, _ = n.sidecarFor(pctx, name)
-		}()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.closing { // HealAll waits for inflight, so it removes what these start
+		net.prewarm(ctx, &n.inflight, n.isClosing)
 	}
 }
 
@@ -234,7 +204,7 @@ func (n *Nemesis) runOne(ctx context.Context, pf PlannedFault) error {
 	n.inflight.Add(1)
 	n.mu.Unlock()
 	actx, cancel := context.WithTimeout(ctx, applyTimeout)
-	ap, err := k.apply(actx, n, pf)
+	ap, err := k.start(actx, n.mechanisms, pf)
 	cancel()
 	var targets []string
 	if ap != nil {
@@ -308,7 +278,7 @@ func (n *Nemesis) record(kind history.Kind, pf PlannedFault, targets []string, t
 	if kind == history.KindFaultStart && pf.Trigger != nil {
 		e.Trigger, e.TriggerNodes, e.TriggerSeq, e.TriggerT = pf.Trigger.On, pf.Trigger.Nodes, pf.Trigger.Seq, pf.Trigger.T
 	}
-	_ = n.env.Record(e) // the history writer reports its own errors to the run
+	n.live.record(e)
 }
 
 // recordEnd records a healed fault's fault-end, with what happened to it while it held.
@@ -323,14 +293,15 @@ func (n *Nemesis) recordEnd(af *activeFault, err error) {
 	if af.note != nil {
 		e.Reason = af.note()
 	}
-	_ = n.env.Record(e)
+	n.live.record(e)
 }
 
-// HealAll undoes everything this nemesis changed that is still in effect: active faults
-// first, then a sweep over every node it ever touched (project iptables chains removed and
-// verified, frozen nodes thawed, stopped processes continued, killed nodes restarted, clock
-// offsets reset), and finally its sidecars are removed. It is idempotent and works on a
-// cancelled ctx (bounded by its own timeout). Every failure is returned.
+// HealAll undoes everything this nemesis changed that is still in effect: the active faults
+// first, newest first, then every mechanism's sweep in list order (stopped processes
+// continued, frozen nodes thawed, killed nodes restarted, clocks reset, the project's
+// iptables rules removed and verified, sidecars removed, toxics and fence faults cleared).
+// It is idempotent and works on a cancelled ctx (bounded by its own timeout). Every
+// failure is returned.
 func (n *Nemesis) HealAll(ctx context.Context) error {
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healTimeout)
 	defer cancel()
@@ -363,85 +334,44 @@ func (n *Nemesis) HealAll(ctx context.Context) error {
 		}
 	}
 
-	// Safety sweep: state left behind by faults whose own heal failed or was cut short.
-	n.mu.Lock()
-	stopped := n.stopped
-	n.stopped = map[string][]proc{}
-	n.stopCounts = map[proc]int{}
-	frozen := keys(n.frozen)
-	killed := keys(n.killed)
-	netNodes := keys(n.netNodes)
-	n.mu.Unlock()
-
-	for _, procs := range stopped {
-		if err := continueProcs(procs); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, name := range frozen {
-		if err := n.thaw(hctx, name); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, name := range killed {
-		if err := n.restart(hctx, name); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	errs = append(errs, n.resetClocks(hctx)...)
-	for _, name := range netNodes {
-		if err := n.clearNetwork(hctx, name); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := n.clearProxy(hctx); err != nil {
-		errs = append(errs, err)
-	}
-	if err := n.removeSidecars(hctx); err != nil {
-		errs = append(errs, err)
+	// The sweep: state left behind by faults whose own heal failed or was cut short.
+	for _, m := range n.mechanisms {
+		errs = append(errs, m.sweep(hctx)...)
 	}
 	return errors.Join(errs...)
 }
 
-func keys(m map[string]bool) []string {
-	var out []string
-	for k, v := range m {
-		if v {
-			out = append(out, k)
+// NodeStarting is told that node is about to start again outside the nemesis (a fence's
+// power-on, a handoff's restart): what the mechanisms keep in its namespaces (an active
+// cut's rules) is held on its peers until NodeStarted.
+func (n *Nemesis) NodeStarting(ctx context.Context, node string) error {
+	var errs []error
+	for _, m := range n.mechanisms {
+		if w, ok := m.(nodeWatcher); ok {
+			errs = append(errs, w.nodeStarting(ctx, node))
 		}
 	}
-	sort.Strings(out)
-	return out
+	return errors.Join(errs...)
 }
 
-// node finds a live node by name among candidates and store nodes.
-func (n *Nemesis) node(name string) (Node, error) {
-	for _, nd := range n.env.Candidates() {
-		if nd.Name() == name {
-			return nd, nil
+// NodeStarted puts back what the mechanisms keep in node's namespaces, which its start made
+// anew; it returns once that is in effect (or what failed). Call it after every start of a
+// node during the fault phase; a node no fault involves costs nothing.
+func (n *Nemesis) NodeStarted(ctx context.Context, node string) error {
+	var errs []error
+	for _, m := range n.mechanisms {
+		if w, ok := m.(nodeWatcher); ok {
+			errs = append(errs, w.nodeStarted(ctx, node))
 		}
 	}
-	for _, nd := range n.env.StoreNodes() {
-		if nd.Name() == name {
-			return nd, nil
-		}
-	}
-	return nil, fmt.Errorf("no node %q in this run", name)
+	return errors.Join(errs...)
 }
 
-func (n *Nemesis) isCandidate(name string) bool {
-	for _, nd := range n.env.Candidates() {
-		if nd.Name() == name {
-			return true
-		}
-	}
-	return false
-}
-
-// targets resolves a planned fault's target against the live run.
-func (n *Nemesis) targets(ctx context.Context, pf PlannedFault) ([]string, error) {
-	return resolveTargets(ctx, n.env, n.topo, pf)
-}
+// Observe feeds the nemesis one event of the live history, as it is recorded (the run's
+// recorder calls it for every event, the nemesis's own included): while Run is in its fault
+// phase, an event that matches an idle trigger whose cooldown has passed starts that
+// trigger's fault after its after= delay. It never blocks.
+func (n *Nemesis) Observe(e history.Event) { n.triggers.observe(e) }
 
 // forEachTarget applies fn to each target, stopping at the first error; it returns the
 // targets fn succeeded on so a partial fault can be healed.

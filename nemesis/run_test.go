@@ -20,7 +20,7 @@ var (
 // bookkeeping is tested with it; the real kinds have their own tests (kinds_test.go).
 type probeKind struct{}
 
-func init() { kinds["probe"] = probeKind{} }
+func init() { kinds["probe"] = uses[*signals](probeKind{}) }
 
 func (probeKind) def() kindDef {
 	return kindDef{
@@ -30,8 +30,8 @@ func (probeKind) def() kindDef {
 	}
 }
 
-func (probeKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
-	targets, err := n.targets(ctx, pf)
+func (probeKind) apply(ctx context.Context, s *signals, pf PlannedFault) (*applied, error) {
+	targets, err := s.targets(ctx, pf)
 	if err != nil {
 		return nil, err
 	}

@@ -38,10 +38,10 @@ func (slowCloseKind) plan(p *planner, f *FaultSpec, pf *PlannedFault) error {
 	return err
 }
 
-func (slowCloseKind) apply(ctx context.Context, n *Nemesis, pf PlannedFault) (*applied, error) {
+func (slowCloseKind) apply(ctx context.Context, px *proxyToxics, pf PlannedFault) (*applied, error) {
 	ms, err := wholeMs(&pf, "close-delay", false)
 	if err != nil {
 		return nil, err
 	}
-	return n.applyToxics(ctx, pf, streamToxics(pf, "slow_close", map[string]any{"delay": ms}))
+	return px.add(ctx, pf, streamToxics(pf, "slow_close", map[string]any{"delay": ms}))
 }

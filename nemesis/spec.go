@@ -279,7 +279,7 @@ func parseFault(item string) (FaultSpec, error) {
 	if f.Every.Set && f.For.Set && f.Every.TTLs != 0 && f.For.TTLs != 0 && f.Every.TTLs <= f.For.TTLs {
 		return FaultSpec{}, fmt.Errorf("%q: every=%s must be longer than for=%s (occurrences of one fault never overlap)", item, f.Every, f.For)
 	}
-	if v, ok := k.(specValidator); ok {
+	if v, ok := k.impl().(specValidator); ok {
 		if err := v.validate(&f); err != nil {
 			return FaultSpec{}, fmt.Errorf("%q: %w", item, err)
 		}

@@ -207,9 +207,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // decides synchronously whether an event fires one, so a test reads fired right after it
 // fed the event, with no wait for a fault that should not come.
 func (n *Nemesis) armedTriggers() *armed {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.armed
+	n.triggers.mu.Lock()
+	defer n.triggers.mu.Unlock()
+	return n.triggers.armed
 }
 
 // fired lists how often each trigger of the armed plan fired, in plan order.
@@ -219,8 +219,8 @@ func fired(t *testing.T, n *Nemesis) []int {
 	if a == nil {
 		t.Fatal("no armed plan")
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
+	n.triggers.mu.Lock()
+	defer n.triggers.mu.Unlock()
 	out := make([]int, len(a.triggers))
 	for i, tr := range a.triggers {
 		out[i] = tr.fired
