@@ -380,3 +380,30 @@ func lockTag(ctx context.Context, ref string) (func(), error) {
 func HumanSize(n int64) string {
 	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
+
+func (b *builder) status(ctx context.Context, role Role, ref, note string) Status {
+	st := Status{Role: role, Ref: ref, Note: note}
+	info, ok, err := b.inspect(ctx, ref)
+	if err != nil {
+		st.Note = err.Error()
+		return st
+	}
+	st.Present, st.Size, st.Created = ok, info.Size, info.Created
+	return st
+}
+
+// pruneOldCandidates runs after Ensure built the candidate image current, so that one new
+// image per splitbrain binary does not pile up. Failures are logged, never fatal.
+func (b *builder) pruneOldCandidates(ctx context.Context, current string) {
+	info, ok, err := b.inspect(ctx, current)
+	if err != nil || !ok {
+		return
+	}
+	removed, err := removeProjectImages(ctx, keepCandidate(current, info.Created, time.Now(), candidatePruneGrace, candidatePruneOnly))
+	for _, ref := range removed {
+		b.logf("images: removed old candidate image %s", ref)
+	}
+	if err != nil {
+		b.logf("images: pruning old candidate images: %v", err)
+	}
+}

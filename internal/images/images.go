@@ -34,16 +34,10 @@ type Role string
 
 const (
 	RoleBase Role = "base" // debootstrapped Debian bookworm minbase (local profile only)
-	// The store servers' roles are the store kinds' (internal/storekinds).
-	RoleEtcd       Role = storekinds.Etcd       // etcd server
-	RoleZooKeeper  Role = storekinds.ZooKeeper  // ZooKeeper 3.8 server
-	RolePostgres   Role = storekinds.Postgres   // PostgreSQL 15
-	RoleRedis      Role = storekinds.Redis      // Redis 7.0
-	RoleDynamoDB   Role = storekinds.DynamoDB   // dynalite on Debian's nodejs: the DynamoDB API, in memory
-	RoleConsul     Role = storekinds.Consul     // Consul server
-	RoleKubernetes Role = storekinds.Kubernetes // kube-apiserver + kube-controller-manager (storage: the etcd image)
-	RoleTools      Role = "tools"               // iptables, iproute2, procps: fault-injection sidecars
-	RoleCandidate  Role = "candidate"           // FROM scratch + static splitbrain binary (candidates and the resource)
+	// A store server's image role is its store kind's name (internal/storekinds): etcd,
+	// zookeeper, postgres, redis, dynamodb (dynalite), consul, kubernetes.
+	RoleTools     Role = "tools"     // iptables, iproute2, procps: fault-injection sidecars
+	RoleCandidate Role = "candidate" // FROM scratch + static splitbrain binary (candidates and the resource)
 )
 
 // Roles lists every role a run can ask for, in build order (the base is implied): every

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 )
@@ -82,12 +83,12 @@ func TestImagesRunTheirBinaries(t *testing.T) {
 		cmd        []string
 		want       string
 	}{
-		{RoleEtcd, nil, []string{"/usr/local/bin/etcd", "--version"}, "etcd Version: " + strings.TrimPrefix(EtcdVersion, "v")},
-		{RoleConsul, nil, []string{"consul", "version"}, "Consul " + ConsulVersion},
-		{RoleRedis, nil, []string{"redis-server", "--version"}, "Redis server v=7.0."},
-		{RolePostgres, nil, []string{"/usr/lib/postgresql/15/bin/postgres", "--version"}, "(PostgreSQL) 15."},
-		{RoleZooKeeper, nil, []string{"version"}, "Apache ZooKeeper, version 3.8."},
-		{RoleDynamoDB, nil, []string{"node", "-p", "require('dynalite/package.json').version + ' ' + process.version"}, DynaliteVersion + " v18."},
+		{storekinds.Etcd, nil, []string{"/usr/local/bin/etcd", "--version"}, "etcd Version: " + strings.TrimPrefix(EtcdVersion, "v")},
+		{storekinds.Consul, nil, []string{"consul", "version"}, "Consul " + ConsulVersion},
+		{storekinds.Redis, nil, []string{"redis-server", "--version"}, "Redis server v=7.0."},
+		{storekinds.Postgres, nil, []string{"/usr/lib/postgresql/15/bin/postgres", "--version"}, "(PostgreSQL) 15."},
+		{storekinds.ZooKeeper, nil, []string{"version"}, "Apache ZooKeeper, version 3.8."},
+		{storekinds.DynamoDB, nil, []string{"node", "-p", "require('dynalite/package.json').version + ' ' + process.version"}, DynaliteVersion + " v18."},
 		{RoleTools, nil, []string{"sh", "-c", "iptables --version && ip -V && ps --version"}, "iptables v1."},
 		{RoleCandidate, nil, []string{"version"}, "splitbrain"},
 		// The base is cleaned: policy-rc.d refuses service starts, no apt lists or .debs.

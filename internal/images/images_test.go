@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 func TestMirrorFromDeb822(t *testing.T) {
@@ -118,7 +120,7 @@ func TestParseRoles(t *testing.T) {
 		t.Fatalf("empty: got %v, %v; want all roles", all, err)
 	}
 	got, err := ParseRoles("redis, etcd,redis")
-	if err != nil || len(got) != 2 || got[0] != RoleRedis || got[1] != RoleEtcd {
+	if err != nil || len(got) != 2 || got[0] != storekinds.Redis || got[1] != storekinds.Etcd {
 		t.Fatalf("got %v, %v; want [redis etcd]", got, err)
 	}
 	if _, err := ParseRoles("etcd,mysql"); err == nil || !strings.Contains(err.Error(), "mysql") || !strings.Contains(err.Error(), "zookeeper") {
@@ -128,8 +130,8 @@ func TestParseRoles(t *testing.T) {
 
 func TestContentHashStableAndSensitive(t *testing.T) {
 	base := recipe{
-		role:       RoleEtcd,
-		dockerfile: dockerfileFor(RoleEtcd, "splitbrain.invalid/base:x"),
+		role:       storekinds.Etcd,
+		dockerfile: dockerfileFor(storekinds.Etcd, "splitbrain.invalid/base:x"),
 		parentID:   "sha256:aaaa",
 		files:      []contextFile{{name: "etcd", mode: 0o755, data: []byte("binary")}, {name: "b.sh", mode: 0o755, data: []byte("echo")}},
 	}
@@ -155,7 +157,7 @@ func TestContentHashStableAndSensitive(t *testing.T) {
 		},
 		"parent id":    func(r *recipe) { r.parentID = "sha256:bbbb" },
 		"dockerfile":   func(r *recipe) { r.dockerfile += "\n# changed" },
-		"role":         func(r *recipe) { r.role = RoleRedis },
+		"role":         func(r *recipe) { r.role = storekinds.Redis },
 		"missing file": func(r *recipe) { r.files = base.files[:1] },
 		// name/content boundary: moving a byte from the name into the data must not collide
 		"boundary": func(r *recipe) {
@@ -209,7 +211,7 @@ func TestEmbeddedDockerfiles(t *testing.T) {
 }
 
 func TestBuildErrorMessage(t *testing.T) {
-	err := error(&BuildError{Role: RoleRedis, Step: "Step 2/4 : RUN apt-get update", Log: []string{"E: Unable to locate package", "boom"}, Err: errors.New("exit 100")})
+	err := error(&BuildError{Role: storekinds.Redis, Step: "Step 2/4 : RUN apt-get update", Log: []string{"E: Unable to locate package", "boom"}, Err: errors.New("exit 100")})
 	msg := err.Error()
 	for _, want := range []string{"redis", "Step 2/4", "exit 100", "boom"} {
 		if !strings.Contains(msg, want) {
@@ -217,7 +219,7 @@ func TestBuildErrorMessage(t *testing.T) {
 		}
 	}
 	var be *BuildError
-	if !errors.As(err, &be) || be.Role != RoleRedis {
+	if !errors.As(err, &be) || be.Role != storekinds.Redis {
 		t.Fatal("errors.As failed")
 	}
 }
@@ -273,10 +275,10 @@ func TestLaunchForEveryRole(t *testing.T) {
 			t.Errorf("roleDefs has %s, which no store kind (internal/storekinds) and no run uses", r)
 		}
 	}
-	if OfficialRef(RoleEtcd) != "gcr.io/etcd-development/etcd:"+EtcdVersion {
-		t.Errorf("official etcd ref %q does not match the local version %s", OfficialRef(RoleEtcd), EtcdVersion)
+	if OfficialRef(storekinds.Etcd) != "gcr.io/etcd-development/etcd:"+EtcdVersion {
+		t.Errorf("official etcd ref %q does not match the local version %s", OfficialRef(storekinds.Etcd), EtcdVersion)
 	}
-	if OfficialRef(RoleConsul) != "hashicorp/consul:"+strings.TrimPrefix(ConsulVersion, "v") {
-		t.Errorf("official consul ref %q does not match the local version %s", OfficialRef(RoleConsul), ConsulVersion)
+	if OfficialRef(storekinds.Consul) != "hashicorp/consul:"+strings.TrimPrefix(ConsulVersion, "v") {
+		t.Errorf("official consul ref %q does not match the local version %s", OfficialRef(storekinds.Consul), ConsulVersion)
 	}
 }

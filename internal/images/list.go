@@ -52,14 +52,3 @@ func List(ctx context.Context, profile Profile) ([]Status, error) {
 	}
 	return out, nil
 }
-
-func (b *builder) status(ctx context.Context, role Role, ref, note string) Status {
-	st := Status{Role: role, Ref: ref, Note: note}
-	info, ok, err := b.inspect(ctx, ref)
-	if err != nil {
-		st.Note = err.Error()
-		return st
-	}
-	st.Present, st.Size, st.Created = ok, info.Size, info.Created
-	return st
-}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // DynaliteVersion is the dynalite release in the local dynamodb image (pinned, with every
@@ -24,10 +26,10 @@ func dynaliteModules(ctx context.Context, log io.Writer) (string, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
 	out, err := npmModules(ctx, logf, "dynalite-"+DynaliteVersion, embedded("dynalite/package.json"), embedded("dynalite/package-lock.json"))
 	if err != nil {
-		return "", &BuildError{Role: RoleDynamoDB, Step: "npm ci (dynalite " + DynaliteVersion + ")", Err: err}
+		return "", &BuildError{Role: storekinds.DynamoDB, Step: "npm ci (dynalite " + DynaliteVersion + ")", Err: err}
 	}
 	if _, err := os.Stat(filepath.Join(out, "node_modules", "dynalite", "package.json")); err != nil {
-		return "", &BuildError{Role: RoleDynamoDB, Step: "npm ci (dynalite " + DynaliteVersion + ")", Err: fmt.Errorf("npm ci left no node_modules/dynalite: %w", err)}
+		return "", &BuildError{Role: storekinds.DynamoDB, Step: "npm ci (dynalite " + DynaliteVersion + ")", Err: fmt.Errorf("npm ci left no node_modules/dynalite: %w", err)}
 	}
 	return out, nil
 }
@@ -44,7 +46,7 @@ func dynaliteContext(modules string) ([]contextFile, error) {
 	}
 	tree, err := moduleTree(modules, "dynalite")
 	if err != nil {
-		return nil, &BuildError{Role: RoleDynamoDB, Step: "read " + filepath.Join(modules, "node_modules"), Err: err}
+		return nil, &BuildError{Role: storekinds.DynamoDB, Step: "read " + filepath.Join(modules, "node_modules"), Err: err}
 	}
 	return append(files, tree...), nil
 }

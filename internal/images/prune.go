@@ -75,22 +75,6 @@ func keepCandidate(current string, currentBuilt, now time.Time, grace time.Durat
 	}
 }
 
-// pruneOldCandidates runs after Ensure built the candidate image current, so that one new
-// image per splitbrain binary does not pile up. Failures are logged, never fatal.
-func (b *builder) pruneOldCandidates(ctx context.Context, current string) {
-	info, ok, err := b.inspect(ctx, current)
-	if err != nil || !ok {
-		return
-	}
-	removed, err := removeProjectImages(ctx, keepCandidate(current, info.Created, time.Now(), candidatePruneGrace, candidatePruneOnly))
-	for _, ref := range removed {
-		b.logf("images: removed old candidate image %s", ref)
-	}
-	if err != nil {
-		b.logf("images: pruning old candidate images: %v", err)
-	}
-}
-
 // PruneResult says what Prune did.
 type PruneResult struct {
 	Kept    []string // the current set's references

@@ -9,6 +9,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 //go:embed dockerfiles
@@ -77,9 +79,9 @@ func dockerfileFor(role Role, parent string) string {
 // scriptFiles lists the embedded scripts a role's build context needs.
 func scriptFiles(role Role) []contextFile {
 	switch role {
-	case RolePostgres:
+	case storekinds.Postgres:
 		return []contextFile{{name: "postgres-entrypoint.sh", mode: 0o755, data: embedded("postgres-entrypoint.sh")}}
-	case RoleZooKeeper:
+	case storekinds.ZooKeeper:
 		return []contextFile{{name: "zk-entrypoint.sh", mode: 0o755, data: embedded("zk-entrypoint.sh")}}
 	}
 	return nil

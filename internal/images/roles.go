@@ -3,6 +3,8 @@ package images
 import (
 	"context"
 	"strings"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // roleDef is everything that differs per image role, declared once: a new store's image is
@@ -23,7 +25,7 @@ type roleDef struct {
 // (nothing upstream holds our binary, our fault tools, or both Kubernetes servers in one
 // image).
 var roleDefs = map[Role]roleDef{
-	RoleEtcd: {
+	storekinds.Etcd: {
 		official: "gcr.io/etcd-development/etcd:" + EtcdVersion,
 		launch: func(Profile) Launch {
 			return Launch{Cmd: []string{"/usr/local/bin/etcd"}, Ports: []string{"2379/tcp", "2380/tcp"},
@@ -34,7 +36,7 @@ var roleDefs = map[Role]roleDef{
 			return []contextFile{{name: "etcd", mode: 0o755, data: data}}, err
 		},
 	},
-	RoleZooKeeper: {
+	storekinds.ZooKeeper: {
 		official: "zookeeper:3.8",
 		launch: func(Profile) Launch {
 			return Launch{Cmd: []string{"zkServer.sh", "start-foreground"}, Ports: []string{"2181/tcp", "2888/tcp", "3888/tcp"},
@@ -42,7 +44,7 @@ var roleDefs = map[Role]roleDef{
 				Notes: "set ZOO_MY_ID and ZOO_SERVERS=\"server.1=zk-1:2888:3888;2181 ...\"; JVMFLAGS for JVM options"}
 		},
 	},
-	RolePostgres: {
+	storekinds.Postgres: {
 		official: "postgres:15",
 		launch: func(profile Profile) Launch {
 			l := Launch{Cmd: []string{"postgres", "-c", "fsync=off"}, Ports: []string{"5432/tcp"},
@@ -54,14 +56,14 @@ var roleDefs = map[Role]roleDef{
 			return l
 		},
 	},
-	RoleRedis: {
+	storekinds.Redis: {
 		official: "redis:7.0",
 		launch: func(Profile) Launch {
 			return Launch{Cmd: []string{"redis-server", "--bind", "0.0.0.0", "--protected-mode", "no", "--save", "", "--appendonly", "no"},
 				Ports: []string{"6379/tcp"}, Notes: "libfaketime does not work with Debian's redis (jemalloc)"}
 		},
 	},
-	RoleDynamoDB: {
+	storekinds.DynamoDB: {
 		// Not dynalite: the DynamoDB-compatible server AWS publishes (a Java jar, in memory here
 		// by its default command), on the same port.
 		official: "amazon/dynamodb-local:2.5.2",
@@ -86,7 +88,7 @@ var roleDefs = map[Role]roleDef{
 			return dynaliteContext(dir)
 		},
 	},
-	RoleConsul: {
+	storekinds.Consul: {
 		official: "hashicorp/consul:" + strings.TrimPrefix(ConsulVersion, "v"),
 		launch: func(profile Profile) Launch {
 			l := Launch{Cmd: []string{"consul", "agent", "-dev", "-client", "0.0.0.0"}, Ports: []string{"8500/tcp", "8300/tcp", "8301/tcp"},
@@ -101,7 +103,7 @@ var roleDefs = map[Role]roleDef{
 			return []contextFile{{name: "consul", mode: 0o755, data: data}}, err
 		},
 	},
-	RoleKubernetes: {
+	storekinds.Kubernetes: {
 		// Kubernetes publishes one image per component; this store runs both from one image,
 		// built from the same modules in both profiles.
 		launch: func(Profile) Launch {

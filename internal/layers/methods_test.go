@@ -15,17 +15,8 @@ import (
 // behaviour in its own file and one or two beside it.
 const maxMethodFiles = 3
 
-// methodFileDebt are the types whose methods still span more files, with today's count: it
-// may only go down (lower it here when it does). nemesis.Nemesis waits for the nemesis to be
-// split by mechanism (issue 45); the Engine's and the image builder's files are by subject.
-var methodFileDebt = map[string]int{
-	"internal/images.builder":  5,
-	"internal/platform.Engine": 6,
-	"nemesis.Nemesis":          10,
-}
-
 // TestMethodsStayTogether fails when a type's methods (outside tests) span more than
-// maxMethodFiles files anywhere in the module, beyond the debt listed above.
+// maxMethodFiles files anywhere in the module. There is no list of exceptions.
 func TestMethodsStayTogether(t *testing.T) {
 	spans := map[string]map[string]bool{}
 	root := "../.."
@@ -74,25 +65,13 @@ func TestMethodsStayTogether(t *testing.T) {
 	}
 	sort.Strings(types)
 	for _, k := range types {
-		n, allowed := len(spans[k]), maxMethodFiles
-		if debt, ok := methodFileDebt[k]; ok {
-			allowed = debt
-			if n < debt {
-				t.Errorf("%s's methods now span %d files, fewer than its listed debt %d: lower it in methodFileDebt", k, n, debt)
-			}
-		}
-		if n > allowed {
+		if n := len(spans[k]); n > maxMethodFiles {
 			var files []string
 			for f := range spans[k] {
 				files = append(files, f)
 			}
 			sort.Strings(files)
-			t.Errorf("%s's methods span %d files (%s), more than %d: keep a type's methods in its own file and at most %d beside it", k, n, strings.Join(files, ", "), allowed, maxMethodFiles-1)
-		}
-	}
-	for k := range methodFileDebt {
-		if spans[k] == nil {
-			t.Errorf("%s is listed in methodFileDebt but has no methods any more: remove it", k)
+			t.Errorf("%s's methods span %d files (%s), more than %d: keep a type's methods in its own file and at most %d beside it", k, n, strings.Join(files, ", "), maxMethodFiles, maxMethodFiles-1)
 		}
 	}
 }

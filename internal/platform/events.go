@@ -49,10 +49,8 @@ type Watcher struct {
 	lastDie map[string]ContainerEvent // newest die per container id
 }
 
-// Watch subscribes to start/die/oom/destroy events of every project container and calls fn
-// for each, in the engine's order, from one goroutine. The subscription is live when Watch
-// returns. fn filters by RunID (a pooled store cluster carries its pool's id).
-func (e *Engine) Watch(ctx context.Context, fn func(ContainerEvent)) (*Watcher, error) {
+// watch is Engine.Watch's work.
+func watch(ctx context.Context, e *Engine, fn func(ContainerEvent)) (*Watcher, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{cancel: cancel, done: make(chan struct{}), lastDie: map[string]ContainerEvent{}}
 	filters := client.Filters{}.

@@ -145,7 +145,7 @@ func ChooseSubnet(pool netip.Prefix, used []netip.Prefix, offset int) (netip.Pre
 }
 
 // usedSubnets lists every subnet of every existing Docker network.
-func (e *Engine) usedSubnets(ctx context.Context) ([]netip.Prefix, error) {
+func usedSubnets(ctx context.Context, e *Engine) ([]netip.Prefix, error) {
 	res, err := e.cli.NetworkList(ctx, client.NetworkListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list networks: %w", err)
@@ -161,9 +161,8 @@ func (e *Engine) usedSubnets(ctx context.Context) ([]netip.Prefix, error) {
 	return used, nil
 }
 
-// NewNetwork creates the run's bridge network on a free /24 of the pool. Several runs may
-// start at once: when the engine reports an overlap we lost a race and try another subnet.
-func (e *Engine) NewNetwork(ctx context.Context, runID string) (*Network, error) {
+// newNetwork is Engine.NewNetwork's work.
+func newNetwork(ctx context.Context, e *Engine, runID string) (*Network, error) {
 	if err := ValidateRunID(runID); err != nil {
 		return nil, err
 	}
@@ -174,7 +173,7 @@ func (e *Engine) NewNetwork(ctx context.Context, runID string) (*Network, error)
 	name := "splitbrain-" + runID
 	var lastErr error
 	for attempt := 0; attempt < 8; attempt++ {
-		used, err := e.usedSubnets(ctx)
+		used, err := usedSubnets(ctx, e)
 		if err != nil {
 			return nil, err
 		}

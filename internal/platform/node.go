@@ -113,10 +113,8 @@ type Node struct {
 // ContainerName is the Docker name of a run's node.
 func ContainerName(runID, node string) string { return "splitbrain-" + runID + "-" + node }
 
-// Start creates and starts a node on net (nil only with NetworkMode "container:..."), waits
-// for spec.Wait, and streams its logs. On failure nothing of it is left behind and the error
-// carries the tail of its log.
-func (e *Engine) Start(ctx context.Context, runID string, net *Network, spec NodeSpec) (*Node, error) {
+// startNode is Engine.Start's work.
+func startNode(ctx context.Context, e *Engine, runID string, net *Network, spec NodeSpec) (*Node, error) {
 	if err := ValidateRunID(runID); err != nil {
 		return nil, err
 	}

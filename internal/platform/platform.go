@@ -160,3 +160,23 @@ var ErrNotRunning = errors.New("container is not running")
 func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), teardownTimeout)
 }
+
+// Start creates and starts a node on net (nil only with NetworkMode "container:..."), waits
+// for spec.Wait, and streams its logs. On failure nothing of it is left behind and the error
+// carries the tail of its log.
+func (e *Engine) Start(ctx context.Context, runID string, net *Network, spec NodeSpec) (*Node, error) {
+	return startNode(ctx, e, runID, net, spec)
+}
+
+// NewNetwork creates the run's bridge network on a free /24 of the pool. Several runs may
+// start at once: when the engine reports an overlap we lost a race and try another subnet.
+func (e *Engine) NewNetwork(ctx context.Context, runID string) (*Network, error) {
+	return newNetwork(ctx, e, runID)
+}
+
+// Watch subscribes to start/die/oom/destroy events of every project container and calls fn
+// for each, in the engine's order, from one goroutine. The subscription is live when Watch
+// returns. fn filters by RunID (a pooled store cluster carries its pool's id).
+func (e *Engine) Watch(ctx context.Context, fn func(ContainerEvent)) (*Watcher, error) {
+	return watch(ctx, e, fn)
+}
