@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
-	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
@@ -275,7 +274,7 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 	if err := opts.validate(); err != nil {
 		return nil, nil, err
 	}
-	storeless := opts.Store == contract.StoreNone
+	storeless := opts.Store == storekinds.None
 	var def storekinds.Def
 	if !storeless {
 		d, ok := storekinds.Lookup(opts.Store)

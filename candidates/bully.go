@@ -11,12 +11,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var bullyElection = runtime.Spec{
-	Name: "bully", Store: contract.StoreNone, Negative: true,
+	Name: "bully", Store: storekinds.None, Negative: true,
 	Summary: "NEGATIVE CONTROL: bully election among the candidates (no quorum); token = epoch (max seen + 1)",
 	Timing:  peerRecipeTiming,
 	New: func(ctx context.Context, env runtime.Env) (runtime.Recipe, error) {

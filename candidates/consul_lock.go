@@ -24,6 +24,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // consulLockRetry is consul/api's DefaultLockRetryTime: a waiter whose acquire was refused
@@ -31,7 +32,7 @@ import (
 const consulLockRetry = consul.DefaultLockRetryTime
 
 var consulLock = runtime.Spec{
-	Name: "consul-lock", Store: contract.StoreConsul,
+	Name: "consul-lock", Store: storekinds.Consul,
 	Summary: "consul/api Lock on a TTL session with lock-delay = TTL; token = the lock key's LockIndex",
 	Timing: func(c contract.Config) runtime.Timing {
 		ttl := consulTTL(c.LeaseTTL)

@@ -27,10 +27,11 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var dynamoLease = runtime.Spec{
-	Name: "dynamodb-lease", Store: contract.StoreDynamoDB, ClockAware: true,
+	Name: "dynamodb-lease", Store: storekinds.DynamoDB, ClockAware: true,
 	Summary: "DynamoDB conditional UpdateItem lease (expiry on the candidate clock); token = version attribute",
 	Timing:  dynamoTiming,
 	New:     newDynamoLease,

@@ -19,10 +19,11 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var etcdElection = runtime.Spec{
-	Name: "etcd-election", Store: contract.StoreEtcd,
+	Name: "etcd-election", Store: storekinds.Etcd,
 	Summary: "etcd concurrency.Election on a leased session; token = leader key create revision",
 	Steps:   []string{"lock-acquired"},
 	Timing: func(c contract.Config) runtime.Timing {

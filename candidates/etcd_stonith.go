@@ -37,6 +37,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var etcdStonith = stonithSpec("etcd-stonith", false, false,
@@ -50,7 +51,7 @@ var etcdStonithReadback = stonithSpec("etcd-stonith-readback", false, true,
 
 func stonithSpec(name string, proceed, readBack bool, summary string) runtime.Spec {
 	return runtime.Spec{
-		Name: name, Store: contract.StoreEtcd, Negative: proceed, Summary: summary,
+		Name: name, Store: storekinds.Etcd, Negative: proceed, Summary: summary,
 		Steps: stonithSteps(proceed), Fences: true,
 		Timing: func(c contract.Config) runtime.Timing {
 			ttl := etcdTTL(c.LeaseTTL)

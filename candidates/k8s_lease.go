@@ -32,10 +32,11 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var k8sLease = runtime.Spec{
-	Name: "k8s-lease", Store: contract.StoreKubernetes,
+	Name: "k8s-lease", Store: storekinds.Kubernetes,
 	Summary: "client-go leaderelection.RunOrDie on a Lease; leader works only while its last renew proves the lease; token = leaseTransitions + 1 at acquisition",
 	Timing:  k8sLeaseTiming,
 	New:     newK8sLease,

@@ -30,6 +30,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // Steps of k8s-sidecar, each printed before the election it leads to (the recipe chaos
@@ -60,7 +61,7 @@ const sidecarAddr = "127.0.0.1:7070"
 const EnvSidecarListenFD = "SPLITBRAIN_SIDECAR_LISTEN_FD"
 
 var k8sSidecar = runtime.Spec{
-	Name: "k8s-sidecar", Store: contract.StoreKubernetes,
+	Name: "k8s-sidecar", Store: storekinds.Kubernetes,
 	Summary: "leader-election sidecar: a client-go leaderelection process reports leader + token (leaseTransitions + 1) on a loopback health endpoint; the application process polls it every retry interval and writes while it says leader",
 	Steps:   []string{StepLeaseAcquired, StepLeaseRenewed, StepPollLeader},
 	Timing:  k8sSidecarTiming,

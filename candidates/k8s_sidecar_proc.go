@@ -21,6 +21,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // RunLeaseSidecar is the k8s-sidecar recipe's sidecar process: client-go leaderelection on
@@ -39,8 +40,8 @@ func RunLeaseSidecar(ctx context.Context, lookup func(string) (string, bool), st
 	if err != nil {
 		return &runtime.ConfigError{Err: err}
 	}
-	if cfg.Store != contract.StoreKubernetes {
-		return &runtime.ConfigError{Err: fmt.Errorf("the lease sidecar runs on store %s, not %q", contract.StoreKubernetes, cfg.Store)}
+	if cfg.Store != storekinds.Kubernetes {
+		return &runtime.ConfigError{Err: fmt.Errorf("the lease sidecar runs on store %s, not %q", storekinds.Kubernetes, cfg.Store)}
 	}
 	p := k8sSidecarParams(cfg)
 	logf := func(format string, args ...any) {

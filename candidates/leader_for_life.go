@@ -27,10 +27,11 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var leaderForLife = runtime.Spec{
-	Name: "leader-for-life", Store: contract.StoreKubernetes,
+	Name: "leader-for-life", Store: storekinds.Kubernetes,
 	Summary: "operator-lib leader.Become: a lock ConfigMap owned by the candidate's Pod, gone only when the garbage collector follows the Pod; token = the lock's creation resourceVersion; no loss detection",
 	Timing:  leaderForLifeTiming,
 	New:     newLeaderForLife,

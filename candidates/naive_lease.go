@@ -18,13 +18,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var naiveLease = runtime.Spec{
-	Name: "naive-lease", Store: contract.StoreRedis, ClockAware: true, Negative: true,
+	Name: "naive-lease", Store: storekinds.Redis, ClockAware: true, Negative: true,
 	Summary: "NEGATIVE CONTROL: GET record, SET it if expired by the local clock (not atomic)",
 	Steps:   []string{"token-drawn", "lock-acquired"},
 	Timing:  redisTiming,

@@ -30,10 +30,11 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var postgresAdvisory = runtime.Spec{
-	Name: "postgres-advisory", Store: contract.StorePostgres,
+	Name: "postgres-advisory", Store: storekinds.Postgres,
 	Summary: "PostgreSQL session advisory lock on one connection + term row; token = term",
 	Steps:   []string{"lock-acquired", "token-drawn"},
 	Timing: func(c contract.Config) runtime.Timing {

@@ -33,10 +33,11 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var raftElection = runtime.Spec{
-	Name: "raft", Store: contract.StoreNone,
+	Name: "raft", Store: storekinds.None,
 	Summary: "hashicorp/raft among the candidates (no store); token = the Raft term",
 	Steps:   []string{"leader-verified"},
 	Timing:  raftTiming,

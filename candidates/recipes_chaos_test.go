@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/splitbrain-chaos/splitbrain/libraries"
 	"io"
 	"net"
 	"net/http/httptest"
@@ -23,12 +22,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/libraries"
+
 	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/internal/boundtest"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/workloads/resource"
 )
@@ -169,7 +171,7 @@ func newGroup(t *testing.T, store string, eps []string, election string, command
 	if ph, ok := podHosts.Load(strings.Join(eps, ",")); ok {
 		g.pods = ph.(stores.PodHost)
 	}
-	if store == contract.StoreNone {
+	if store == storekinds.None {
 		// Peers on one machine: id=127.0.0.1:port, a free port each; a restarted node keeps
 		// its port and its state directory (TMPDIR), as a restarted container would.
 		g.ports = map[string]int{}
@@ -718,7 +720,7 @@ func TestRecipes(t *testing.T) {
 	for _, st := range order {
 		t.Run(st, func(t *testing.T) {
 			var eps []string
-			if st != contract.StoreNone {
+			if st != storekinds.None {
 				kind, err := stores.ParseKind(st)
 				if err != nil {
 					t.Fatal(err)
@@ -730,7 +732,7 @@ func TestRecipes(t *testing.T) {
 					switch {
 					case !d.Describe().Negative:
 						runRecipe(t, d, eps, true)
-					case st == contract.StoreNone:
+					case st == storekinds.None:
 						// bully and ring are wrong only when the network splits: on a whole
 						// network they elect, hand off and fail over like a safe recipe.
 						runRecipe(t, d, eps, false)
@@ -739,7 +741,7 @@ func TestRecipes(t *testing.T) {
 					}
 				})
 			}
-			if st == contract.StoreEtcd {
+			if st == storekinds.Etcd {
 				t.Run("external-candidate", func(t *testing.T) { externalCandidate(t, eps) })
 			}
 		})
@@ -758,7 +760,7 @@ func externalCandidate(t *testing.T, eps []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := newGroup(t, contract.StoreEtcd, eps, "t-external", func() *exec.Cmd { return exec.Command(bin) })
+	g := newGroup(t, storekinds.Etcd, eps, "t-external", func() *exec.Cmd { return exec.Command(bin) })
 	exercise(t, g, def, true)
 	for _, e := range g.events {
 		if e.Kind == history.KindCampaigning && strings.Contains(e.Reason, "clock") {
@@ -776,8 +778,8 @@ func TestLeaderForLifePod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eps := launchStore(t, stores.KindKubernetes, stores.DefaultNodes(stores.KindKubernetes))
-	g := newGroup(t, contract.StoreKubernetes, eps, "t-lfl-pod", selfCommand("leader-for-life"))
+	eps := launchStore(t, storekinds.Kubernetes, stores.DefaultNodes(storekinds.Kubernetes))
+	g := newGroup(t, storekinds.Kubernetes, eps, "t-lfl-pod", selfCommand("leader-for-life"))
 	tm := def.TimingFor(g.cfg)
 	for _, n := range []string{"c1", "c2", "c3"} {
 		g.start(n)

@@ -13,12 +13,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var redisIncrAfterSetNX = runtime.Spec{
-	Name: "redis-incr-after-setnx", Store: contract.StoreRedis, ClockAware: true, Negative: true,
+	Name: "redis-incr-after-setnx", Store: storekinds.Redis, ClockAware: true, Negative: true,
 	Summary: "NEGATIVE CONTROL: SET NX PX, then INCR as a second command; lease counted from the end of the acquire",
 	Steps:   []string{"lock-acquired", "token-drawn"},
 	Timing:  redisTiming,

@@ -20,10 +20,11 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var redisSetNX = runtime.Spec{
-	Name: "redis-setnx", Store: contract.StoreRedis, ClockAware: true,
+	Name: "redis-setnx", Store: storekinds.Redis, ClockAware: true,
 	Summary: "Redis SET NX PX + INCR in one Lua script; token = fence counter",
 	Steps:   []string{"lock-acquired"},
 	Timing:  redisTiming,

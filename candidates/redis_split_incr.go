@@ -10,12 +10,12 @@ package candidates
 import (
 	"context"
 
-	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var redisSplitIncr = runtime.Spec{
-	Name: "redis-split-incr", Store: contract.StoreRedis, ClockAware: true, Negative: true,
+	Name: "redis-split-incr", Store: storekinds.Redis, ClockAware: true, Negative: true,
 	Summary: "NEGATIVE CONTROL: INCR a ticket when the campaign starts, then poll SET NX PX; token = that ticket",
 	Steps:   []string{"token-drawn", "lock-acquired"},
 	Timing:  redisTiming,

@@ -30,10 +30,11 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var redlock = runtime.Spec{
-	Name: "redlock", Store: contract.StoreRedisMulti, ClockAware: true,
+	Name: "redlock", Store: storekinds.RedisMulti, ClockAware: true,
 	Summary: "Redlock (go-redsync/redsync v4) over N independent Redis servers; no fencing token: token = acquisition time on the candidate clock (ms)",
 	Timing:  redlockTiming,
 	New:     newRedlock,

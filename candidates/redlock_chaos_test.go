@@ -16,6 +16,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/boundtest"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
@@ -29,7 +30,7 @@ func TestRedlockQuorum(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := platformtest.NewRun(t, 5*time.Minute)
-	cl := run.LaunchStore(t, stores.Options{Kind: stores.KindRedisMulti, LogDir: t.TempDir()})
+	cl := run.LaunchStore(t, stores.Options{Kind: storekinds.RedisMulti, LogDir: t.TempDir()})
 	nodes := cl.Nodes()
 	if len(nodes) != 5 {
 		t.Fatalf("redis-multi started %d servers, want the default 5", len(nodes))

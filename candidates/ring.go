@@ -13,10 +13,11 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var ringElection = runtime.Spec{
-	Name: "ring", Store: contract.StoreNone, Negative: true,
+	Name: "ring", Store: storekinds.None, Negative: true,
 	Summary: "NEGATIVE CONTROL: Chang-Roberts ring election among the candidates (no quorum); token = epoch (max seen + 1)",
 	Timing:  ringTiming,
 	New: func(ctx context.Context, env runtime.Env) (runtime.Recipe, error) {

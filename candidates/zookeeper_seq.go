@@ -24,10 +24,11 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 var zookeeperSeq = runtime.Spec{
-	Name: "zookeeper-seq", Store: contract.StoreZooKeeper,
+	Name: "zookeeper-seq", Store: storekinds.ZooKeeper,
 	Summary: "ZooKeeper ephemeral sequential znode, predecessor watch; token = czxid",
 	Steps:   []string{"lock-acquired"},
 	Timing: func(c contract.Config) runtime.Timing {

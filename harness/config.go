@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
@@ -389,7 +390,7 @@ func checkExecutable(path string) error {
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // storeless reports whether the run has no coordination store.
-func (c *Config) storeless() bool { return c.Store == contract.StoreNone }
+func (c *Config) storeless() bool { return c.Store == storekinds.None }
 
 // candidateName is the i-th candidate's name (from 1).
 func candidateName(i int) string { return fmt.Sprintf("c%d", i) }

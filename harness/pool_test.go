@@ -14,22 +14,22 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
-	"github.com/splitbrain-chaos/splitbrain/internal/stores"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 func TestPoolKey(t *testing.T) {
 	ft := faketimeSetup{env: map[string]string{"LD_PRELOAD": "x", "FAKETIME_NO_CACHE": "1"},
 		files: []platform.File{{Path: "/splitbrain/faketime", Content: []byte("+0\n"), Mode: 0o644}}}
-	base := poolKey(stores.KindEtcd, 0, "local", "img:1", faketimeSetup{})
-	if got := poolKey(stores.KindEtcd, 3, "local", "img:1", faketimeSetup{}); got != base {
+	base := poolKey(storekinds.Etcd, 0, "local", "img:1", faketimeSetup{})
+	if got := poolKey(storekinds.Etcd, 3, "local", "img:1", faketimeSetup{}); got != base {
 		t.Errorf("0 nodes must mean the default 3: %q vs %q", got, base)
 	}
 	differ := map[string]string{
-		"nodes":    poolKey(stores.KindEtcd, 5, "local", "img:1", faketimeSetup{}),
-		"kind":     poolKey(stores.KindZooKeeper, 3, "local", "img:1", faketimeSetup{}),
-		"profile":  poolKey(stores.KindEtcd, 3, "official", "img:1", faketimeSetup{}),
-		"image":    poolKey(stores.KindEtcd, 3, "local", "img:2", faketimeSetup{}),
-		"faketime": poolKey(stores.KindEtcd, 3, "local", "img:1", ft),
+		"nodes":    poolKey(storekinds.Etcd, 5, "local", "img:1", faketimeSetup{}),
+		"kind":     poolKey(storekinds.ZooKeeper, 3, "local", "img:1", faketimeSetup{}),
+		"profile":  poolKey(storekinds.Etcd, 3, "official", "img:1", faketimeSetup{}),
+		"image":    poolKey(storekinds.Etcd, 3, "local", "img:2", faketimeSetup{}),
+		"faketime": poolKey(storekinds.Etcd, 3, "local", "img:1", ft),
 	}
 	for what, k := range differ {
 		if k == base {
@@ -37,11 +37,11 @@ func TestPoolKey(t *testing.T) {
 		}
 	}
 	ft2 := faketimeSetup{env: map[string]string{"FAKETIME_NO_CACHE": "1", "LD_PRELOAD": "x"}, files: ft.files}
-	if poolKey(stores.KindEtcd, 3, "local", "img:1", ft) != poolKey(stores.KindEtcd, 3, "local", "img:1", ft2) {
+	if poolKey(storekinds.Etcd, 3, "local", "img:1", ft) != poolKey(storekinds.Etcd, 3, "local", "img:1", ft2) {
 		t.Error("the key depends on map order")
 	}
 	ft3 := faketimeSetup{env: ft.env, files: []platform.File{{Path: "/splitbrain/faketime", Content: []byte("+5\n"), Mode: 0o644}}}
-	if poolKey(stores.KindEtcd, 3, "local", "img:1", ft) == poolKey(stores.KindEtcd, 3, "local", "img:1", ft3) {
+	if poolKey(storekinds.Etcd, 3, "local", "img:1", ft) == poolKey(storekinds.Etcd, 3, "local", "img:1", ft3) {
 		t.Error("different faketime file contents give the same key")
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // curator: Apache Curator 5.4.0 as Debian bookworm ships it (libraries/curator/Candidate.java),
@@ -16,7 +17,7 @@ import (
 // no backport (its LeaderLatch never reads an ephemeral owner).
 var (
 	curatorLeaderLatch = Recipe{
-		Name: "curator-leaderlatch", Store: contract.StoreZooKeeper, Folder: "curator",
+		Name: "curator-leaderlatch", Store: storekinds.ZooKeeper, Folder: "curator",
 		Args: []string{"leaderlatch"},
 		Summary: "Curator 5.4.0 LeaderLatch + LeaderLatchListener as its docs show: writes from isLeader() " +
 			"until notLeader() (the default error policy already drops leadership on SUSPENDED)",
@@ -27,7 +28,7 @@ var (
 		Upstream: curatorUpstream,
 	}
 	curatorLeaderLatchSuspended = Recipe{
-		Name: "curator-leaderlatch-suspended", Store: contract.StoreZooKeeper, Folder: "curator",
+		Name: "curator-leaderlatch-suspended", Store: storekinds.ZooKeeper, Folder: "curator",
 		Args: []string{"leaderlatch-suspended"},
 		Summary: "Curator 5.4.0 LeaderLatch plus the recommended ConnectionStateListener: SUSPENDED or LOST " +
 			"ends the belief at once; it comes back only with the latch's next isLeader()",
@@ -43,7 +44,7 @@ var (
 		Upstream: curatorUpstream,
 	}
 	curatorLeaderSelector = Recipe{
-		Name: "curator-leaderselector", Store: contract.StoreZooKeeper, Folder: "curator",
+		Name: "curator-leaderselector", Store: storekinds.ZooKeeper, Folder: "curator",
 		Args: []string{"leaderselector"},
 		Summary: "Curator 5.4.0 LeaderSelector + LeaderSelectorListenerAdapter + autoRequeue() as curator-examples' " +
 			"ExampleClient: takeLeadership() writes until interrupted (the adapter cancels it on SUSPENDED/LOST)",

@@ -5,6 +5,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // etcdctl: `etcdctl lock` from Debian's etcd-client 3.4.23 (libraries/etcdctl), both forms
@@ -13,7 +14,7 @@ import (
 // "Notes on the usage of lock and lease") is what both rows get on the fenced resource.
 var (
 	etcdctlLock = Recipe{
-		Name: "etcdctl-lock", Store: contract.StoreEtcd, Folder: "etcdctl",
+		Name: "etcdctl-lock", Store: storekinds.Etcd, Folder: "etcdctl",
 		Args: []string{"exec"},
 		Summary: "etcdctl lock --ttl=N NAME -- leader.sh in a loop (the cron-singleton pattern): the command " +
 			"leads with ETCD_LOCK_REV and is never told or stopped when the session expires",
@@ -32,7 +33,7 @@ var (
 		Upstream: etcdctlUpstream,
 	}
 	etcdctlLockHold = Recipe{
-		Name: "etcdctl-lock-hold", Store: contract.StoreEtcd, Folder: "etcdctl",
+		Name: "etcdctl-lock-hold", Store: storekinds.Etcd, Folder: "etcdctl",
 		Args: []string{"hold"},
 		Summary: "etcdctl lock --ttl=N NAME without a command: lead while that etcdctl runs (it exits " +
 			"'session expired' on lease loss), checked before every write",

@@ -5,13 +5,14 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // kazoo: kazoo 2.8.0 (Debian) Election.run (libraries/kazoo/kazoo_election.py), with
 // KazooClient(hosts=<endpoints>, timeout=TTL) and everything else at kazoo's defaults.
 var (
 	kazooElection = Recipe{
-		Name: "kazoo-election", Store: contract.StoreZooKeeper, Folder: "kazoo",
+		Name: "kazoo-election", Store: storekinds.ZooKeeper, Folder: "kazoo",
 		Args:    []string{"shipped"},
 		Summary: "kazoo 2.8.0 zk.Election(path, id).run(leader) as its docstring shows; the leader function writes until SIGTERM or a 409 and is never told of a lost session",
 		Variant: AsShipped,
@@ -26,7 +27,7 @@ var (
 		},
 	}
 	kazooElectionListener = Recipe{
-		Name: "kazoo-election-listener", Store: contract.StoreZooKeeper, Folder: "kazoo",
+		Name: "kazoo-election-listener", Store: storekinds.ZooKeeper, Folder: "kazoo",
 		Args:    []string{"listener"},
 		Summary: "kazoo 2.8.0 Election.run plus the recommended state listener: KazooState.SUSPENDED or LOST ends the leader function (checked before every write)",
 		Variant: AsRecommended,

@@ -5,12 +5,13 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // kubernetes-python: the Kubernetes Python client 22.6.0 (Debian) leaderelection with its
 // only lock, ConfigMapLock (libraries/kubernetes-python/k8s_candidate.py).
 var kubernetesPythonLeaderElection = Recipe{
-	Name: "kubernetes-python-leaderelection", Store: contract.StoreKubernetes, Folder: "kubernetes-python",
+	Name: "kubernetes-python-leaderelection", Store: storekinds.Kubernetes, Folder: "kubernetes-python",
 	Summary: "Kubernetes Python client 22.6.0 LeaderElection(Config(ConfigMapLock, lease, renew deadline, retry, onstarted_leading, " +
 		"onstopped_leading)).run() as its example shows; onstarted_leading writes until onstopped_leading is called",
 	Variant: AsShipped,

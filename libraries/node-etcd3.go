@@ -5,12 +5,13 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // node-etcd3: Microsoft's etcd3 1.1.2 (npm) on the etcd store (libraries/node-etcd3/etcd3.js).
 var (
 	nodeEtcd3Election = Recipe{
-		Name: "node-etcd3-election", Store: contract.StoreEtcd, Folder: "node-etcd3",
+		Name: "node-etcd3-election", Store: storekinds.Etcd, Folder: "node-etcd3",
 		Args: []string{"election"},
 		Summary: "etcd3 1.1.2 client.election(name, ttl).campaign(id) as its documented example: work on 'elected', " +
 			"stop on 'error' and campaign again after 5 s",
@@ -36,7 +37,7 @@ var (
 		},
 	}
 	nodeEtcd3Lock = Recipe{
-		Name: "node-etcd3-lock", Store: contract.StoreEtcd, Folder: "node-etcd3",
+		Name: "node-etcd3-lock", Store: storekinds.Etcd, Folder: "node-etcd3",
 		Args: []string{"lock"},
 		Summary: "etcd3 1.1.2 client.lock(name).ttl(ttl).do(fn) as the Lock docs show: fn is the leader's work; " +
 			"a held lock (EtcdLockFailedError) is retried every retry interval",

@@ -5,13 +5,14 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // node-redlock: redlock 4.2.0 (npm latest) with one ioredis 5 client per Redis server of
 // store redis-multi (libraries/node-redlock/redlock.js).
 var (
 	nodeRedlock = Recipe{
-		Name: "node-redlock", Store: contract.StoreRedisMulti, Folder: "node-redlock",
+		Name: "node-redlock", Store: storekinds.RedisMulti, Folder: "node-redlock",
 		Args:    []string{"shipped"},
 		Summary: "node-redlock 4.2.0 lock(resource, ttl) as the README's main example: lock, a job of writes for the renew interval (TTL/3), unlock; no extend",
 		Variant: AsShipped,
@@ -26,7 +27,7 @@ var (
 		},
 	}
 	nodeRedlockExtend = Recipe{
-		Name: "node-redlock-extend", Store: contract.StoreRedisMulti, Folder: "node-redlock",
+		Name: "node-redlock-extend", Store: storekinds.RedisMulti, Folder: "node-redlock",
 		Args:    []string{"extend"},
 		Summary: "node-redlock 4.2.0 lock(resource, ttl) + lock.extend(ttl) every renew interval (TTL/3); the leader stops at the first extend that rejects",
 		Variant: AsRecommended,

@@ -5,13 +5,14 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // python-etcd3: python-etcd3 0.12.0 (Debian) Lock used as a leader election
 // (libraries/python-etcd3/etcd3_candidate.py).
 var (
 	pythonEtcd3Lock = Recipe{
-		Name: "python-etcd3-lock", Store: contract.StoreEtcd, Folder: "python-etcd3",
+		Name: "python-etcd3-lock", Store: storekinds.Etcd, Folder: "python-etcd3",
 		Args: []string{"shipped"},
 		Summary: "python-etcd3 0.12.0 client.lock(name, ttl=TTL).acquire() as the README shows, then work while holding it: " +
 			"nothing renews the lease and nothing tells the holder it expired",
@@ -22,7 +23,7 @@ var (
 		Upstream: pythonEtcd3Upstream,
 	}
 	pythonEtcd3LockRefresh = Recipe{
-		Name: "python-etcd3-lock-refresh", Store: contract.StoreEtcd, Folder: "python-etcd3",
+		Name: "python-etcd3-lock-refresh", Store: storekinds.Etcd, Folder: "python-etcd3",
 		Args: []string{"refresh"},
 		Summary: "python-etcd3 0.12.0 Lock plus lock.refresh() every renew interval (TTL/3) and lock.is_acquired() before every write; " +
 			"the term ends when is_acquired() does not answer True",

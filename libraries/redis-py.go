@@ -5,6 +5,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // redis-py: redis-py 4.3.4 (Debian) Lock (libraries/redis-py/redis_py_lock.py), on one
@@ -12,7 +13,7 @@ import (
 // for ever), the lock's timeout the TTL.
 var (
 	redisPyLock = Recipe{
-		Name: "redis-py-lock", Store: contract.StoreRedis, Folder: "redis-py",
+		Name: "redis-py-lock", Store: storekinds.Redis, Folder: "redis-py",
 		Args:    []string{"shipped"},
 		Summary: "redis-py 4.3.4 r.lock(name, timeout=TTL): acquire, a job of TTL/4 worth of writes (TTL/4 / write interval), release; no renewal, nothing tells the holder its key expired",
 		Variant: AsShipped,
@@ -26,7 +27,7 @@ var (
 		},
 	}
 	redisPyLockExtend = Recipe{
-		Name: "redis-py-lock-extend", Store: contract.StoreRedis, Folder: "redis-py",
+		Name: "redis-py-lock-extend", Store: storekinds.Redis, Folder: "redis-py",
 		Args:    []string{"extend"},
 		Summary: "redis-py 4.3.4 Lock held for the whole tenure: extend(TTL, replace_ttl=True) every renew interval (TTL/3), owned() before every write",
 		Variant: AsRecommended,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // tooz: OpenStack tooz 3.1.0 (Debian) leader election as its tutorial shows it, one adapter
@@ -14,7 +15,7 @@ import (
 // leadership was lost (tooz has no such event).
 var (
 	toozZooKeeper = Recipe{
-		Name: "tooz-zookeeper", Store: contract.StoreZooKeeper, Folder: "tooz",
+		Name: "tooz-zookeeper", Store: storekinds.ZooKeeper, Folder: "tooz",
 		Summary:  "tooz 3.1.0 zookeeper:// (kazoo 2.8.0 Lock under the group) watch_elected_as_leader + run_watchers loop as the tutorial shows; leads from LeaderElected, no loss event exists",
 		Variant:  AsShipped,
 		Token:    toozToken,
@@ -23,7 +24,7 @@ var (
 		Upstream: toozUpstream,
 	}
 	toozRedis = Recipe{
-		Name: "tooz-redis", Store: contract.StoreRedis, Folder: "tooz",
+		Name: "tooz-redis", Store: storekinds.Redis, Folder: "tooz",
 		Summary:  "tooz 3.1.0 redis:// (redis-py 4.3.4 Lock, renewed by the heart) watch_elected_as_leader + run_watchers loop as the tutorial shows; leads from LeaderElected, no loss event exists",
 		Variant:  AsShipped,
 		Token:    toozToken,

@@ -23,6 +23,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
@@ -371,7 +372,7 @@ func applyNow(t *testing.T, ctx context.Context, e *chaosEnv, spec string, seed 
 func (e *chaosEnv) resetEvents() { e.mu.Lock(); e.events = nil; e.mu.Unlock() }
 
 func TestChaosRedisFaults(t *testing.T) {
-	ctx, e := newChaosEnv(t, stores.KindRedis, 2)
+	ctx, e := newChaosEnv(t, storekinds.Redis, 2)
 	redis := e.cluster.Nodes()[0].Name()
 	redisIP := e.ip(ctx, redis)
 
@@ -623,7 +624,7 @@ func idOf(rec string) int {
 
 // A majority/minority split of etcd: the minority member cannot commit, the majority can.
 func TestChaosEtcdMajority(t *testing.T) {
-	ctx, e := newChaosEnv(t, stores.KindEtcd, 0)
+	ctx, e := newChaosEnv(t, storekinds.Etcd, 0)
 	for _, target := range []string{TargetStoreMinority, TargetStoreLeader} {
 		t.Run(target, func(t *testing.T) {
 			e.resetEvents()
@@ -723,13 +724,13 @@ func TestChaosEtcdMajority(t *testing.T) {
 // PostgreSQL under libfaketime with the environment FaketimeEnv names: a clock bump is
 // visible in now() of a new session and gone after heal.
 func TestChaosClockPostgres(t *testing.T) {
-	ctx, e := newChaosEnvWith(t, stores.KindPostgres, 0, func(ctx context.Context, e *chaosEnv) (*platform.Node, error) {
+	ctx, e := newChaosEnvWith(t, storekinds.Postgres, 0, func(ctx context.Context, e *chaosEnv) (*platform.Node, error) {
 		env := map[string]string{"POSTGRES_HOST_AUTH_METHOD": "trust"}
 		for k, v := range FaketimeEnv("postgres") {
 			env[k] = v
 		}
 		return e.eng.Start(ctx, e.runID, e.net, platform.NodeSpec{
-			Name: "postgres", Role: "postgres", Image: e.imgs[images.RolePostgres],
+			Name: "postgres", Role: "postgres", Image: e.imgs[storekinds.Postgres],
 			Cmd: stores.PostgresCommand(), Env: env, ExposedPorts: []string{"5432/tcp"}, LogDir: e.logDir,
 			Files: []platform.File{{Path: FaketimeFile, Content: []byte(FaketimeInitial), Mode: 0o644}},
 		})

@@ -18,6 +18,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
@@ -53,7 +54,7 @@ func startNaiveLease(t *testing.T, ctx context.Context, e *chaosEnv, ttl time.Du
 	t.Helper()
 	election := "clock-chaos"
 	cc := contract.Config{
-		NodeID: "c2", Store: contract.StoreRedis, Endpoints: e.cluster.Endpoints(),
+		NodeID: "c2", Store: storekinds.Redis, Endpoints: e.cluster.Endpoints(),
 		ResourceURL: "http://c1:8080", LeaseTTL: ttl, WriteInterval: 50 * time.Millisecond,
 		ClockFile: defaultCandidateClockFile, ElectionName: election, Recipe: "naive-lease",
 	}
@@ -103,7 +104,7 @@ func startNaiveLease(t *testing.T, ctx context.Context, e *chaosEnv, ttl time.Du
 // A real naive-lease candidate decides and writes its lease expiry on its own clock: a -1h
 // bump of that candidate's clock shows in the record it writes to Redis, and heal undoes it.
 func TestChaosClockCandidateLease(t *testing.T) {
-	ctx, e := newChaosEnv(t, stores.KindRedis, 0) // c1 runs the fenced resource
+	ctx, e := newChaosEnv(t, storekinds.Redis, 0) // c1 runs the fenced resource
 	const ttl = 2 * time.Second
 	cand, skew := startNaiveLease(t, ctx, e, ttl)
 	tol := ttl + 5*time.Second
@@ -136,7 +137,7 @@ func TestChaosClockCandidateLease(t *testing.T) {
 // computes on its clock and writes to Redis: expiry − real now grows by 2 s per real second
 // while the rate is on, and the heal brings it back.
 func TestChaosClockRateCandidate(t *testing.T) {
-	ctx, e := newChaosEnv(t, stores.KindRedis, 0)
+	ctx, e := newChaosEnv(t, storekinds.Redis, 0)
 	const ttl = 2 * time.Second
 	cand, skew := startNaiveLease(t, ctx, e, ttl)
 	tol := ttl + 5*time.Second
@@ -195,9 +196,9 @@ func fitSlope(xs, ys []float64) float64 {
 // heal undoes it. One node: a 3-node ensemble under libfaketime formed too slowly on the
 // loaded shared test machine to keep this test reliable (see the issue 4 report).
 func TestChaosClockZooKeeper(t *testing.T) {
-	ctx, e := newChaosEnvWith(t, stores.KindZooKeeper, 0, func(ctx context.Context, e *chaosEnv) (*platform.Node, error) {
+	ctx, e := newChaosEnvWith(t, storekinds.ZooKeeper, 0, func(ctx context.Context, e *chaosEnv) (*platform.Node, error) {
 		cl, err := stores.Launch(ctx, e.eng, e.net, e.runID, stores.Options{
-			Kind: stores.KindZooKeeper, Nodes: 1, Images: e.imgs, LogDir: e.logDir,
+			Kind: storekinds.ZooKeeper, Nodes: 1, Images: e.imgs, LogDir: e.logDir,
 			ExtraEnv:   FaketimeEnv("zookeeper"),
 			ExtraFiles: []platform.File{{Path: FaketimeFile, Content: []byte(FaketimeInitial), Mode: 0o644}},
 		})

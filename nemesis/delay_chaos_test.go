@@ -15,7 +15,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/faultproxy"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
-	"github.com/splitbrain-chaos/splitbrain/internal/stores"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // pingRTTs runs n Redis PINGs over one TCP connection from inside node (bash /dev/tcp) to
@@ -44,7 +44,7 @@ for i in $(seq %d); do s=$(date +%%s%%N); printf 'PING\r\n' >&3; read -r -t 10 l
 // containers and a real Redis: a delay on c2 adds 2×latency to c2's round trips as timed
 // inside c2, c1 keeps its speed, and the heal takes it away.
 func TestChaosDelayThroughProxy(t *testing.T) {
-	ctx, e := newChaosEnv(t, stores.KindRedis, 1) // c2 is a bash probe
+	ctx, e := newChaosEnv(t, storekinds.Redis, 1) // c2 is a bash probe
 	px, err := e.eng.Start(ctx, e.runID, e.net, platform.NodeSpec{
 		Name: "store-proxy", Role: "store-proxy", Image: e.imgs[images.RoleCandidate],
 		Cmd: []string{"faultproxy"}, ExposedPorts: []string{faultproxy.APIPort + "/tcp"},
@@ -188,7 +188,7 @@ func pingResult(t *testing.T, f []string) (string, time.Duration) {
 // a PING that hangs and ends when the fault heals, reset by a PING that fails at once,
 // slow-close by Redis still listing a connection the probe has closed.
 func TestChaosProxyKindsThroughProxy(t *testing.T) {
-	ctx, e := newChaosEnv(t, stores.KindRedis, 1)
+	ctx, e := newChaosEnv(t, storekinds.Redis, 1)
 	startStoreProxy(t, ctx, e, []string{"c1", "c2"})
 	probe := e.node("c2")
 	port := faultproxy.FirstLinkPort + 1

@@ -19,10 +19,10 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
-	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 	"github.com/splitbrain-chaos/splitbrain/workloads"
@@ -383,7 +383,7 @@ func (r *Row) check(d Defaults) []error {
 // StoreNames lists the stores a row can use: store kinds that have at least one recipe.
 func StoreNames() []string {
 	var out []string
-	for _, k := range append(stores.Kinds(), contract.StoreNone) { // none: peer recipes, no cluster
+	for _, k := range append(stores.Kinds(), storekinds.None) { // none: peer recipes, no cluster
 		if len(recipesFor(k)) > 0 {
 			out = append(out, k)
 		}

@@ -4,7 +4,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"github.com/splitbrain-chaos/splitbrain/libraries"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/libraries"
+
 	"github.com/splitbrain-chaos/splitbrain/candidates"
-	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
-	"github.com/splitbrain-chaos/splitbrain/internal/stores"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
@@ -394,10 +394,10 @@ func TestMatrixFile(t *testing.T) {
 			continue
 		}
 		faults := []string{"kill-leader", "pause-leader", "partition-leader-from-store"}
-		if st, _ := stores.Info(spec.Store); st.HasLeader { // etcd, ZooKeeper, Consul
+		if st, _ := storekinds.Lookup(spec.Store); st.HasLeader { // etcd, ZooKeeper, Consul
 			faults = append(faults, "partition-store-majority")
 		}
-		if spec.Store == contract.StoreNone {
+		if spec.Store == storekinds.None {
 			// No store to cut the leader from: it is cut from its peers instead.
 			faults = []string{"kill-leader", "pause-leader", isolateLeader}
 		}
@@ -414,14 +414,14 @@ func TestMatrixFile(t *testing.T) {
 	// from the store, silent and refused (the row states whether it holds: measured); the
 	// Kubernetes ones in default, and k8s-lease must hold.
 	for _, spec := range candidates.Registry.Infos() {
-		if _, lib := libraries.Lookup(spec.Name); spec.Negative || spec.Store == contract.StoreNone || lib {
+		if _, lib := libraries.Lookup(spec.Name); spec.Negative || spec.Store == storekinds.None || lib {
 			continue
 		}
 		tier := all
 		// k8s-sidecar's cut is a race between the sidecar's detection plus the application's
 		// poll and the successor's takeover (docs/candidates.md, k8s-sidecar): measured, stated
 		// with miss:, and too slow to settle for the default tier.
-		if spec.Store == contract.StoreKubernetes && spec.Name != "k8s-sidecar" {
+		if spec.Store == storekinds.Kubernetes && spec.Name != "k8s-sidecar" {
 			tier = def
 		}
 		for _, f := range []string{"partition-leader-silent", "partition-leader-refused"} {

@@ -94,7 +94,8 @@ const (
 // Top level, because /splitbrain is the binary itself in the candidate image.
 const ClockFilePath = "/splitbrain-clock/offset"
 
-// Store kinds, the values of EnvStore (declared once in internal/storekinds).
+// Store kinds, the values of EnvStore, for candidates written outside this module (inside
+// it they are named storekinds.X, declared once in internal/storekinds).
 const (
 	StoreEtcd      = storekinds.Etcd
 	StoreZooKeeper = storekinds.ZooKeeper

@@ -16,6 +16,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/workloads/resource"
 )
 
@@ -231,7 +232,7 @@ func (m *memRecipe) Close() error { m.mu.Lock(); defer m.mu.Unlock(); m.closed =
 
 // memRegistry is a registry of one in-memory recipe called "mem".
 func memRegistry(m *memRecipe) Registry {
-	return Registry{Spec{Name: "mem", Store: contract.StoreRedis, ClockAware: true,
+	return Registry{Spec{Name: "mem", Store: storekinds.Redis, ClockAware: true,
 		Timing: func(c contract.Config) Timing { return Timing{TTL: c.LeaseTTL, Retry: 10 * time.Millisecond} },
 		New:    func(context.Context, Env) (Recipe, error) { return m, nil }}}
 }

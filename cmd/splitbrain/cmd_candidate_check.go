@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/checkers/lint"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/history"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
@@ -24,7 +24,7 @@ import (
 func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("candidate check", stderr)
 	var c harness.Config
-	fs.StringVar(&c.Store, "store", "", "store the candidate runs on: "+strings.Join(append(stores.Kinds(), contract.StoreNone), ", ")+
+	fs.StringVar(&c.Store, "store", "", "store the candidate runs on: "+strings.Join(append(stores.Kinds(), storekinds.None), ", ")+
 		" (none: no store, the candidates elect among themselves; required)")
 	fs.StringVar(&c.CandidateCmd, "candidate-cmd", "", "host executable that speaks the candidate contract")
 	packages := fs.String("candidate-packages", "", "with --candidate-cmd: comma-separated Debian packages the script needs, e.g. python3,python3-redis")
@@ -78,7 +78,7 @@ func runCandidateCheck(ctx context.Context, args []string, stdout, stderr io.Wri
 		// write, not at a random time, and the phase ends once it healed and a leader wrote.
 		c.Workload, c.Nemesis = "steady", "partition:shape=leader-from-store,mode=drop,on=write:3,for=3xTTL,count=1"
 		c.ResourceMode = "unfenced"
-		if c.Store == contract.StoreNone {
+		if c.Store == storekinds.None {
 			c.Nemesis = "partition:shape=isolate,mode=drop,on=write:3,for=3xTTL,count=1"
 		}
 		c.Until = "faults"

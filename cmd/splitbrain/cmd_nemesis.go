@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/libraries"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
@@ -99,7 +99,7 @@ func printNemesisList(w io.Writer) {
 			clock = "no (" + strings.TrimPrefix(why, "clock skew not supported for this node: ") + ")"
 		}
 		leader := "no"
-		if st, _ := stores.Info(s); st.HasLeader {
+		if st, _ := storekinds.Lookup(s); st.HasLeader {
 			leader = "yes"
 		}
 		fmt.Fprintf(tw, "  %s\tyes\tyes\t%s\t%s\t%s\n", s, clock, leader, orDash(strings.Join(storeOnlyKinds(s), ", ")))
@@ -179,14 +179,14 @@ func runNemesisPlan(args []string, stdout, stderr io.Writer) (int, error) {
 	// The real node names (zk-1, redis-1, ...), so node:NAME targets plan as in a run; a
 	// store-less run (none) has candidates only.
 	var nodeNames []string
-	if *store == contract.StoreNone {
+	if *store == storekinds.None {
 		if *storeNodes != 0 {
-			return exitUsage, usagef("--store-nodes %d: store %s has no nodes; drop --store-nodes", *storeNodes, contract.StoreNone)
+			return exitUsage, usagef("--store-nodes %d: store %s has no nodes; drop --store-nodes", *storeNodes, storekinds.None)
 		}
 	} else {
 		kind, err := stores.ParseKind(*store)
 		if err != nil {
-			return exitUsage, usagef("--store: %v, or %s", err, contract.StoreNone)
+			return exitUsage, usagef("--store: %v, or %s", err, storekinds.None)
 		}
 		if nodeNames, err = stores.NominalNodes(kind, *storeNodes); err != nil {
 			return exitUsage, usageError{err.Error()}

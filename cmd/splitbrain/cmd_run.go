@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
-	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/faultkinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
@@ -120,8 +119,8 @@ func addRunFlags(fs *flag.FlagSet, withNemesis bool) *runFlags {
 
 // storeFlagHelp lists every store kind and none with the recipes that run without a store.
 func storeFlagHelp() string {
-	return "store: " + strings.Join(stores.Kinds(), ", ") + ", or " + contract.StoreNone +
-		" (candidates elect among themselves: " + strings.Join(candidates.Registry.NamesFor(contract.StoreNone), ", ") + ")"
+	return "store: " + strings.Join(stores.Kinds(), ", ") + ", or " + storekinds.None +
+		" (candidates elect among themselves: " + strings.Join(candidates.Registry.NamesFor(storekinds.None), ", ") + ")"
 }
 
 // storeNodesFlagHelp gives every store kind's default node count.

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
-	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
@@ -72,14 +71,14 @@ func checkUserLists(t *testing.T) {
 		}
 	}
 	for _, cmd := range []string{"run --help", "explore --help", "nemesis plan --help"} {
-		has(cmd+" --store", contract.StoreNone)
+		has(cmd+" --store", storekinds.None)
 	}
 	for _, r := range candidates.Registry.Names() {
 		for _, cmd := range []string{"run --help", "explore --help", "candidate --list"} {
 			has(cmd, r)
 		}
 	}
-	for _, r := range candidates.Registry.NamesFor(contract.StoreNone) {
+	for _, r := range candidates.Registry.NamesFor(storekinds.None) {
 		if !strings.Contains(lists["run --help"], r) {
 			t.Errorf("run --help: store none's recipes lack %s", r)
 		}

@@ -13,8 +13,9 @@ import (
 	"sync"
 )
 
-// The store kinds, the values of SPLITBRAIN_STORE. contract.Store*, stores.Kind* and the
-// store roles of images.Role* are these names.
+// The store kinds, the values of SPLITBRAIN_STORE: inside the module a store is named by
+// these (a store server's image role too); contract.Store* repeats them for candidates
+// written outside it (internal/layers TestOneSpellingOfAStoreName).
 const (
 	Etcd      = "etcd"
 	ZooKeeper = "zookeeper"

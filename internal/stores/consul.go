@@ -13,6 +13,7 @@ import (
 	consul "github.com/hashicorp/consul/api"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 const (
@@ -57,7 +58,7 @@ func launchConsul(ctx context.Context, env *launchEnv) (Cluster, error) {
 	specs := make([]platform.NodeSpec, len(names))
 	for i, n := range names {
 		specs[i] = platform.NodeSpec{
-			Name: n, Role: string(KindConsul), Image: env.image,
+			Name: n, Role: string(storekinds.Consul), Image: env.image,
 			Cmd:          ConsulCommand(n, names),
 			ExposedPorts: []string{consulHTTPPort + "/tcp"},
 			LogDir:       env.opts.LogDir,
@@ -68,7 +69,7 @@ func launchConsul(ctx context.Context, env *launchEnv) (Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &consulCluster{base{kind: KindConsul, nodes: nodes, port: consulHTTPPort}}
+	c := &consulCluster{base{kind: storekinds.Consul, nodes: nodes, port: consulHTTPPort}}
 	c.nodeRT = consulServerRoundTrip
 	c.membership = c.allVoters
 	if err := finishLaunch(ctx, env, &c.base, start, c.serverVersion); err != nil {

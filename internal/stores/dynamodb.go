@@ -16,6 +16,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 const dynamoPort = "8000"
@@ -43,8 +44,8 @@ type dynamoCluster struct{ base }
 func launchDynamoDB(ctx context.Context, env *launchEnv) (Cluster, error) {
 	// dynalite in the local profile, DynamoDB Local in the official one; both serve on 8000.
 	spec := platform.NodeSpec{
-		Name: "dynamodb", Role: string(KindDynamoDB), Image: env.image,
-		Cmd:          images.LaunchFor(env.opts.Profile, images.RoleDynamoDB).Cmd,
+		Name: "dynamodb", Role: string(storekinds.DynamoDB), Image: env.image,
+		Cmd:          images.LaunchFor(env.opts.Profile, storekinds.DynamoDB).Cmd,
 		ExposedPorts: []string{dynamoPort + "/tcp"},
 		LogDir:       env.opts.LogDir,
 	}
@@ -53,7 +54,7 @@ func launchDynamoDB(ctx context.Context, env *launchEnv) (Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &dynamoCluster{base{kind: KindDynamoDB, nodes: nodes, port: dynamoPort}}
+	c := &dynamoCluster{base{kind: storekinds.DynamoDB, nodes: nodes, port: dynamoPort}}
 	c.nodeRT = dynamoRoundTrip
 	if err := finishLaunch(ctx, env, &c.base, start, c.serverVersion); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 const (
@@ -56,7 +57,7 @@ func launchEtcd(ctx context.Context, env *launchEnv) (Cluster, error) {
 	specs := make([]platform.NodeSpec, len(names))
 	for i, n := range names {
 		specs[i] = platform.NodeSpec{
-			Name: n, Role: string(KindEtcd), Image: env.image,
+			Name: n, Role: string(storekinds.Etcd), Image: env.image,
 			Cmd:          EtcdCommand(env.runID, n, names),
 			ExposedPorts: []string{etcdClientPort + "/tcp"},
 			LogDir:       env.opts.LogDir,
@@ -69,7 +70,7 @@ func launchEtcd(ctx context.Context, env *launchEnv) (Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &etcdCluster{base{kind: KindEtcd, nodes: nodes, port: etcdClientPort}}
+	c := &etcdCluster{base{kind: storekinds.Etcd, nodes: nodes, port: etcdClientPort}}
 	c.nodeRT = c.memberRoundTrip
 	if err := finishLaunch(ctx, env, &c.base, start, c.serverVersion); err != nil {
 		return nil, err

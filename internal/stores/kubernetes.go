@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
-	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 // Node names of the kubernetes store; the candidates talk to the API server only.
@@ -126,13 +126,13 @@ func launchKubernetes(ctx context.Context, env *launchEnv) (Cluster, error) {
 	kcmFiles := []platform.File{file("controller-manager.kubeconfig",
 		kubeconfigYAML(kubeAPIServerNode+":"+kubeAPIPort, kubeAPIServerNode, pki.caPEM, kcmCert, kcmKey, "system:kube-controller-manager"))}
 
-	etcdImage := env.images[images.RoleEtcd]
+	etcdImage := env.images[storekinds.Etcd]
 	specs := []platform.NodeSpec{
-		{Name: kubeEtcdNode, Role: string(KindKubernetes), Image: etcdImage,
+		{Name: kubeEtcdNode, Role: string(storekinds.Kubernetes), Image: etcdImage,
 			Cmd:          EtcdCommand(env.runID, kubeEtcdNode, []string{kubeEtcdNode}),
 			ExposedPorts: []string{etcdClientPort + "/tcp"}, LogDir: env.opts.LogDir},
 		// The API server retries etcd until it answers, so both start at once.
-		{Name: kubeAPIServerNode, Role: string(KindKubernetes), Image: env.image, Cmd: kubeAPIServerCommand(),
+		{Name: kubeAPIServerNode, Role: string(storekinds.Kubernetes), Image: env.image, Cmd: kubeAPIServerCommand(),
 			ExposedPorts: []string{kubeAPIPort + "/tcp"}, Files: apiFiles, LogDir: env.opts.LogDir},
 	}
 	start := time.Now()
@@ -140,7 +140,7 @@ func launchKubernetes(ctx context.Context, env *launchEnv) (Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &kubeCluster{base: base{kind: KindKubernetes, nodes: nodes, port: kubeAPIPort}, pki: pki, adminCert: adminCert, adminKey: adminKey}
+	c := &kubeCluster{base: base{kind: storekinds.Kubernetes, nodes: nodes, port: kubeAPIPort}, pki: pki, adminCert: adminCert, adminKey: adminKey}
 	// The API server first, then RBAC for the candidates, then the controller manager (it
 	// gives up if the API server does not answer soon after its start).
 	rctx, cancel := context.WithTimeout(ctx, env.opts.ReadyTimeout)
@@ -155,7 +155,7 @@ func launchKubernetes(ctx context.Context, env *launchEnv) (Cluster, error) {
 		c.Close(ctx)
 		return nil, fmt.Errorf("kubernetes API server not ready within %v: %w (node logs: %s)", env.opts.ReadyTimeout, err, logHint(env.opts.LogDir))
 	}
-	kcm, err := startNodes(ctx, env, []platform.NodeSpec{{Name: kubeControllerNode, Role: string(KindKubernetes), Image: env.image,
+	kcm, err := startNodes(ctx, env, []platform.NodeSpec{{Name: kubeControllerNode, Role: string(storekinds.Kubernetes), Image: env.image,
 		Cmd: kubeControllerManagerCommand(), Files: kcmFiles, LogDir: env.opts.LogDir}})
 	if err != nil {
 		c.Close(ctx)

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
@@ -30,7 +31,7 @@ type kubeAdmin interface {
 // RBAC does not grant), the garbage collector removes a dependent of a deleted owner, and
 // the API server and etcd each come back after SIGKILL + start.
 func TestKubernetes(t *testing.T) {
-	ctx, cl, _ := launch(t, stores.KindKubernetes, 0)
+	ctx, cl, _ := launch(t, storekinds.Kubernetes, 0)
 	if cl.Version() != "v1.34.2" {
 		t.Errorf("version %q, want v1.34.2", cl.Version())
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 const (
@@ -41,7 +42,7 @@ type pgCluster struct{ base }
 
 func launchPostgres(ctx context.Context, env *launchEnv) (Cluster, error) {
 	spec := platform.NodeSpec{
-		Name: "postgres", Role: string(KindPostgres), Image: env.image,
+		Name: "postgres", Role: string(storekinds.Postgres), Image: env.image,
 		Cmd: PostgresCommand(),
 		// The official image's entrypoint needs one of these; the local one ignores it.
 		Env:          map[string]string{"POSTGRES_HOST_AUTH_METHOD": "trust"},
@@ -53,7 +54,7 @@ func launchPostgres(ctx context.Context, env *launchEnv) (Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &pgCluster{base{kind: KindPostgres, nodes: nodes, port: pgPort}}
+	c := &pgCluster{base{kind: storekinds.Postgres, nodes: nodes, port: pgPort}}
 	c.nodeRT = func(ctx context.Context, _, _ string) error { _, err := c.query(ctx, "select 1::text"); return err }
 	if err := finishLaunch(ctx, env, &c.base, start, func(ctx context.Context) (string, error) {
 		return c.query(ctx, "show server_version")

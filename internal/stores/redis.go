@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 const redisPort = "6379"
@@ -21,18 +22,18 @@ func RedisCommand() []string {
 type redisCluster struct{ base }
 
 func launchRedis(ctx context.Context, env *launchEnv) (Cluster, error) {
-	return launchRedisNodes(ctx, env, KindRedis, []string{"redis"})
+	return launchRedisNodes(ctx, env, storekinds.Redis, []string{"redis"})
 }
 
 func launchRedisMulti(ctx context.Context, env *launchEnv) (Cluster, error) {
-	return launchRedisNodes(ctx, env, KindRedisMulti, nodeNames("redis", env.opts.Nodes))
+	return launchRedisNodes(ctx, env, storekinds.RedisMulti, nodeNames("redis", env.opts.Nodes))
 }
 
 func launchRedisNodes(ctx context.Context, env *launchEnv, kind Kind, names []string) (Cluster, error) {
 	specs := make([]platform.NodeSpec, len(names))
 	for i, n := range names {
 		specs[i] = platform.NodeSpec{
-			Name: n, Role: string(KindRedis), Image: env.image,
+			Name: n, Role: string(storekinds.Redis), Image: env.image,
 			Cmd:          RedisCommand(),
 			ExposedPorts: []string{redisPort + "/tcp"},
 			LogDir:       env.opts.LogDir,

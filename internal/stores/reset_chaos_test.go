@@ -12,12 +12,13 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
 // Reset leaves an etcd cluster without the election keys and the leases they hang off.
 func TestResetEtcd(t *testing.T) {
-	ctx, cl, _ := launch(t, stores.KindEtcd, 1)
+	ctx, cl, _ := launch(t, storekinds.Etcd, 1)
 	eps, err := cl.HostEndpoints(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +55,7 @@ func TestResetEtcd(t *testing.T) {
 
 // Reset deletes the election tree, ephemerals of a live session included, and keeps /zookeeper.
 func TestResetZooKeeper(t *testing.T) {
-	ctx, cl, _ := launch(t, stores.KindZooKeeper, 1)
+	ctx, cl, _ := launch(t, storekinds.ZooKeeper, 1)
 	eps, err := cl.HostEndpoints(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +98,7 @@ func TestResetZooKeeper(t *testing.T) {
 // Reset frees a held Consul lock without a lock-delay (a fresh session takes it at once),
 // destroys the sessions and deletes every key.
 func TestResetConsul(t *testing.T) {
-	ctx, cl, _ := launch(t, stores.KindConsul, 1)
+	ctx, cl, _ := launch(t, storekinds.Consul, 1)
 	eps, err := cl.HostEndpoints(ctx)
 	if err != nil {
 		t.Fatal(err)

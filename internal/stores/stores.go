@@ -16,51 +16,21 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
-// Kind names a store cluster type; its facts are declared once in internal/storekinds.
+// Kind names a store cluster type: a store kind of internal/storekinds (storekinds.Etcd, ...),
+// where its facts are declared once.
 type Kind string
-
-const (
-	KindEtcd       Kind = storekinds.Etcd
-	KindZooKeeper  Kind = storekinds.ZooKeeper
-	KindPostgres   Kind = storekinds.Postgres
-	KindRedis      Kind = storekinds.Redis
-	KindRedisMulti Kind = storekinds.RedisMulti
-	KindDynamoDB   Kind = storekinds.DynamoDB
-	KindConsul     Kind = storekinds.Consul
-	KindKubernetes Kind = storekinds.Kubernetes
-)
 
 // launchers start a cluster of each kind. Adding a store is its definition in
 // internal/storekinds, its launcher file and one entry here (docs/architecture.md).
 var launchers = map[Kind]func(context.Context, *launchEnv) (Cluster, error){
-	KindEtcd:       launchEtcd,
-	KindZooKeeper:  launchZooKeeper,
-	KindPostgres:   launchPostgres,
-	KindRedis:      launchRedis,
-	KindRedisMulti: launchRedisMulti,
-	KindDynamoDB:   launchDynamoDB,
-	KindConsul:     launchConsul,
-	KindKubernetes: launchKubernetes,
-}
-
-// Traits is what the rest of splitbrain may know about a store kind.
-type Traits struct {
-	DefaultNodes, MinNodes, MaxNodes int
-	// HasLeader: the store elects a leader of its own (the store-leader target).
-	HasLeader bool
-	// ClockSkew: a server's clock can be skewed; ClockHow says how, or why not.
-	ClockSkew bool
-	ClockHow  string
-}
-
-// Info returns a store kind's traits; ok is false for an unknown kind.
-func Info(kind string) (Traits, bool) {
-	d, ok := storekinds.Lookup(kind)
-	if !ok {
-		return Traits{}, false
-	}
-	return Traits{DefaultNodes: d.DefaultNodes, MinNodes: d.MinNodes, MaxNodes: d.MaxNodes,
-		HasLeader: d.HasLeader, ClockSkew: d.ClockSkew, ClockHow: d.ClockHow}, true
+	storekinds.Etcd:       launchEtcd,
+	storekinds.ZooKeeper:  launchZooKeeper,
+	storekinds.Postgres:   launchPostgres,
+	storekinds.Redis:      launchRedis,
+	storekinds.RedisMulti: launchRedisMulti,
+	storekinds.DynamoDB:   launchDynamoDB,
+	storekinds.Consul:     launchConsul,
+	storekinds.Kubernetes: launchKubernetes,
 }
 
 // Kinds lists the valid kinds, sorted.

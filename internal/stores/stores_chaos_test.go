@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	consul "github.com/hashicorp/consul/api"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
@@ -169,7 +170,7 @@ func eventually2(ctx context.Context, cl stores.Cluster) (*platform.Node, error)
 }
 
 func TestEtcdCluster(t *testing.T) {
-	ctx, cl, _ := launch(t, stores.KindEtcd, 3)
+	ctx, cl, _ := launch(t, storekinds.Etcd, 3)
 	if eps := cl.Endpoints(); strings.Join(eps, ",") != "etcd-1:2379,etcd-2:2379,etcd-3:2379" {
 		t.Errorf("endpoints %v", eps)
 	}
@@ -177,7 +178,7 @@ func TestEtcdCluster(t *testing.T) {
 }
 
 func TestZooKeeperEnsemble(t *testing.T) {
-	ctx, cl, _ := launch(t, stores.KindZooKeeper, 3)
+	ctx, cl, _ := launch(t, storekinds.ZooKeeper, 3)
 	if !strings.HasPrefix(cl.Version(), "3.8") {
 		t.Errorf("version %q, want 3.8.x", cl.Version())
 	}
@@ -185,7 +186,7 @@ func TestZooKeeperEnsemble(t *testing.T) {
 }
 
 func TestConsulCluster(t *testing.T) {
-	ctx, cl, _ := launch(t, stores.KindConsul, 3)
+	ctx, cl, _ := launch(t, storekinds.Consul, 3)
 	if eps := cl.Endpoints(); strings.Join(eps, ",") != "consul-1:8500,consul-2:8500,consul-3:8500" {
 		t.Errorf("endpoints %v", eps)
 	}
@@ -259,7 +260,7 @@ func singleNodeFaults(t *testing.T, ctx context.Context, cl stores.Cluster) {
 }
 
 func TestPostgres(t *testing.T) {
-	ctx, cl, _ := launch(t, stores.KindPostgres, 0)
+	ctx, cl, _ := launch(t, storekinds.Postgres, 0)
 	if !strings.HasPrefix(cl.Version(), "15") {
 		t.Errorf("version %q, want 15.x", cl.Version())
 	}
@@ -267,7 +268,7 @@ func TestPostgres(t *testing.T) {
 }
 
 func TestRedis(t *testing.T) {
-	ctx, cl, logDir := launch(t, stores.KindRedis, 0)
+	ctx, cl, logDir := launch(t, storekinds.Redis, 0)
 	if !strings.HasPrefix(cl.Version(), "7.") {
 		t.Errorf("version %q, want 7.x", cl.Version())
 	}
@@ -280,7 +281,7 @@ func TestRedis(t *testing.T) {
 }
 
 func TestRedisMulti(t *testing.T) {
-	ctx, cl, _ := launch(t, stores.KindRedisMulti, 3)
+	ctx, cl, _ := launch(t, storekinds.RedisMulti, 3)
 	if len(cl.Nodes()) != 3 {
 		t.Fatalf("%d nodes", len(cl.Nodes()))
 	}
@@ -303,7 +304,7 @@ func TestRedisMulti(t *testing.T) {
 // so a restarted one has lost every table (the round trip makes its own again), and Reset
 // leaves no table behind.
 func TestDynamoDB(t *testing.T) {
-	ctx, cl, logDir := launch(t, stores.KindDynamoDB, 0)
+	ctx, cl, logDir := launch(t, storekinds.DynamoDB, 0)
 	if !strings.HasPrefix(cl.Version(), "dynalite 3.2.2 (node v18.") {
 		t.Errorf("version %q, want dynalite 3.2.2 on Debian's node 18", cl.Version())
 	}
@@ -354,7 +355,7 @@ func TestDynamoDB(t *testing.T) {
 // BenchmarkLaunch measures up-to-ready per store (images present):
 // go test -tags chaos -run '^$' -bench Launch -benchtime 3x ./internal/stores
 func BenchmarkLaunch(b *testing.B) {
-	for _, k := range []stores.Kind{stores.KindEtcd, stores.KindZooKeeper, stores.KindPostgres, stores.KindRedis, stores.KindDynamoDB, stores.KindConsul} {
+	for _, k := range []stores.Kind{storekinds.Etcd, storekinds.ZooKeeper, storekinds.Postgres, storekinds.Redis, storekinds.DynamoDB, storekinds.Consul} {
 		b.Run(string(k), func(b *testing.B) {
 			ctx := context.Background()
 			eng := platformtest.Connect(b, ctx)

@@ -23,23 +23,23 @@ func TestParseKind(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	o := Options{Kind: KindEtcd}
+	o := Options{Kind: storekinds.Etcd}
 	if err := o.Validate(); err != nil || o.Nodes != 3 || o.Profile != "local" || o.ZKTickTime != defaultZKTick {
 		t.Fatalf("defaults: %+v %v", o, err)
 	}
-	o = Options{Kind: KindZooKeeper, Nodes: 5}
+	o = Options{Kind: storekinds.ZooKeeper, Nodes: 5}
 	if err := o.Validate(); err != nil || o.Nodes != 5 {
 		t.Fatalf("zk 5: %+v %v", o, err)
 	}
 	bad := map[string]Options{
-		"exactly 1":      {Kind: KindPostgres, Nodes: 3},
-		"supports 1..7":  {Kind: KindEtcd, Nodes: 8},
+		"exactly 1":      {Kind: storekinds.Postgres, Nodes: 3},
+		"supports 1..7":  {Kind: storekinds.Etcd, Nodes: 8},
 		"unknown store":  {Kind: "mysql"},
-		"image profile":  {Kind: KindRedis, Profile: "docker-hub"},
-		"tick time":      {Kind: KindZooKeeper, ZKTickTime: time.Millisecond},
-		"supports 1..9":  {Kind: KindRedisMulti, Nodes: 10},
-		"exactly 1 node": {Kind: KindDynamoDB, Nodes: 2},
-		"supports 1..7 ": {Kind: KindZooKeeper, Nodes: -1},
+		"image profile":  {Kind: storekinds.Redis, Profile: "docker-hub"},
+		"tick time":      {Kind: storekinds.ZooKeeper, ZKTickTime: time.Millisecond},
+		"supports 1..9":  {Kind: storekinds.RedisMulti, Nodes: 10},
+		"exactly 1 node": {Kind: storekinds.DynamoDB, Nodes: 2},
+		"supports 1..7 ": {Kind: storekinds.ZooKeeper, Nodes: -1},
 	}
 	for want, o := range bad {
 		err := o.Validate()
@@ -75,7 +75,7 @@ func TestConsulCommand(t *testing.T) {
 			t.Errorf("consul command lacks %q: %s", want, cmd)
 		}
 	}
-	if st, ok := Info("consul"); !ok || !st.HasLeader || st.ClockSkew || !strings.Contains(st.ClockHow, "libfaketime") {
+	if st, ok := storekinds.Lookup("consul"); !ok || !st.HasLeader || st.ClockSkew || !strings.Contains(st.ClockHow, "libfaketime") {
 		t.Errorf("consul traits %+v: want a store leader and clock skew refused with the reason", st)
 	}
 }
@@ -149,7 +149,7 @@ func TestEveryKindHasALauncher(t *testing.T) {
 		}
 	}
 	// The Kubernetes launcher names its nodes with its own constants.
-	names, err := NominalNodes(KindKubernetes, 0)
+	names, err := NominalNodes(storekinds.Kubernetes, 0)
 	if want := []string{kubeEtcdNode, kubeAPIServerNode, kubeControllerNode}; err != nil || !slices.Equal(names, want) {
 		t.Errorf("kubernetes node names %v (%v), launcher uses %v", names, err, want)
 	}

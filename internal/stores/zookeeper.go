@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
 const (
@@ -58,7 +59,7 @@ func launchZooKeeper(ctx context.Context, env *launchEnv) (Cluster, error) {
 	specs := make([]platform.NodeSpec, len(names))
 	for i, n := range names {
 		specs[i] = platform.NodeSpec{
-			Name: n, Role: string(KindZooKeeper), Image: env.image,
+			Name: n, Role: string(storekinds.ZooKeeper), Image: env.image,
 			Env:          map[string]string{"ZOO_MY_ID": fmt.Sprint(i + 1), "JVMFLAGS": zkJVMFlags},
 			Files:        []platform.File{{Path: zkConfPath, Content: cfg, Mode: 0o644}},
 			ExposedPorts: []string{zkClientPort + "/tcp"},
@@ -70,7 +71,7 @@ func launchZooKeeper(ctx context.Context, env *launchEnv) (Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &zkCluster{base{kind: KindZooKeeper, nodes: nodes, port: zkClientPort}}
+	c := &zkCluster{base{kind: storekinds.ZooKeeper, nodes: nodes, port: zkClientPort}}
 	c.nodeRT = zkServerRoundTrip
 	if err := finishLaunch(ctx, env, &c.base, start, c.serverVersion); err != nil {
 		return nil, err
