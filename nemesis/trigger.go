@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
 )
 
 // Trigger events: a fault with on=EVENT starts when the event is recorded (plus after=)
