@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
+	"github.com/splitbrain-chaos/splitbrain/candidates/libraries"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
-	"github.com/splitbrain-chaos/splitbrain/libraries"
 )
 
 // stepName is the form of a step a user declares with --steps.

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 )
 
 // Preflight checks, without starting anything, what would otherwise fail every check one by

@@ -16,9 +16,9 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // StateFile holds the finished checks of an assessment in its out dir: a second invocation

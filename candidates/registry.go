@@ -3,8 +3,8 @@
 package candidates
 
 import (
+	"github.com/splitbrain-chaos/splitbrain/candidates/libraries"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
-	"github.com/splitbrain-chaos/splitbrain/libraries"
 )
 
 // Registry is the project's one list of recipes: adding a recipe is its file plus one line

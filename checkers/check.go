@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 )
 
 // SchemaVersion of results.json (docs/results.md).

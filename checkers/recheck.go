@@ -10,7 +10,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/history"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 )
 
 // Files of a run directory the checkers read.

@@ -17,7 +17,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
-	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
+	"github.com/splitbrain-chaos/splitbrain/reports/runconfig"
 )
 
 // gotestUserCheck is the check TestGotestUserModule runs: the broken twin's token is a

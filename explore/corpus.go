@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 )
 
 // CorpusVersion is the corpus file's format version.

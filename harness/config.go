@@ -21,8 +21,8 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 

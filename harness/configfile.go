@@ -9,10 +9,10 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
-	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
+	"github.com/splitbrain-chaos/splitbrain/reports/runconfig"
 )
 
-// The config.json schema lives in internal/runconfig so that reports can read it without
+// The config.json schema lives in reports/runconfig so that reports can read it without
 // importing the harness.
 type (
 	RunConfig    = runconfig.Config

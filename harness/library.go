@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates/libraries"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
-	"github.com/splitbrain-chaos/splitbrain/libraries"
 )
 
 // libraryCandidate is a library recipe as a run needs it: the image to build and the

@@ -15,10 +15,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates/libraries"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
-	"github.com/splitbrain-chaos/splitbrain/libraries"
 )
 
 // clockProbes print "WALL_NS MONO_NS" every 100 ms in each runtime a library adapter runs

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
-	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
+	"github.com/splitbrain-chaos/splitbrain/reports/runconfig"
 )
 
 // shortConfig is a run of about 6 s planned.

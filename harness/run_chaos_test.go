@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/splitbrain-chaos/splitbrain/libraries"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/libraries"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"

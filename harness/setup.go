@@ -18,12 +18,12 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
+	"github.com/splitbrain-chaos/splitbrain/candidates/libraries"
 	"github.com/splitbrain-chaos/splitbrain/history"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
-	"github.com/splitbrain-chaos/splitbrain/libraries"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 

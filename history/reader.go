@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 )
 
 // maxLine is the longest history line accepted; candidate output is truncated long before.

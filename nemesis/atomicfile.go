@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // renamers are the ways to rename a file inside a container, tried in order: mv for images

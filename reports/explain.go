@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 	"github.com/splitbrain-chaos/splitbrain/internal/faultkinds"
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 // Explanation tells, in a few plain sentences, how one reason that made the verdict came

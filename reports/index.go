@@ -13,7 +13,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 )
 
 // indexRun is one run as the index shows it.

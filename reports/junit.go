@@ -11,7 +11,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 )
 
 // JUnitCheckers are the test cases of a run's junit.xml: the checkers' own list, in order.

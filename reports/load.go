@@ -17,9 +17,9 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/history"
-	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
+	"github.com/splitbrain-chaos/splitbrain/reports/runconfig"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 )
 
 // Names of the files in a run directory (the harness writes the inputs, reports the outputs).
@@ -33,7 +33,7 @@ const (
 	LogsDir     = "logs"
 )
 
-// runConfig is config.json, as internal/runconfig defines it for both writer and readers.
+// runConfig is config.json, as reports/runconfig defines it for both writer and readers.
 type runConfig = runconfig.Config
 
 // readConfig reads config.json; a missing file is not an error (a run that crashed early, or

@@ -12,9 +12,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
+	"github.com/splitbrain-chaos/splitbrain/reports/runconfig"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 )
 
 // MergeSummary says what MergeStores put together.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 )
 
 //go:embed templates/*.tmpl

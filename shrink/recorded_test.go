@@ -10,7 +10,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/harness"
 )
 
-// A config.json written by a real run (internal/runconfig's fixture) becomes the same run
+// A config.json written by a real run (reports/runconfig's fixture) becomes the same run
 // configuration with its concrete plan, linked back to the original directory.
 func TestLoadRecordedRun(t *testing.T) {
 	root := t.TempDir()
@@ -18,7 +18,7 @@ func TestLoadRecordedRun(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile("../internal/runconfig/testdata/run/config.json")
+	b, err := os.ReadFile("../reports/runconfig/testdata/run/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}

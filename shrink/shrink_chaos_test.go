@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
-	"github.com/splitbrain-chaos/splitbrain/internal/runconfig"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
+	"github.com/splitbrain-chaos/splitbrain/reports/runconfig"
 )
 
 type testWriter struct{ t *testing.T }

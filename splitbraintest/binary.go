@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 )
 
 const (

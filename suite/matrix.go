@@ -21,7 +21,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/libraries"
+	"github.com/splitbrain-chaos/splitbrain/candidates/libraries"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates"
 	"github.com/splitbrain-chaos/splitbrain/checkers"

@@ -76,11 +76,11 @@ const SplitbrainBinDir = "/splitbrain-bin"
 const KubeconfigPath = "/splitbrain-kubeconfig"
 
 // KubeNamespace is the namespace the kubernetes recipes keep their objects in.
-const KubeNamespace = "default"
+const KubeNamespace = storekinds.KubeNamespace
 
 // KubeCandidateGroup is the group every kubernetes candidate's certificate names; RBAC
 // grants it Leases, ConfigMaps, Pods (read) and Events in every namespace.
-const KubeCandidateGroup = "splitbrain:candidates"
+const KubeCandidateGroup = storekinds.KubeCandidateGroup
 
 // Credentials used when EnvStoreUser/EnvStoreDatabase are empty (the project's PostgreSQL
 // containers trust these on the run network).

@@ -16,8 +16,8 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/explore"
 	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 	"github.com/splitbrain-chaos/splitbrain/shrink"
 )
 

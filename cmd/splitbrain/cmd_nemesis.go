@@ -11,9 +11,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/candidates/libraries"
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
-	"github.com/splitbrain-chaos/splitbrain/libraries"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 

@@ -17,7 +17,7 @@ func TestReplayShrinkUsage(t *testing.T) {
 	root := t.TempDir()
 	valid := filepath.Join(root, "redis-redis-setnx-x", "20261122T000000.000Z")
 	os.MkdirAll(valid, 0o755)
-	b, err := os.ReadFile("../../internal/runconfig/testdata/run/config.json")
+	b, err := os.ReadFile("../../reports/runconfig/testdata/run/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestReplayShrinkUsage(t *testing.T) {
 // a given plan's faults were trusted whole.
 func TestReplayRefusesTamperedConfig(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent-replay-test.sock")
-	b, err := os.ReadFile("../../internal/runconfig/testdata/run/config.json")
+	b, err := os.ReadFile("../../reports/runconfig/testdata/run/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestRunDirReadersRefuseHostileFiles(t *testing.T) {
 // shrink's lines are escaped the same way.
 func TestReplayHarnessErrorsAndEscapes(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent-replay-test.sock")
-	b, err := os.ReadFile("../../internal/runconfig/testdata/run/config.json")
+	b, err := os.ReadFile("../../reports/runconfig/testdata/run/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
 	"github.com/splitbrain-chaos/splitbrain/shrink"
 )
 

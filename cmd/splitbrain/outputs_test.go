@@ -74,7 +74,7 @@ func TestOutputPathsRefuseNonRegular(t *testing.T) {
 // the log's open would block on) is refused before anything starts.
 func TestShrinkRefusesNonRegularOutputs(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent-outputs-test.sock")
-	b, err := os.ReadFile("../../internal/runconfig/testdata/run/config.json")
+	b, err := os.ReadFile("../../reports/runconfig/testdata/run/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"strings"
 )
 
-// RoleLibrary labels images of an election library run as shipped (libraries/<folder>):
+// RoleLibrary labels images of an election library run as shipped (candidates/libraries/<folder>):
 // the base plus the folder's Debian packages, its npm modules and its adapter files.
 const RoleLibrary Role = "library"
 

@@ -9,19 +9,19 @@ var Layers = [][]string{
 	// directory files and user-named inputs and the one writer of output files, and the
 	// facts of the store kinds and fault kinds (plain data, no imports beyond the standard
 	// library).
-	{"history", "internal/runfile", "internal/storekinds", "internal/faultkinds",
+	{"history", "history/runfile", "internal/storekinds", "internal/faultkinds",
 		// the wall-clock bound rule of the chaos tests (a test helper: the standard library only)
 		"internal/boundtest"},
 	// 1 platform: the Docker engine, the images, the TCP fault proxy and the fence device.
 	{"internal/platform", "internal/images", "internal/faultproxy", "internal/fence"},
 	// 2 stages that produce the history: store clusters, candidates, workloads, faults.
 	{"internal/stores", "internal/platform/platformtest",
-		"candidates/contract", "candidates/runtime", "libraries", "candidates",
+		"candidates/contract", "candidates/runtime", "candidates/libraries", "candidates",
 		"workloads", "workloads/resource", "nemesis"},
 	// 3 checkers: pure functions of a history.
 	{"checkers", "checkers/lint"},
 	// 4 presentation: what a run's directory holds and how it is shown.
-	{"internal/runconfig", "internal/progress", "reports"},
+	{"reports/runconfig", "internal/progress", "reports"},
 	// 5 the run lifecycle.
 	{"harness"},
 	// 6 what drives many runs: the known-answer matrix, replay, shrink and explore.

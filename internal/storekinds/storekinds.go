@@ -33,6 +33,15 @@ const (
 	None = "none"
 )
 
+// The kubernetes store's facts a candidate meets (contract.KubeNamespace and
+// contract.KubeCandidateGroup for candidates outside the module): the namespace its
+// objects live in, and the group its certificate names, which RBAC grants Leases,
+// ConfigMaps, Pods (read) and Events.
+const (
+	KubeNamespace      = "default"
+	KubeCandidateGroup = "splitbrain:candidates"
+)
+
 // Def is a store kind's definition.
 type Def struct {
 	Name string

@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
@@ -30,7 +29,7 @@ const (
 	kubeAPIPort        = "6443"
 	kubePKIDir         = "/etc/kubernetes/pki"
 	// KubeNamespace is where the recipes keep their objects (and the ready round trip its Lease).
-	KubeNamespace = contract.KubeNamespace
+	KubeNamespace = storekinds.KubeNamespace
 	// kubeCandidateRole is the ClusterRole (and binding) granting the candidates' group
 	// what the recipes use.
 	kubeCandidateRole = "splitbrain-candidate"
@@ -316,7 +315,7 @@ func (c *kubeCluster) ensureRBAC(ctx context.Context) error {
 	}
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: kubeCandidateRole},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: kubeCandidateRole},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: contract.KubeCandidateGroup}}}
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: storekinds.KubeCandidateGroup}}}
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("kubernetes: create ClusterRoleBinding %s: %w", kubeCandidateRole, err)
 	}
@@ -342,12 +341,12 @@ func (c *kubeCluster) serverVersion(ctx context.Context) (string, error) {
 }
 
 // Credentials issues candidate node a client certificate (user = the node id, group
-// contract.KubeCandidateGroup) and a kubeconfig for the first of endpoints.
+// storekinds.KubeCandidateGroup) and a kubeconfig for the first of endpoints.
 func (c *kubeCluster) Credentials(node string, endpoints []string) (CandidateCredentials, error) {
 	if len(endpoints) == 0 {
 		return CandidateCredentials{}, errors.New("kubernetes credentials: no API server endpoint")
 	}
-	cert, key, err := c.pki.issue(node, []string{contract.KubeCandidateGroup}, nil, nil)
+	cert, key, err := c.pki.issue(node, []string{storekinds.KubeCandidateGroup}, nil, nil)
 	if err != nil {
 		return CandidateCredentials{}, err
 	}

@@ -12,10 +12,10 @@ import (
 func readJSON(fsys fs.FS, name string, v any) error {
 	b, err := fs.ReadFile(fsys, name)
 	if err != nil {
-		return fmt.Errorf("libraries/%s: %w", name, err)
+		return fmt.Errorf("candidates/libraries/%s: %w", name, err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("libraries/%s: %w", name, err)
+		return fmt.Errorf("candidates/libraries/%s: %w", name, err)
 	}
 	return nil
 }

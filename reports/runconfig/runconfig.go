@@ -11,7 +11,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/runfile"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 )
 
 // FileName is config.json's name inside a run directory.

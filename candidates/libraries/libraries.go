@@ -147,7 +147,7 @@ func readImage(fsys fs.FS, folder string) (Image, error) {
 	var img Image
 	raw, err := fs.ReadFile(fsys, folder+"/image")
 	if err != nil {
-		return img, fmt.Errorf("libraries/%s: no image file: %w", folder, err)
+		return img, fmt.Errorf("candidates/libraries/%s: no image file: %w", folder, err)
 	}
 	for i, line := range strings.Split(string(raw), "\n") {
 		if c := strings.IndexByte(line, '#'); c >= 0 {
@@ -158,7 +158,7 @@ func readImage(fsys fs.FS, folder string) (Image, error) {
 			continue
 		}
 		bad := func(why string) error {
-			return fmt.Errorf("libraries/%s/image line %d: %s (lines: runtime python|node|java|shell; debian PKG[=VERSION]...; npm)", folder, i+1, why)
+			return fmt.Errorf("candidates/libraries/%s/image line %d: %s (lines: runtime python|node|java|shell; debian PKG[=VERSION]...; npm)", folder, i+1, why)
 		}
 		switch f[0] {
 		case "runtime":
@@ -185,7 +185,7 @@ func readImage(fsys fs.FS, folder string) (Image, error) {
 		}
 	}
 	if img.Runtime == "" {
-		return img, fmt.Errorf("libraries/%s/image names no runtime", folder)
+		return img, fmt.Errorf("candidates/libraries/%s/image names no runtime", folder)
 	}
 	for _, p := range runtimePackages[img.Runtime] {
 		if !slices.ContainsFunc(img.Debian, func(d string) bool { return d == p || strings.HasPrefix(d, p+"=") }) {
@@ -200,7 +200,7 @@ func readImage(fsys fs.FS, folder string) (Image, error) {
 		img.Versions = append(img.Versions, v...)
 	}
 	if len(img.Versions) == 0 {
-		return img, fmt.Errorf("libraries/%s/image pins no library version: write the library's package as name=version", folder)
+		return img, fmt.Errorf("candidates/libraries/%s/image pins no library version: write the library's package as name=version", folder)
 	}
 	add := func(root, prefix string) error {
 		return fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
@@ -229,7 +229,7 @@ func readImage(fsys fs.FS, folder string) (Image, error) {
 		}
 	}
 	if !slices.ContainsFunc(img.Files, func(f File) bool { return f.Name == Launcher }) {
-		return img, fmt.Errorf("libraries/%s has no launcher %q", folder, Launcher)
+		return img, fmt.Errorf("candidates/libraries/%s has no launcher %q", folder, Launcher)
 	}
 	return img, nil
 }
@@ -255,7 +255,7 @@ func npmVersions(fsys fs.FS, folder string) ([]string, error) {
 	for _, name := range sortedKeys(pkg.Dependencies) {
 		p, ok := lock.Packages["node_modules/"+name]
 		if !ok || p.Version == "" {
-			return nil, fmt.Errorf("libraries/%s/package-lock.json does not resolve %s: run npm install --package-lock-only there", folder, name)
+			return nil, fmt.Errorf("candidates/libraries/%s/package-lock.json does not resolve %s: run npm install --package-lock-only there", folder, name)
 		}
 		out = append(out, name+" "+p.Version+" (npm)")
 	}
