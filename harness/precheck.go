@@ -18,6 +18,9 @@ type prepared struct {
 	seed     int64
 	workload workloads.Workload
 	until    *checkers.Goal // Config.Until parsed; nil: a time-ended run
+	// nominal is the schedule planned on the nominal topology (nil for an empty schedule or
+	// a given plan): the run carries it out when its real topology is the same.
+	nominal *nemesis.Plan
 }
 
 // prepare resolves the recipe, the nemesis schedule and the workload, so bad names fail
@@ -63,7 +66,7 @@ func prepare(cfg *Config) (prepared, error) {
 			}
 		}
 	}
-	if err := precheckTopology(cfg, p); err != nil {
+	if p.nominal, err = precheckTopology(cfg, p); err != nil {
 		errs = append(errs, err)
 	}
 	if p.workload, err = workloads.New(cfg.Workload, workloads.Options{
@@ -79,19 +82,19 @@ func prepare(cfg *Config) (prepared, error) {
 // planned on the nominal topology (the real one has the same names), as `nemesis plan`
 // does, a given plan made for other nodes, and plans above the caps. Store-less runs are
 // checked too, on their candidates alone.
-func precheckTopology(cfg *Config, p prepared) error {
+func precheckTopology(cfg *Config, p prepared) (*nemesis.Plan, error) {
 	var storeNodes []string
 	if !cfg.storeless() {
 		kind, err := stores.ParseKind(cfg.Store)
 		if err != nil {
-			return nil // Config.Validate names a bad store
+			return nil, nil // Config.Validate names a bad store
 		}
 		if storeNodes, err = stores.NominalNodes(kind, cfg.StoreNodes); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if cfg.Nodes < 1 || cfg.Nodes > maxPrecheckNodes || cfg.TTL <= 0 || cfg.FaultTime <= 0 {
-		return nil // Config.Validate names these
+		return nil, nil // Config.Validate names these
 	}
 	var cands []string
 	for i := 1; i <= cfg.Nodes; i++ {
@@ -100,15 +103,16 @@ func precheckTopology(cfg *Config, p prepared) error {
 	topo := nemesis.Topology{Candidates: cands, StoreNodes: storeNodes, StoreKind: cfg.Store, TTL: cfg.TTL}
 	if cfg.Plan != nil {
 		_, err := givenPlan(*cfg.Plan, topo)
-		return err // its content: Config.Validate (Plan.CheckGiven)
+		return nil, err // its content: Config.Validate (Plan.CheckGiven)
 	}
 	if p.schedule.Empty() {
-		return nil
+		return nil, nil
 	}
-	if _, err := p.schedule.Plan(p.seed, cfg.FaultTime, topo); err != nil {
-		return fmt.Errorf("--nemesis %s: %w", capEcho(cfg.Nemesis), err)
+	plan, err := p.schedule.Plan(p.seed, cfg.FaultTime, topo)
+	if err != nil {
+		return nil, fmt.Errorf("--nemesis %s: %w", capEcho(cfg.Nemesis), err)
 	}
-	return nil // Plan applies the caps (nemesis.MaxPlannedFaults, MaxConcurrentFaults)
+	return &plan, nil // Plan applies the caps (nemesis.MaxPlannedFaults, MaxConcurrentFaults)
 }
 
 // maxPrecheckNodes: a node count above it is Config.Validate's to refuse, not ours to name.

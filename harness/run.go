@@ -32,19 +32,47 @@ const (
 	candidateStartBound = 3 * time.Minute
 )
 
-// Run executes one chaos run end to end and returns its outcome. Whatever happens (error,
-// panic, ctx cancelled by SIGINT or a test deadline) every fault is healed and every
-// container and the network of the run are removed before Run returns (or re-panics). A
-// harness failure returns an error; the Outcome is then still filled as far as it got.
-func Run(ctx context.Context, cfg Config) (out *Outcome, err error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	prep, err := prepare(&cfg)
+// Run executes one chaos run end to end and returns its outcome: Prepare, then
+// Prepared.Run.
+func Run(ctx context.Context, cfg Config) (*Outcome, error) {
+	p, err := Prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, prep: prep, root: ctx, runID: platform.NewRunID()}
+	return p.Run(ctx)
+}
+
+// Prepared is a configuration checked once: validated with its defaults filled in, the
+// recipe, schedule, workload and goal resolved, and the fault schedule planned on the run's
+// nominal topology (the plan the run carries out when its real nodes have those names, as
+// they do). A command checks its flags with Prepare and runs the result, so nothing is
+// validated or planned twice.
+type Prepared struct {
+	cfg  Config
+	prep prepared
+}
+
+// Prepare validates cfg and resolves and plans it, reporting every problem at once.
+func Prepare(cfg Config) (*Prepared, error) {
+	prep, err := prepareConfig(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{cfg: cfg, prep: prep}, nil
+}
+
+// Config is the prepared configuration, defaults filled in (a seed drawn from the clock
+// included).
+func (p *Prepared) Config() Config { return p.cfg }
+
+// Run executes the prepared run end to end and returns its outcome. Whatever happens
+// (error, panic, ctx cancelled by SIGINT or a test deadline) every fault is healed and every
+// container and the network of the run are removed before Run returns (or re-panics). A
+// harness failure returns an error; the Outcome is then still filled as far as it got. A
+// Prepared runs once.
+func (p *Prepared) Run(ctx context.Context) (out *Outcome, err error) {
+	cfg := p.cfg
+	r := &run{cfg: cfg, prep: p.prep, root: ctx, runID: platform.NewRunID()}
 	if cfg.Started != nil {
 		cfg.Started(r.runID)
 	}
@@ -127,6 +155,12 @@ func (r *run) outcome() *Outcome {
 // schedule and the workload, without starting anything: the errors of a bad command line.
 // Every problem is reported at once.
 func CheckConfig(cfg *Config) error {
+	_, err := prepareConfig(cfg)
+	return err
+}
+
+// prepareConfig validates cfg, filling in its defaults, and prepares it.
+func prepareConfig(cfg *Config) (prepared, error) {
 	verr := cfg.Validate()
 	if verr != nil && !slices.Contains(storeKinds, cfg.Store) {
 		// Without a known store the recipe can only be looked up by name.
@@ -139,10 +173,10 @@ func CheckConfig(cfg *Config) error {
 				perr = errors.Join(err, perr)
 			}
 		}
-		return errors.Join(verr, perr)
+		return prepared{}, errors.Join(verr, perr)
 	}
-	_, perr := prepare(cfg)
-	return errors.Join(verr, perr)
+	p, perr := prepare(cfg)
+	return p, errors.Join(verr, perr)
 }
 
 // summary is the run-start event's one-line description.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -430,10 +431,21 @@ func (r *run) planFaults() (nemesis.Plan, error) {
 		}
 	}
 	topo := nemesis.Topology{Candidates: r.cfg.candidateNames(), StoreNodes: storeNodes, StoreKind: r.cfg.Store, TTL: r.cfg.TTL}
-	plan, err := r.prep.schedule.Plan(r.prep.seed, r.cfg.FaultTime, topo)
 	if r.cfg.Plan != nil {
-		plan, err = givenPlan(*r.cfg.Plan, topo)
+		plan, err := givenPlan(*r.cfg.Plan, topo)
+		if err != nil {
+			return nemesis.Plan{}, fmt.Errorf("--nemesis %q: %w", r.cfg.Nemesis, err)
+		}
+		return plan, nil
 	}
+	// Planned once: the nominal topology's plan is this run's when the names agree (they
+	// do; a launcher that named its nodes otherwise gets a plan of its own).
+	if n := r.prep.nominal; n != nil && reflect.DeepEqual(n.Topology, topo) {
+		plan := *n
+		plan.Faults, plan.Triggers = slices.Clone(n.Faults), slices.Clone(n.Triggers)
+		return plan, nil
+	}
+	plan, err := r.prep.schedule.Plan(r.prep.seed, r.cfg.FaultTime, topo)
 	if err != nil {
 		return nemesis.Plan{}, fmt.Errorf("--nemesis %q: %w", r.cfg.Nemesis, err)
 	}

@@ -46,17 +46,20 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	}
 	c.ProgressPeriod, c.ProgressMode, c.Progress = *progressPeriod, harness.ProgressMode(mode), stdout
 	c.Args = append([]string{"splitbrain", "run"}, args...)
-	if err := harness.CheckConfig(c); err != nil {
+	// Checked once: the run starts from what Prepare validated, resolved and planned.
+	prep, err := harness.Prepare(*c)
+	if err != nil {
 		problems = append(problems, strings.Split(err.Error(), "\n")...)
 	}
 	if len(problems) > 0 {
 		return exitUsage, usageError{fmt.Sprintf("%d problem(s):\n  %s", len(problems), strings.Join(problems, "\n  "))}
 	}
+	cfg := prep.Config()
 	if !*quiet && !*asJSON {
 		fmt.Fprintf(stdout, "splitbrain run: %s on %s, %d candidates, %v faults (%s), seed %d\n",
-			candidateDesc(c), c.Store, c.Nodes, c.FaultTime, c.Nemesis, c.Seed)
+			candidateDesc(&cfg), cfg.Store, cfg.Nodes, cfg.FaultTime, cfg.Nemesis, cfg.Seed)
 	}
-	out, err := harness.Run(ctx, *c)
+	out, err := prep.Run(ctx)
 	return runExit(ctx, out, err, *asJSON, stdout, stderr)
 }
 
