@@ -36,3 +36,10 @@ func (p *StorePool) EnsureImages(ctx context.Context, profile images.Profile, lo
 	_, _, err := p.ensureImages(ctx, profile, log, roles...)
 	return err
 }
+
+// EnsureImagesInBackground is EnsureImages at the lowest CPU weight
+// (images.EnsureOptions.Background), for builds that run beside runs.
+func (p *StorePool) EnsureImagesInBackground(ctx context.Context, profile images.Profile, log io.Writer, roles ...images.Role) error {
+	_, _, err := p.ensureImagesWith(ctx, profile, images.EnsureOptions{Log: log, Background: true}, roles...)
+	return err
+}

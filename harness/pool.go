@@ -286,8 +286,11 @@ func (p *StorePool) Close(ctx context.Context) error {
 // ensureImages makes the roles' images present once per pool and profile; later runs get
 // the cached references without asking the engine again.
 func (p *StorePool) ensureImages(ctx context.Context, profile images.Profile, log io.Writer, roles ...images.Role) (images.Set, bool, error) {
+	return p.ensureImagesWith(ctx, profile, images.EnsureOptions{Log: log}, roles...)
+}
+
+func (p *StorePool) ensureImagesWith(ctx context.Context, profile images.Profile, opts images.EnsureOptions, roles ...images.Role) (images.Set, bool, error) {
 	p.imgMu.Lock()
-	defer p.imgMu.Unlock()
 	have := p.images[profile]
 	var missing []images.Role
 	for _, r := range roles {
@@ -296,18 +299,24 @@ func (p *StorePool) ensureImages(ctx context.Context, profile images.Profile, lo
 		}
 	}
 	if len(missing) == 0 {
+		defer p.imgMu.Unlock()
 		return maps.Clone(have), true, nil
 	}
-	set, _, err := images.EnsureWith(ctx, profile, images.EnsureOptions{Log: log}, missing...)
+	p.imgMu.Unlock()
+	// No lock is held while images build: a background build of one store's image must not
+	// hold up a run that needs others. The images package's lock per tag keeps two builders
+	// of one image from building it twice.
+	set, _, err := images.EnsureWith(ctx, profile, opts, missing...)
 	if err != nil {
 		return nil, false, err
 	}
-	if have == nil {
-		have = images.Set{}
-		p.images[profile] = have
+	p.imgMu.Lock()
+	defer p.imgMu.Unlock()
+	if p.images[profile] == nil {
+		p.images[profile] = images.Set{}
 	}
-	maps.Copy(have, set)
-	return maps.Clone(have), false, nil
+	maps.Copy(p.images[profile], set)
+	return maps.Clone(p.images[profile]), false, nil
 }
 
 // storeLease is a run's hold on a pooled cluster.

@@ -5,21 +5,24 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 
-// imageGate decides which rows must have images built before they start. With several rows
-// at once, a build (debootstrap, a cold Go build of a server: minutes of both cores) must not
-// run beside a row's fault phase, whose timing bounds it would bend; so such a row waits until
-// no row runs and its images are built alone (RunCases). Rows whose images exist start at once.
+// imageGate says which images a row needs that do not exist yet, and builds them. With
+// several rows at once (RunCases), the images every row needs (base, tools, candidate) are
+// built first, alone; each store server's image is built in the background, at the lowest
+// CPU weight, while the rows whose images exist run, and a row starts once its images are
+// there (backgroundBuilds).
 type imageGate interface {
 	// unbuilt lists the images c needs that do not exist yet.
 	unbuilt(c Case) []images.Role
-	// build makes them present (also when it fails, the row runs and reports its own error).
-	build(ctx context.Context, c Case) error
+	// build makes roles present for c's profile (also when it fails, the row runs and
+	// reports its own error); background builds yield the CPU to runs going on beside them.
+	build(ctx context.Context, c Case, roles []images.Role, background bool) error
 }
 
 // engineGate is the imageGate of a real engine. A role counts as built when any image of the
@@ -28,6 +31,7 @@ type imageGate interface {
 type engineGate struct {
 	pool  *harness.StorePool // nil = no reuse: ensure without caching
 	log   io.Writer
+	mu    sync.Mutex // builds run beside the scheduler
 	built map[images.Role]bool
 }
 
@@ -57,6 +61,8 @@ func (g *engineGate) unbuilt(c Case) []images.Role {
 	if err != nil || profile != images.ProfileLocal {
 		return nil // the run reports a bad config itself; official images are pulled, not built
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	var out []images.Role
 	for _, r := range roles {
 		if !g.built[r] {
@@ -66,20 +72,25 @@ func (g *engineGate) unbuilt(c Case) []images.Role {
 	return out
 }
 
-func (g *engineGate) build(ctx context.Context, c Case) error {
-	profile, roles, err := harness.ImageRoles(c.Config)
+func (g *engineGate) build(ctx context.Context, c Case, roles []images.Role, background bool) error {
+	profile, _, err := harness.ImageRoles(c.Config)
 	if err != nil {
 		return err
 	}
-	if g.pool != nil {
+	switch {
+	case g.pool != nil && background:
+		err = g.pool.EnsureImagesInBackground(ctx, profile, g.log, roles...)
+	case g.pool != nil:
 		err = g.pool.EnsureImages(ctx, profile, g.log, roles...)
-	} else {
-		_, _, err = images.EnsureWith(ctx, profile, images.EnsureOptions{Log: g.log}, roles...)
+	default:
+		_, _, err = images.EnsureWith(ctx, profile, images.EnsureOptions{Log: g.log, Background: background}, roles...)
 	}
 	if err == nil {
+		g.mu.Lock()
 		for _, r := range roles {
 			g.built[r] = true
 		}
+		g.mu.Unlock()
 	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -13,28 +14,52 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 )
 
-// fakeGate has images for the stores in built; build records how many runs were going on.
+// fakeGate has images for the roles in built; a build takes took[role] (on the synctest
+// bubble's clock) and records how many runs were going on when it started.
 type fakeGate struct {
 	mu      *sync.Mutex // shared with the runs, which count themselves in running
 	running *int
 	built   map[string]bool
-	seen    []string // "build <store> beside <n> runs"
+	took    map[string]time.Duration
+	seen    []string // "build <roles> [background] beside <n> runs"
+	ended   map[string]time.Time
 }
 
+// unbuilt: a case needs the shared role tools and its store's role.
 func (g *fakeGate) unbuilt(c Case) []images.Role {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.built[c.Config.Store] {
-		return nil
+	var out []images.Role
+	for _, r := range []string{"tools", c.Config.Store} {
+		if !g.built[r] {
+			out = append(out, images.Role(r))
+		}
 	}
-	return []images.Role{images.Role(c.Config.Store)}
+	return out
 }
 
-func (g *fakeGate) build(ctx context.Context, c Case) error {
+func (g *fakeGate) build(ctx context.Context, c Case, roles []images.Role, background bool) error {
 	g.mu.Lock()
-	g.seen = append(g.seen, fmt.Sprintf("build %s beside %d runs", c.Config.Store, *g.running))
-	g.built[c.Config.Store] = true
+	how := ""
+	if background {
+		how = " background"
+	}
+	g.seen = append(g.seen, fmt.Sprintf("build %s%s beside %d runs", roleNames(roles), how, *g.running))
+	var d time.Duration
+	for _, r := range roles {
+		d += g.took[string(r)]
+	}
 	g.mu.Unlock()
+	time.Sleep(d)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range roles {
+		g.built[string(r)] = true
+		if g.ended == nil {
+			g.ended = map[string]time.Time{}
+		}
+		g.ended[string(r)] = time.Now()
+	}
 	return nil
 }
 
@@ -63,25 +88,61 @@ func (c *counter) run(d time.Duration) func(int, Case) {
 	}
 }
 
-// TestScheduleBuildsAlone: rows whose images exist run n at once; a row whose images are
-// missing waits until no row runs, has them built alone, then runs beside the next rows.
-func TestScheduleBuildsAlone(t *testing.T) {
+// TestScheduleBuildsBesideRows: the shared images are built first, alone; the store
+// images in the background while the rows whose images exist run; a row needing a store
+// image starts only once it is built, and the rows run in the order their images come.
+func TestScheduleBuildsBesideRows(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		stores := []string{"etcd", "etcd", "etcd", "zookeeper", "zookeeper", "etcd", "redis", "redis"}
+		stores := []string{"zookeeper", "etcd", "etcd", "redis", "etcd", "etcd", "zookeeper", "redis", "etcd", "etcd"}
 		var cases []Case
 		for i, s := range stores {
 			cases = append(cases, Case{Name: fmt.Sprintf("%d-%s", i, s), Config: harness.Config{Store: s}})
 		}
 		cnt := &counter{mu: &sync.Mutex{}}
-		gate := &fakeGate{mu: cnt.mu, running: &cnt.running, built: map[string]bool{"etcd": true}}
+		gate := &fakeGate{mu: cnt.mu, running: &cnt.running, built: map[string]bool{"etcd": true},
+			took: map[string]time.Duration{"tools": 10 * time.Millisecond, "zookeeper": 90 * time.Millisecond, "redis": 40 * time.Millisecond}}
+		started := map[string]time.Time{}
+		run := cnt.run(20 * time.Millisecond)
 		skip := func(i int, c Case, err error) { t.Errorf("case %s skipped: %v", c.Name, err) }
-		schedule(context.Background(), cases, 3, gate, cnt.run(20*time.Millisecond), skip, func(string, ...any) {})
+		schedule(context.Background(), cases, 3, gate, func(i int, c Case) {
+			cnt.mu.Lock()
+			started[c.Name] = time.Now()
+			cnt.mu.Unlock()
+			run(i, c)
+		}, skip, func(string, ...any) {})
 		if len(cnt.order) != len(cases) {
 			t.Fatalf("ran %d of %d cases: %v", len(cnt.order), len(cases), cnt.order)
 		}
-		want := []string{"build zookeeper beside 0 runs", "build redis beside 0 runs"}
-		if !slices.Equal(gate.seen, want) {
-			t.Errorf("builds: got %q, want %q (a build must see no run beside it, once per missing store)", gate.seen, want)
+		if len(gate.seen) != 3 || gate.seen[0] != "build tools beside 0 runs" {
+			t.Fatalf("builds %q: want tools first with no run beside it, then zookeeper and redis in the background", gate.seen)
+		}
+		for _, b := range gate.seen[1:] {
+			if !strings.Contains(b, " background ") {
+				t.Errorf("%q: a store image must build in the background", b)
+			}
+		}
+		// The etcd rows start at once and run while the store images build.
+		for _, name := range cnt.order[:6] {
+			if !strings.HasSuffix(name, "-etcd") {
+				t.Errorf("order %v: the six etcd rows, whose images exist, must run first", cnt.order)
+				break
+			}
+		}
+		if !started["1-etcd"].Before(gate.ended["zookeeper"]) {
+			t.Errorf("the first etcd row started %v, after the zookeeper image was built (%v): rows must run beside the builds", started["1-etcd"], gate.ended["zookeeper"])
+		}
+		for name, at := range started {
+			for _, s := range []string{"zookeeper", "redis"} {
+				if strings.HasSuffix(name, "-"+s) && at.Before(gate.ended[s]) {
+					t.Errorf("%s started %v before its image was built", name, gate.ended[s].Sub(at))
+				}
+			}
+		}
+		// redis's image comes before zookeeper's (the short lane, shortest first): its rows run first.
+		lastRedis := max(slices.Index(cnt.order, "3-redis"), slices.Index(cnt.order, "7-redis"))
+		firstZK := min(slices.Index(cnt.order, "0-zookeeper"), slices.Index(cnt.order, "6-zookeeper"))
+		if lastRedis > firstZK {
+			t.Errorf("order %v: the redis rows (image expected sooner) must come before the zookeeper rows", cnt.order)
 		}
 		if cnt.peak != 3 {
 			t.Errorf("peak concurrency %d, want 3 (n)", cnt.peak)

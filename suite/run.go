@@ -2,9 +2,11 @@ package suite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
@@ -153,14 +156,29 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 	return results
 }
 
-// schedule calls run for each case in order, n at once. A case with unbuilt images (gate
-// non-nil) waits until no case runs, has them built, then runs beside the next ones. Cases
-// not started when ctx ends go to skip. schedule returns when every started run has.
+// schedule calls run for each case, n at once. Without a gate (n = 1) it keeps poolOrder
+// and each run ensures its own images. With one: the images every row needs and lacks
+// (base, tools, candidate) are built first, alone; then the store servers' images are built
+// in the background (startBackgroundBuilds) while the rows whose images exist run, and the
+// others follow in the order their images are expected, each once its images are there. A
+// row whose images are still missing then (a background build failed, a role no background
+// build covers) waits until no row runs and has them built alone, as before. Cases not
+// started when ctx ends go to skip. schedule returns when every started run, and every
+// background build, has.
 func schedule(ctx context.Context, cases []Case, n int, gate imageGate, run func(int, Case), skip func(int, Case, error), say func(string, ...any)) {
 	sem := semaphore.NewWeighted(int64(n))
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for _, i := range poolOrder(cases) {
+	order := poolOrder(cases)
+	var bg *backgroundBuilds
+	if gate != nil {
+		buildShared(ctx, cases, gate, say)
+		bctx, stop := context.WithCancelCause(ctx)
+		bg = startBackgroundBuilds(bctx, cases, gate, say)
+		order = bg.order(cases, order, gate)
+		defer func() { stop(errors.New("the matrix ended")); bg.wait() }()
+	}
+	for _, i := range order {
 		c := cases[i]
 		if ctx.Err() != nil {
 			skip(i, c, context.Cause(ctx))
@@ -168,7 +186,16 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, run func
 		}
 		var missing []images.Role
 		if gate != nil {
-			missing = gate.unbuilt(c)
+			failed, err := bg.await(ctx, c, gate)
+			if err != nil {
+				skip(i, c, err)
+				continue
+			}
+			for _, r := range gate.unbuilt(c) {
+				if !slices.Contains(failed, r) {
+					missing = append(missing, r)
+				}
+			}
 		}
 		if len(missing) > 0 {
 			if err := sem.Acquire(ctx, int64(n)); err != nil {
@@ -177,7 +204,7 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, run func
 			}
 			say("matrix: [%d/%d] %s: building images first (%s), no row running meanwhile ...\n", i+1, len(cases), c.Name, roleNames(missing))
 			start := time.Now()
-			if err := gate.build(ctx, c); err != nil {
+			if err := gate.build(ctx, c, missing, false); err != nil {
 				say("matrix: [%d/%d] %s: image build failed after %v (the run reports it): %v\n", i+1, len(cases), c.Name, time.Since(start).Round(time.Second), err)
 			} else {
 				say("matrix: [%d/%d] %s: images built in %v\n", i+1, len(cases), c.Name, time.Since(start).Round(time.Second))
@@ -192,6 +219,36 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, run func
 			defer func() { sem.Release(1); wg.Done() }()
 			run(i, c)
 		}()
+	}
+}
+
+// buildShared builds, before any row starts, the images that are no store server's (base,
+// tools, candidate) that some case lacks: every row needs them, and every store image is
+// built on the base.
+func buildShared(ctx context.Context, cases []Case, gate imageGate, say func(string, ...any)) {
+	server := map[images.Role]bool{}
+	for _, d := range storekinds.All() {
+		for _, r := range d.Roles() {
+			server[images.Role(r)] = true
+		}
+	}
+	for _, c := range cases {
+		var shared []images.Role
+		for _, r := range gate.unbuilt(c) {
+			if !server[r] {
+				shared = append(shared, r)
+			}
+		}
+		if len(shared) == 0 || ctx.Err() != nil {
+			continue
+		}
+		say("matrix: building the images every row needs first (%s) ...\n", roleNames(shared))
+		start := time.Now()
+		if err := gate.build(ctx, c, shared, false); err != nil {
+			say("matrix: image build failed after %v (the rows report it): %v\n", time.Since(start).Round(time.Second), err)
+			return
+		}
+		say("matrix: images built in %v\n", time.Since(start).Round(time.Second))
 	}
 }
 

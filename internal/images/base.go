@@ -84,7 +84,7 @@ func (b *builder) buildBase(ctx context.Context, ref string) error {
 	defer os.RemoveAll(dir)
 	b.logf("images: building %s: debootstrap --variant=%s %s from %s", ref, baseVariant, baseSuite, mirror)
 
-	cmd := exec.CommandContext(ctx, "debootstrap", "--variant="+baseVariant, baseSuite, dir, mirror)
+	cmd := hostCommand(ctx, "debootstrap", "--variant="+baseVariant, baseSuite, dir, mirror)
 	if err := b.runLogged(cmd, RoleBase, "debootstrap"); err != nil {
 		return err
 	}

@@ -235,7 +235,7 @@ func goBuild(ctx context.Context, dir, out, pkg string, env []string, ldflags st
 	if ldflags != "" {
 		flags += " " + ldflags
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags="+flags, "-o", out, pkg)
+	cmd := hostCommand(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags="+flags, "-o", out, pkg)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
 	var buf bytes.Buffer

@@ -291,6 +291,7 @@ func (b *builder) buildContext(ctx context.Context, rec recipe, ref string) erro
 		PullParent:  false,
 		Version:     build.BuilderV1,
 		Labels:      imageLabels(rec.role),
+		CPUShares:   buildShares(ctx),
 	})
 	if err != nil {
 		return &BuildError{Role: rec.role, Step: "send build context", Err: err}
@@ -406,4 +407,13 @@ func (b *builder) pruneOldCandidates(ctx context.Context, current string) {
 	if err != nil {
 		b.logf("images: pruning old candidate images: %v", err)
 	}
+}
+
+// buildShares is the cpu-shares of a build's containers: the engine's default (0), or the
+// minimum in a background build.
+func buildShares(ctx context.Context) int64 {
+	if inBackground(ctx) {
+		return minCPUShares
+	}
+	return 0
 }

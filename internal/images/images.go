@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -162,6 +163,10 @@ type Result struct {
 type EnsureOptions struct {
 	Log         io.Writer // progress lines and build output; nil discards them
 	Concurrency int       // role images built at once after the base; 0 means 2
+	// Background builds at the lowest CPU weight, so runs going on beside the build keep
+	// the cores they need: host commands (go build, debootstrap, npm) under nice 19, the
+	// engine's build containers at the minimum cpu-shares.
+	Background bool
 }
 
 // Ensure makes every listed role's image present (building what is missing in the local
@@ -190,6 +195,9 @@ func EnsureWith(ctx context.Context, profile Profile, opts EnsureOptions, roles 
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
+	if opts.Background {
+		ctx = context.WithValue(ctx, backgroundKey{}, true)
+	}
 	b, err := newBuilder(ctx, profile, opts)
 	if err != nil {
 		return nil, nil, err
@@ -197,3 +205,28 @@ func EnsureWith(ctx context.Context, profile Profile, opts EnsureOptions, roles 
 	defer b.close()
 	return b.ensure(ctx, roles)
 }
+
+// backgroundKey marks the context of a background build (EnsureOptions.Background): the
+// host commands deep in the build (go build of a server, npm) read it there.
+type backgroundKey struct{}
+
+// inBackground reports whether ctx is a background build's.
+func inBackground(ctx context.Context) bool {
+	b, _ := ctx.Value(backgroundKey{}).(bool)
+	return b
+}
+
+// niceBackground is the CPU weight of a background build's host commands (nice 19: a
+// weight of 15 against a run's 1024 on Linux's scheduler).
+const niceBackground = "19"
+
+// hostCommand is exec.CommandContext, under nice in a background build.
+func hostCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
+	if inBackground(ctx) {
+		return exec.CommandContext(ctx, "nice", append([]string{"-n", niceBackground, name}, args...)...)
+	}
+	return exec.CommandContext(ctx, name, args...)
+}
+
+// minCPUShares is the engine's smallest cpu-shares (a container's default is 1024).
+const minCPUShares = 2

@@ -1,6 +1,7 @@
 package images
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -280,5 +281,19 @@ func TestLaunchForEveryRole(t *testing.T) {
 	}
 	if OfficialRef(storekinds.Consul) != "hashicorp/consul:"+strings.TrimPrefix(ConsulVersion, "v") {
 		t.Errorf("official consul ref %q does not match the local version %s", OfficialRef(storekinds.Consul), ConsulVersion)
+	}
+}
+
+// A background build's host commands run under nice and its build containers at the
+// minimum cpu-shares; a foreground build's run as they are.
+func TestBackgroundBuildsYield(t *testing.T) {
+	fg := hostCommand(context.Background(), "go", "build")
+	if strings.Join(fg.Args, " ") != "go build" || buildShares(context.Background()) != 0 {
+		t.Errorf("foreground: %q, shares %d", fg.Args, buildShares(context.Background()))
+	}
+	ctx := context.WithValue(context.Background(), backgroundKey{}, true)
+	bg := hostCommand(ctx, "go", "build")
+	if strings.Join(bg.Args, " ") != "nice -n 19 go build" || buildShares(ctx) != minCPUShares {
+		t.Errorf("background: %q, shares %d", bg.Args, buildShares(ctx))
 	}
 }

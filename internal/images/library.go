@@ -123,7 +123,7 @@ func npmModules(ctx context.Context, logf func(string, ...any), name string, pkg
 		return "", err
 	}
 	logf("images: npm ci %s -> %s", name, out)
-	cmd := exec.CommandContext(ctx, npm, "ci", "--omit=optional", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund")
+	cmd := hostCommand(ctx, npm, "ci", "--omit=optional", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund")
 	cmd.Dir = tmp
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf

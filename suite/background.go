@@ -1,0 +1,164 @@
+package suite
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
+)
+
+// buildMinutes is how long each store server's image took to build from nothing on the
+// project's machine kind (docs/performance.md "First verdict": consul 10 min 8 s,
+// kubernetes 9 min 25 s, etcd's share of the first 5 min 28 s, zookeeper 53 s, postgres
+// 57 s). It orders the background builds and the rows waiting for them; a role missing
+// here counts as a minute.
+var buildMinutes = map[images.Role]float64{
+	storekinds.Consul: 10.1, storekinds.Kubernetes: 9.4, storekinds.Etcd: 3,
+	storekinds.DynamoDB: 1.5, storekinds.Postgres: 1, storekinds.ZooKeeper: 0.9, storekinds.Redis: 0.7,
+}
+
+// longBuild: an image at least this long to build (a Go server built from source) goes to
+// the lane of long builds, started longest first, so the longest ends as early as it can;
+// the others (Debian packages, npm) go to the other lane shortest first, so rows start soon.
+const longBuild = 3.0
+
+// backgroundBuilds builds the store servers' images the rows need, in two lanes at the
+// lowest CPU weight, while rows whose images exist run.
+type backgroundBuilds struct {
+	done  map[images.Role]chan struct{} // closed when the role's build has ended
+	ready map[images.Role]float64       // estimated minutes from the start until it is built
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	errs  map[images.Role]error
+}
+
+// startBackgroundBuilds starts the builds of every store server's image a case needs and
+// lacks. Roles that are not a store server's (base, tools, candidate) must exist already:
+// every store image is built on the base.
+func startBackgroundBuilds(ctx context.Context, cases []Case, gate imageGate, say func(string, ...any)) *backgroundBuilds {
+	server := map[images.Role]bool{}
+	for _, d := range storekinds.All() {
+		for _, r := range d.Roles() {
+			server[images.Role(r)] = true
+		}
+	}
+	firstNeed := map[images.Role]Case{}
+	for _, c := range cases {
+		for _, r := range gate.unbuilt(c) {
+			if _, ok := firstNeed[r]; server[r] && !ok {
+				firstNeed[r] = c
+			}
+		}
+	}
+	b := &backgroundBuilds{done: map[images.Role]chan struct{}{}, ready: map[images.Role]float64{}, errs: map[images.Role]error{}}
+	var long, short []images.Role
+	for r := range firstNeed {
+		b.done[r] = make(chan struct{})
+		if minutes(r) >= longBuild {
+			long = append(long, r)
+		} else {
+			short = append(short, r)
+		}
+	}
+	byCost := func(rs []images.Role, longestFirst bool) {
+		sort.Slice(rs, func(i, j int) bool {
+			if minutes(rs[i]) != minutes(rs[j]) {
+				return (minutes(rs[i]) > minutes(rs[j])) == longestFirst
+			}
+			return rs[i] < rs[j]
+		})
+	}
+	byCost(long, true)
+	byCost(short, false)
+	if len(long)+len(short) > 0 {
+		say("matrix: building store images in the background at the lowest CPU weight (%s | %s); rows whose images exist run meanwhile\n", roleNames(long), roleNames(short))
+	}
+	for _, lane := range [][]images.Role{long, short} {
+		t := 0.0
+		for _, r := range lane {
+			t += minutes(r)
+			b.ready[r] = t
+		}
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			for _, r := range lane {
+				var err error
+				if ctx.Err() == nil {
+					start := time.Now()
+					err = gate.build(ctx, firstNeed[r], []images.Role{r}, true)
+					if err != nil {
+						say("matrix: background build of %s failed after %v (its rows run and report it): %v\n", r, time.Since(start).Round(time.Second), err)
+					} else {
+						say("matrix: %s image built in the background in %v\n", r, time.Since(start).Round(time.Second))
+					}
+				} else {
+					err = context.Cause(ctx)
+				}
+				b.mu.Lock()
+				b.errs[r] = err
+				b.mu.Unlock()
+				close(b.done[r])
+			}
+		}()
+	}
+	return b
+}
+
+func minutes(r images.Role) float64 {
+	if m, ok := buildMinutes[r]; ok {
+		return m
+	}
+	return 1
+}
+
+// readyAt is when c's images are expected to exist: 0 when they do.
+func (b *backgroundBuilds) readyAt(c Case, gate imageGate) float64 {
+	t := 0.0
+	for _, r := range gate.unbuilt(c) {
+		t = max(t, b.ready[r])
+	}
+	return t
+}
+
+// order puts the cases whose images exist first, then by when their images are expected,
+// keeping order (poolOrder's grouping by store cluster) among equals.
+func (b *backgroundBuilds) order(cases []Case, order []int, gate imageGate) []int {
+	at := make(map[int]float64, len(order))
+	for _, i := range order {
+		at[i] = b.readyAt(cases[i], gate)
+	}
+	out := slices.Clone(order)
+	sort.SliceStable(out, func(x, y int) bool { return at[out[x]] < at[out[y]] })
+	return out
+}
+
+// await waits until every background build c needs has ended, and says which failed.
+func (b *backgroundBuilds) await(ctx context.Context, c Case, gate imageGate) ([]images.Role, error) {
+	var failed []images.Role
+	for _, r := range gate.unbuilt(c) {
+		ch, ok := b.done[r]
+		if !ok {
+			continue
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+		b.mu.Lock()
+		berr := b.errs[r]
+		b.mu.Unlock()
+		if berr != nil {
+			failed = append(failed, r)
+		}
+	}
+	return failed, nil
+}
+
+// wait returns once every background build has ended (they end early when ctx ends).
+func (b *backgroundBuilds) wait() { b.wg.Wait() }
