@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,8 +75,14 @@ func startBackgroundBuilds(ctx context.Context, cases []Case, gate imageGate, sa
 	}
 	byCost(long, true)
 	byCost(short, false)
-	if len(long)+len(short) > 0 {
-		say("matrix: building store images in the background at the lowest CPU weight (%s | %s); rows whose images exist run meanwhile\n", roleNames(long), roleNames(short))
+	var lanes []string
+	for _, lane := range [][]images.Role{long, short} {
+		if len(lane) > 0 {
+			lanes = append(lanes, laneNames(lane))
+		}
+	}
+	if len(lanes) > 0 {
+		say("matrix: building store images in the background at the lowest CPU weight (%s); rows whose images exist run meanwhile\n", strings.Join(lanes, " | "))
 	}
 	for _, lane := range [][]images.Role{long, short} {
 		t := 0.0
@@ -162,3 +169,12 @@ func (b *backgroundBuilds) await(ctx context.Context, c Case, gate imageGate) ([
 
 // wait returns once every background build has ended (they end early when ctx ends).
 func (b *backgroundBuilds) wait() { b.wg.Wait() }
+
+// laneNames lists a lane's roles in build order.
+func laneNames(lane []images.Role) string {
+	names := make([]string, len(lane))
+	for i, r := range lane {
+		names[i] = string(r)
+	}
+	return strings.Join(names, ", then ")
+}
