@@ -57,8 +57,8 @@ test: vet chaos-test
 # phases end on events; four rows at once: 4m27s on a quiet machine, the same outcomes in ten
 # consecutive runs, docs/performance.md; MATRIX_PARALLEL=N runs N at once). Prints the verdict table and store/index.html;
 # fails when any row's outcome differs from the matrix.
-# Images are built as rows need them (the first row starts after base, etcd and candidate,
-# not after every store's image), so a bare machine reaches its first verdict in minutes.
+# The images every row needs are built first; each store's image then builds in the
+# background at the lowest CPU weight while the rows whose images exist run (docs/suite.md).
 MATRIX_PARALLEL ?= 4
 chaos: deps build
 	./$(BIN) matrix --tags default --parallel $(MATRIX_PARALLEL)
