@@ -653,17 +653,21 @@ func TestPoolOrderStartsEachStoreOnce(t *testing.T) {
 }
 
 // TestPacingAsListed: the listing's classification (matrix --list -v) agrees with the rows:
-// smoke and default have no time-tabled row, a profile row with cycles lists the triggers it
+// no tier (nightly, which runs every row, included) has a time-tabled row (a fault on the
+// clock with no stated miss probability), a profile row with cycles lists the triggers it
 // fires on (not the profile's time table), and a statistical row lists its miss probability.
 func TestPacingAsListed(t *testing.T) {
 	m, err := Load("matrix.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tier := range []string{TierSmoke, TierDefault} {
+	for _, tier := range Tiers {
 		cases, err := m.Select(tier, "")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(cases) == 0 {
+			t.Errorf("tier %s selects no row", tier)
 		}
 		for _, c := range cases {
 			p := c.Pacing()
@@ -679,6 +683,18 @@ func TestPacingAsListed(t *testing.T) {
 				t.Errorf("%s: paced profile %s listed as %q, without its triggers", c.Name, c.Config.Nemesis, c.FaultsAsRun())
 			}
 		}
+	}
+	// A nightly-only row on a time table is one the loop above finds (nightly selects every row).
+	nm, err := Parse([]byte(`
+defaults: {duration: 20s}
+rows:
+  - {store: etcd, recipe: etcd-election, fault: "pause:target=all-store,for=3xTTL,every=8xTTL", tags: [nightly], expect: {verdict: valid}}
+`), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if night, err := nm.Select(TierNightly, ""); err != nil || len(night) != 1 || night[0].Pacing() != "time-tabled" {
+		t.Errorf("a nightly-only time-tabled row: %v, %+v", err, night)
 	}
 	// The classification itself can fail: a time table is one.
 	tt := Case{Config: harness.Config{Nemesis: "pause-leader"}}
