@@ -50,6 +50,8 @@ func (g *fakeGate) build(ctx context.Context, c Case, roles []images.Role, backg
 		d += g.took[string(r)]
 	}
 	g.mu.Unlock()
+	// sleep: a build lasts d on the synctest bubble's clock, which only moves once every
+	// goroutine waits, so the runs admitted beside it are running while it lasts.
 	time.Sleep(d)
 	g.mu.Lock()
 	defer g.mu.Unlock()
