@@ -99,3 +99,30 @@ func TestRunLineCarriesUntilAndTheChain(t *testing.T) {
 		t.Errorf("ShellQuote(it's) = %s", got)
 	}
 }
+
+// A drop that leaves only links chained on other faults (on=fault-start, on=fault-end) is
+// never tried: nothing starts the first of them, so the run is unknown, nothing-faulted, and
+// the tries only spend the budget. Measured (issue 48): redis-del-unowned's find
+// "freeze on=write:3; delay on=fault-start; bandwidth on=fault-start" spent its whole 90 s
+// shrink on dropping the freeze (2 tries, both unknown) and removed nothing. The later
+// links are dropped first, and the unneeded ones go.
+func TestShrinkNeverTriesAStalledChain(t *testing.T) {
+	start := chainCase(t, "freeze:target=leader,on=write:3,after=10ms,count=1,for=8s; delay:target=follower,on=fault-start,after=30ms,count=1,for=2s; bandwidth:target=all-candidates,on=fault-start,after=500ms,count=1,for=6s")
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	r := &fakeRunner{clock: clock, oracle: func(c Case) bool { return trigger(c, "freeze") != nil }}
+	res, err := Shrink(context.Background(), r, start, Options{Tries: 2, Now: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range r.runs {
+		if stalled(c) {
+			t.Errorf("try %d ran a chain no event can start: %+v", i+1, c.Plan.Triggers)
+		}
+	}
+	if len(r.runs) == 0 || trigger(r.runs[0], "bandwidth") != nil {
+		t.Errorf("the first try kept the last link; want it dropped first")
+	}
+	if m := res.Minimal; len(m.Plan.Triggers) != 1 || trigger(m, "freeze") == nil {
+		t.Errorf("minimal chain %+v, want the freeze alone", m.Plan.Triggers)
+	}
+}
