@@ -143,3 +143,24 @@ func TestRaceBelowEightInTen(t *testing.T) {
 		}
 	}
 }
+
+// A reproduction run that could not run (a harness error: a line the nemesis refuses) is
+// neither a reproduction nor a miss: it is left out of the rate, and a line none of whose
+// runs ran is not a race (issue 48: two refused lines were printed "a race: 0/5").
+func TestReproRateLeavesOutRunsThatCouldNotRun(t *testing.T) {
+	broken := Minimized{Repro: []shrink.Outcome{{Err: "refused"}, {Err: "refused"}, {Err: "refused"}}}
+	if broken.Race() || !broken.NotRunnable() {
+		t.Errorf("a line that never ran: race %v, not runnable %v; want no race, not runnable", broken.Race(), broken.NotRunnable())
+	}
+	if got := broken.Rate(); got != "0/0, 3 of 3 runs could not run" {
+		t.Errorf("rate %q", got)
+	}
+	mixed := Minimized{Reproduced: 4, Repro: []shrink.Outcome{{Failed: true}, {Failed: true}, {Failed: true}, {Failed: true}, {Err: "engine"}}}
+	if mixed.Race() || mixed.NotRunnable() || mixed.Rate() != "4/4 (100%), 1 of 5 runs could not run" {
+		t.Errorf("4 of 4 that ran, 1 error: race %v, rate %q", mixed.Race(), mixed.Rate())
+	}
+	race := Minimized{Reproduced: 3, Repro: []shrink.Outcome{{Failed: true}, {Failed: true}, {Failed: true}, {}, {}}}
+	if !race.Race() || race.Rate() != "3/5 (60%)" {
+		t.Errorf("3 of 5: race %v, rate %q", race.Race(), race.Rate())
+	}
+}

@@ -37,13 +37,37 @@ type Minimized struct {
 	Reproduced int
 }
 
-// Rate is "4/5 (80%)" or "not measured".
+// Rate is "4/5 (80%)" or "not measured"; runs that could not run (a harness error, e.g. a
+// line the nemesis refuses) are not in the rate and are said so: "0/0, 5 of 5 runs could
+// not run".
 func (m Minimized) Rate() string {
 	if len(m.Repro) == 0 {
 		return "not measured"
 	}
-	return fmt.Sprintf("%d/%d (%d%%)", m.Reproduced, len(m.Repro), 100*m.Reproduced/len(m.Repro))
+	ran := m.ran()
+	rate := fmt.Sprintf("%d/%d", m.Reproduced, ran)
+	if ran > 0 {
+		rate += fmt.Sprintf(" (%d%%)", 100*m.Reproduced/ran)
+	}
+	if n := len(m.Repro) - ran; n > 0 {
+		rate += fmt.Sprintf(", %d of %d runs could not run", n, len(m.Repro))
+	}
+	return rate
 }
+
+// ran counts the reproduction runs that ran (no harness error).
+func (m Minimized) ran() int {
+	n := 0
+	for _, o := range m.Repro {
+		if o.Err == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// NotRunnable says every reproduction run failed to run: the line is broken, not a race.
+func (m Minimized) NotRunnable() bool { return len(m.Repro) > 0 && m.ran() == 0 }
 
 // RaceBelow is the reproduction rate under which a find is reported as a race: a line
 // that reproduces less than 8 runs in 10 is not a reproduction a reader can rely on.
@@ -51,8 +75,11 @@ const RaceBelow = 0.8
 
 // Race says the printed line reproduced in fewer than RaceBelow of its runs (false when
 // the rate was not measured).
+// Runs that could not run are not counted: a line that never ran is not a race (issue 48:
+// two lines the nemesis refused were printed as "a race: 0/5").
 func (m Minimized) Race() bool {
-	return len(m.Repro) > 0 && float64(m.Reproduced) < RaceBelow*float64(len(m.Repro))
+	ran := m.ran()
+	return ran > 0 && float64(m.Reproduced) < RaceBelow*float64(ran)
 }
 
 // Minimize shrinks the invalid run in runDir (faults, phases, node count and the trigger
