@@ -44,6 +44,7 @@ func Load(dir string) (*Recorded, error) {
 		Workload: f.Workload, ResourceMode: f.ResourceMode, CandidateCmd: f.CandidateCmd,
 		CandidateImage: f.CandidateImage, Seed: rc.Seed, Nemesis: f.Nemesis, Until: f.Until,
 		Profile: f.Profile, Require: f.Require, ReplayOf: abs,
+		CandidatePackages: f.CandidatePackages, CandidateArgs: f.CandidateArgs, CandidateEnv: f.CandidateEnv,
 		// Replays and shrink tries sit next to the original: <root>/<test>-replay/<run>.
 		StoreRoot: filepath.Dir(filepath.Dir(abs)),
 	}
@@ -52,7 +53,11 @@ func Load(dir string) (*Recorded, error) {
 		text string
 		name string
 	}{{&c.FaultTime, f.Time, "time"}, {&c.Warmup, f.Warmup, "warmup"}, {&c.Recovery, f.Recovery, "recovery"},
-		{&c.TTL, f.TTL, "ttl"}, {&c.WriteInterval, f.WriteInterval, "write_interval"}} {
+		{&c.TTL, f.TTL, "ttl"}, {&c.WriteInterval, f.WriteInterval, "write_interval"},
+		// The candidate's timing and program as given: without them a shrink try, a
+		// reproduction and the printed line ran another configuration than the find (issue 48).
+		{&c.RenewInterval, f.RenewInterval, "renew_interval"}, {&c.RetryInterval, f.RetryInterval, "retry_interval"},
+		{&c.FailoverBound, f.FailoverBound, "failover_bound"}, {&c.LeaderWork, f.LeaderWork, "leader_work"}} {
 		if d.text == "" {
 			continue
 		}
@@ -60,6 +65,7 @@ func Load(dir string) (*Recorded, error) {
 			return nil, fmt.Errorf("%s/config.json: flags.%s %q: %w", dir, d.name, d.text, err)
 		}
 	}
+	c.LeaderWorkSet = f.LeaderWork != ""
 	// The handoff workload's periods are not in flags; the recorded command line has them.
 	c.HandoffEvery = argDuration(rc.Args, "handoff-every")
 	c.HandoffPause = argDuration(rc.Args, "handoff-pause")
