@@ -3,7 +3,6 @@ package explore
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
@@ -103,7 +102,7 @@ func Minimize(ctx context.Context, runDir string, opt MinimizeOptions) (Minimize
 	if err != nil {
 		return m, err
 	}
-	runner := shrink.HarnessRunner{Base: rec.Config, Want: rec.Codes, Configure: opt.Configure}
+	runner := shrink.HarnessRunner{Base: rec.Config, Want: rec.Want(), Configure: opt.Configure}
 	m.Shrink = shrink.Result{Start: start, Minimal: start}
 	if opt.ShrinkBudget > 0 {
 		tries := opt.ShrinkTries
@@ -124,7 +123,7 @@ func Minimize(ctx context.Context, runDir string, opt MinimizeOptions) (Minimize
 		if opt.Configure != nil {
 			opt.Configure(&cfg)
 		}
-		o := runOutcome(ctx, cfg, rec.Codes)
+		o := runOutcome(ctx, cfg, rec.Want())
 		m.Repro = append(m.Repro, o)
 		if o.Failed {
 			m.Reproduced++
@@ -151,6 +150,6 @@ func runOutcome(ctx context.Context, cfg harness.Config, want []string) shrink.O
 		o.Err = err.Error()
 		return o
 	}
-	o.Failed = o.Verdict == harness.VerdictInvalid && slices.ContainsFunc(o.Codes, func(c string) bool { return slices.Contains(want, c) })
+	o.Failed = shrink.FailsAs(o.RunDir, o.Verdict, want)
 	return o
 }

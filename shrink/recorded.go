@@ -26,6 +26,54 @@ type Recorded struct {
 	Config  harness.Config // as the run was configured (Plan set when it had faults)
 	Verdict string
 	Codes   []string // codes of the reasons that made the verdict, sorted, unique
+	// Invalid are the codes of its invalid reasons alone (not an unknown's goal-not-met or
+	// fault-missing beside them): what a try must show again to fail the same way.
+	Invalid []string
+}
+
+// Want is what a shrink try or a reproduction must show to fail as the run did: its invalid
+// codes (its codes, when none is marked invalid).
+func (r *Recorded) Want() []string {
+	if len(r.Invalid) > 0 {
+		return r.Invalid
+	}
+	return r.Codes
+}
+
+// ReadInvalid reads the codes of a run's invalid reasons (sorted, once each); nil when it has
+// none or no readable results.json.
+func ReadInvalid(dir string) []string {
+	b, err := runfile.ReadFile(filepath.Join(dir, harness.ResultsFile), runfile.MaxJSON)
+	if err != nil {
+		return nil
+	}
+	var res struct {
+		Reasons []struct {
+			Code     string `json:"code"`
+			Severity string `json:"severity"`
+		} `json:"reasons"`
+	}
+	if json.Unmarshal(b, &res) != nil {
+		return nil
+	}
+	var codes []string
+	for _, r := range res.Reasons {
+		if r.Severity == "invalid" {
+			codes = append(codes, r.Code)
+		}
+	}
+	sort.Strings(codes)
+	return slices.Compact(codes)
+}
+
+// FailsAs says the run in dir is invalid with one of want's codes among its invalid reasons.
+// An unknown-severity code beside them (goal-not-met, fault-missing) is not a reproduction:
+// a find whose run also missed its goal was matched by any invalid try that missed it too.
+func FailsAs(dir, verdict string, want []string) bool {
+	if verdict != harness.VerdictInvalid {
+		return false
+	}
+	return slices.ContainsFunc(ReadInvalid(dir), func(c string) bool { return slices.Contains(want, c) })
 }
 
 // Load reads RUN_DIR's config.json and results.json.
@@ -81,6 +129,7 @@ func Load(dir string) (*Recorded, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Invalid = ReadInvalid(abs)
 	return r, nil
 }
 
@@ -168,7 +217,7 @@ func (h HarnessRunner) Run(ctx context.Context, c Case) (Outcome, error) {
 	if err != nil {
 		return o, err
 	}
-	o.Failed = o.Verdict == harness.VerdictInvalid && slices.ContainsFunc(o.Codes, func(c string) bool { return slices.Contains(h.Want, c) })
+	o.Failed = FailsAs(out.RunDir, o.Verdict, h.Want)
 	return o, nil
 }
 

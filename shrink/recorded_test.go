@@ -111,3 +111,30 @@ func TestRunLineKeepsTheRunsFlags(t *testing.T) {
 		}
 	}
 }
+
+// A find that was invalid and also missed its goal (goal-not-met, fault-missing beside
+// token-duplicate: redis-py-lock's store-amnesia find, issue 48) is reproduced by a try that
+// is invalid with one of its invalid codes, not by any invalid try that missed its goal too.
+func TestFailsAsCountsInvalidCodesOnly(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, results string) string {
+		dir := filepath.Join(root, name)
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, harness.ResultsFile), []byte(results), 0o644)
+		return dir
+	}
+	find := write("find", `{"verdict":"invalid","reasons":[{"code":"fault-missing","severity":"unknown"},{"code":"goal-not-met","severity":"unknown"},{"code":"token-duplicate","severity":"invalid"}]}`)
+	rec := &Recorded{Invalid: ReadInvalid(find)}
+	want := rec.Want()
+	if strings.Join(want, ",") != "token-duplicate" {
+		t.Fatalf("want %v, the invalid code alone", want)
+	}
+	other := write("other", `{"verdict":"invalid","reasons":[{"code":"goal-not-met","severity":"unknown"},{"code":"stale-write-accepted","severity":"invalid"}]}`)
+	if FailsAs(other, "invalid", want) {
+		t.Error("an invalid try sharing only goal-not-met counted as the find again")
+	}
+	again := write("again", `{"verdict":"invalid","reasons":[{"code":"token-duplicate","severity":"invalid"}]}`)
+	if !FailsAs(again, "invalid", want) {
+		t.Error("the find's own invalid code did not count")
+	}
+}
