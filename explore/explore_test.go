@@ -1,15 +1,18 @@
 package explore
 
 import (
-	"github.com/splitbrain-chaos/splitbrain/shrink"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
+	"github.com/splitbrain-chaos/splitbrain/shrink"
 )
 
 func TestVocabularyCoversEveryKindTargetAndShape(t *testing.T) {
@@ -162,5 +165,28 @@ func TestReproRateLeavesOutRunsThatCouldNotRun(t *testing.T) {
 	race := Minimized{Reproduced: 3, Repro: []shrink.Outcome{{Failed: true}, {Failed: true}, {Failed: true}, {}, {}}}
 	if !race.Race() || race.Rate() != "3/5 (60%)" {
 		t.Errorf("3 of 5: race %v, rate %q", race.Race(), race.Rate())
+	}
+}
+
+// A find's class is read from its schedule; the shrink's last failing run tells what the bug
+// needs. A clock-step find whose shrunk schedule no longer steps a clock and still fails is
+// the candidate's own logic, and says so (issue 48: zk-suspended, seed 1).
+func TestShrinkReclassifiesAFindWhoseFaultWasDropped(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, harness.ResultsFile), []byte(`{"schema":1,"verdict":"invalid","reasons":[{"code":"stale-write-accepted","severity":"invalid"}],
+"cause":{"class":"own-logic","evidence":"no store crash, eviction, clock step or lying fence came before the first violation at +8.8s","key":"own-logic|stale-write-accepted"}}`), 0o644)
+	c := causeOf(dir)
+	if c == nil || c.Class != checkers.CauseOwnLogic {
+		t.Fatalf("cause of the shrunk run: %+v", c)
+	}
+	m := Minimized{Cause: c}
+	if !m.Reclassified(&checkers.Cause{Class: checkers.CauseClockStep}) {
+		t.Error("a clock-step find whose shrunk run is own-logic was not reclassified")
+	}
+	if m.Reclassified(&checkers.Cause{Class: checkers.CauseOwnLogic}) || (Minimized{}).Reclassified(&checkers.Cause{Class: checkers.CauseClockStep}) {
+		t.Error("reclassified with the same class, or with no shrunk run")
+	}
+	if causeOf(t.TempDir()) != nil {
+		t.Error("a directory without results has a cause")
 	}
 }

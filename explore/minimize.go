@@ -3,8 +3,10 @@ package explore
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/shrink"
 )
@@ -34,6 +36,34 @@ type Minimized struct {
 	Repro   []shrink.Outcome
 	// Reproduced of len(Repro) runs were invalid with one of the find's codes.
 	Reproduced int
+	// Cause is the cause read from the last failing run of the minimal schedule (the last
+	// kept shrink try, else the first reproduction that failed); nil when none failed. A
+	// find's class is a reading of its schedule; after the shrink dropped the fault it
+	// rested on, this one tells what the bug needs.
+	Cause *checkers.Cause
+}
+
+// Reclassified says the shrink changed the find's cause class: the fault the first class
+// rested on was dropped and the bug still showed (issue 48: a zk-suspended find was a
+// clock-step one until the shrink dropped the clock bump; its line fails on its own logic).
+func (m Minimized) Reclassified(found *checkers.Cause) bool {
+	return found != nil && m.Cause != nil && m.Cause.Class != found.Class
+}
+
+// causeOf reads the cause of the invalid run in dir (nil when it has none).
+func causeOf(dir string) *checkers.Cause {
+	if dir == "" {
+		return nil
+	}
+	res, err := checkers.ReadResults(filepath.Join(dir, harness.ResultsFile))
+	if err != nil || res.Verdict != harness.VerdictInvalid {
+		return nil
+	}
+	if res.Cause != nil {
+		return res.Cause
+	}
+	c := checkers.AttributeCause(res)
+	return &c
 }
 
 // Rate is "4/5 (80%)" or "not measured"; runs that could not run (a harness error, e.g. a
@@ -130,6 +160,14 @@ func Minimize(ctx context.Context, runDir string, opt MinimizeOptions) (Minimize
 		}
 		if opt.Replayed != nil {
 			opt.Replayed(i, o)
+		}
+	}
+	if m.Shrunk && m.Shrink.Kept > 0 {
+		m.Cause = causeOf(m.Shrink.LastFailure.RunDir)
+	}
+	for _, o := range m.Repro {
+		if m.Cause == nil && o.Failed {
+			m.Cause = causeOf(o.RunDir)
 		}
 	}
 	return m, nil
