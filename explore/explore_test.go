@@ -1,15 +1,18 @@
 package explore
 
 import (
-	"github.com/splitbrain-chaos/splitbrain/shrink"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
+	"github.com/splitbrain-chaos/splitbrain/shrink"
 )
 
 func TestVocabularyCoversEveryKindTargetAndShape(t *testing.T) {
@@ -141,5 +144,49 @@ func TestRaceBelowEightInTen(t *testing.T) {
 		if m.Race() != tc.race {
 			t.Errorf("%d of %d: race %v, want %v", tc.ok, tc.of, m.Race(), tc.race)
 		}
+	}
+}
+
+// A reproduction run that could not run (a harness error: a line the nemesis refuses) is
+// neither a reproduction nor a miss: it is left out of the rate, and a line none of whose
+// runs ran is not a race (issue 48: two refused lines were printed "a race: 0/5").
+func TestReproRateLeavesOutRunsThatCouldNotRun(t *testing.T) {
+	broken := Minimized{Repro: []shrink.Outcome{{Err: "refused"}, {Err: "refused"}, {Err: "refused"}}}
+	if broken.Race() || !broken.NotRunnable() {
+		t.Errorf("a line that never ran: race %v, not runnable %v; want no race, not runnable", broken.Race(), broken.NotRunnable())
+	}
+	if got := broken.Rate(); got != "0/0, 3 of 3 runs could not run" {
+		t.Errorf("rate %q", got)
+	}
+	mixed := Minimized{Reproduced: 4, Repro: []shrink.Outcome{{Failed: true}, {Failed: true}, {Failed: true}, {Failed: true}, {Err: "engine"}}}
+	if mixed.Race() || mixed.NotRunnable() || mixed.Rate() != "4/4 (100%), 1 of 5 runs could not run" {
+		t.Errorf("4 of 4 that ran, 1 error: race %v, rate %q", mixed.Race(), mixed.Rate())
+	}
+	race := Minimized{Reproduced: 3, Repro: []shrink.Outcome{{Failed: true}, {Failed: true}, {Failed: true}, {}, {}}}
+	if !race.Race() || race.Rate() != "3/5 (60%)" {
+		t.Errorf("3 of 5: race %v, rate %q", race.Race(), race.Rate())
+	}
+}
+
+// A find's class is read from its schedule; the shrink's last failing run tells what the bug
+// needs. A clock-step find whose shrunk schedule no longer steps a clock and still fails is
+// the candidate's own logic, and says so (issue 48: zk-suspended, seed 1).
+func TestShrinkReclassifiesAFindWhoseFaultWasDropped(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, harness.ResultsFile), []byte(`{"schema":1,"verdict":"invalid","reasons":[{"code":"stale-write-accepted","severity":"invalid"}],
+"cause":{"class":"own-logic","evidence":"no store crash, eviction, clock step or lying fence came before the first violation at +8.8s","key":"own-logic|stale-write-accepted"}}`), 0o644)
+	c := causeOf(dir)
+	if c == nil || c.Class != checkers.CauseOwnLogic {
+		t.Fatalf("cause of the shrunk run: %+v", c)
+	}
+	m := Minimized{Cause: c}
+	if !m.Reclassified(&checkers.Cause{Class: checkers.CauseClockStep}) {
+		t.Error("a clock-step find whose shrunk run is own-logic was not reclassified")
+	}
+	if m.Reclassified(&checkers.Cause{Class: checkers.CauseOwnLogic}) || (Minimized{}).Reclassified(&checkers.Cause{Class: checkers.CauseClockStep}) {
+		t.Error("reclassified with the same class, or with no shrunk run")
+	}
+	if causeOf(t.TempDir()) != nil {
+		t.Error("a directory without results has a cause")
 	}
 }

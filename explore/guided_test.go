@@ -856,3 +856,36 @@ func TestStoreCrashesTakeABoundedShare(t *testing.T) {
 		t.Errorf("store crashes took %.0f%% of the search's time; want about a third at most", 100*share)
 	}
 }
+
+// One bug whose runs differ in the codes beside its own is one find: the same class and a
+// code in common make a repeat (issue 48: etcd-lock-unfenced was reported as two finds,
+// "token-duplicate" and "interleaving,token-duplicate"); another class, or no code in
+// common, is another find.
+func TestOneBugWithVaryingCodesIsOneFind(t *testing.T) {
+	o := guidedOptions(t, 5)
+	o.Finds = 3
+	o.Runner = func(ctx context.Context, cfg harness.Config, i int, spec string) Try {
+		tr := validRun(ctx, cfg, i, spec)
+		tr.Verdict = harness.VerdictInvalid
+		key := []string{"", "own-logic|token-duplicate", "own-logic|interleaving,token-duplicate", "store-amnesia|token-duplicate",
+			"own-logic|interleaving,stale-write-accepted", "own-logic|token-duplicate"}[i]
+		class, codes, _ := strings.Cut(key, "|")
+		tr.Codes = strings.Split(codes, ",")
+		tr.Cause = &checkers.Cause{Class: class, Key: key}
+		return tr
+	}
+	r, err := Explore(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, f := range r.Finds {
+		got = append(got, f.N)
+	}
+	if !slices.Equal(got, []int{1, 3, 4}) {
+		t.Errorf("finds in tries %v; want 1, 3 (another class) and 4 (no code in common)", got)
+	}
+	if r.Repeats["own-logic|token-duplicate"] != 1 || !r.Tries[1].Repeat {
+		t.Errorf("repeats %v; want try 2 counted under try 1's find", r.Repeats)
+	}
+}

@@ -3,9 +3,10 @@ package explore
 import (
 	"context"
 	"fmt"
-	"slices"
+	"path/filepath"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/shrink"
 )
@@ -35,15 +36,67 @@ type Minimized struct {
 	Repro   []shrink.Outcome
 	// Reproduced of len(Repro) runs were invalid with one of the find's codes.
 	Reproduced int
+	// Cause is the cause read from the last failing run of the minimal schedule (the last
+	// kept shrink try, else the first reproduction that failed); nil when none failed. A
+	// find's class is a reading of its schedule; after the shrink dropped the fault it
+	// rested on, this one tells what the bug needs.
+	Cause *checkers.Cause
 }
 
-// Rate is "4/5 (80%)" or "not measured".
+// Reclassified says the shrink changed the find's cause class: the fault the first class
+// rested on was dropped and the bug still showed (issue 48: a zk-suspended find was a
+// clock-step one until the shrink dropped the clock bump; its line fails on its own logic).
+func (m Minimized) Reclassified(found *checkers.Cause) bool {
+	return found != nil && m.Cause != nil && m.Cause.Class != found.Class
+}
+
+// causeOf reads the cause of the invalid run in dir (nil when it has none).
+func causeOf(dir string) *checkers.Cause {
+	if dir == "" {
+		return nil
+	}
+	res, err := checkers.ReadResults(filepath.Join(dir, harness.ResultsFile))
+	if err != nil || res.Verdict != harness.VerdictInvalid {
+		return nil
+	}
+	if res.Cause != nil {
+		return res.Cause
+	}
+	c := checkers.AttributeCause(res)
+	return &c
+}
+
+// Rate is "4/5 (80%)" or "not measured"; runs that could not run (a harness error, e.g. a
+// line the nemesis refuses) are not in the rate and are said so: "0/0, 5 of 5 runs could
+// not run".
 func (m Minimized) Rate() string {
 	if len(m.Repro) == 0 {
 		return "not measured"
 	}
-	return fmt.Sprintf("%d/%d (%d%%)", m.Reproduced, len(m.Repro), 100*m.Reproduced/len(m.Repro))
+	ran := m.ran()
+	rate := fmt.Sprintf("%d/%d", m.Reproduced, ran)
+	if ran > 0 {
+		rate += fmt.Sprintf(" (%d%%)", 100*m.Reproduced/ran)
+	}
+	if n := len(m.Repro) - ran; n > 0 {
+		rate += fmt.Sprintf(", %d of %d runs could not run", n, len(m.Repro))
+	}
+	return rate
 }
+
+// ran counts the reproduction runs that ran (no harness error).
+func (m Minimized) ran() int {
+	n := 0
+	for _, o := range m.Repro {
+		if o.Err == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// NotRunnable says every reproduction run failed to run: the line is broken, not a race.
+func (m Minimized) NotRunnable() bool { return len(m.Repro) > 0 && m.ran() == 0 }
 
 // RaceBelow is the reproduction rate under which a find is reported as a race: a line
 // that reproduces less than 8 runs in 10 is not a reproduction a reader can rely on.
@@ -51,8 +104,11 @@ const RaceBelow = 0.8
 
 // Race says the printed line reproduced in fewer than RaceBelow of its runs (false when
 // the rate was not measured).
+// Runs that could not run are not counted: a line that never ran is not a race (issue 48:
+// two lines the nemesis refused were printed as "a race: 0/5").
 func (m Minimized) Race() bool {
-	return len(m.Repro) > 0 && float64(m.Reproduced) < RaceBelow*float64(len(m.Repro))
+	ran := m.ran()
+	return ran > 0 && float64(m.Reproduced) < RaceBelow*float64(ran)
 }
 
 // Minimize shrinks the invalid run in runDir (faults, phases, node count and the trigger
@@ -76,7 +132,7 @@ func Minimize(ctx context.Context, runDir string, opt MinimizeOptions) (Minimize
 	if err != nil {
 		return m, err
 	}
-	runner := shrink.HarnessRunner{Base: rec.Config, Want: rec.Codes, Configure: opt.Configure}
+	runner := shrink.HarnessRunner{Base: rec.Config, Want: rec.Want(), Configure: opt.Configure}
 	m.Shrink = shrink.Result{Start: start, Minimal: start}
 	if opt.ShrinkBudget > 0 {
 		tries := opt.ShrinkTries
@@ -97,13 +153,21 @@ func Minimize(ctx context.Context, runDir string, opt MinimizeOptions) (Minimize
 		if opt.Configure != nil {
 			opt.Configure(&cfg)
 		}
-		o := runOutcome(ctx, cfg, rec.Codes)
+		o := runOutcome(ctx, cfg, rec.Want())
 		m.Repro = append(m.Repro, o)
 		if o.Failed {
 			m.Reproduced++
 		}
 		if opt.Replayed != nil {
 			opt.Replayed(i, o)
+		}
+	}
+	if m.Shrunk && m.Shrink.Kept > 0 {
+		m.Cause = causeOf(m.Shrink.LastFailure.RunDir)
+	}
+	for _, o := range m.Repro {
+		if m.Cause == nil && o.Failed {
+			m.Cause = causeOf(o.RunDir)
 		}
 	}
 	return m, nil
@@ -124,6 +188,6 @@ func runOutcome(ctx context.Context, cfg harness.Config, want []string) shrink.O
 		o.Err = err.Error()
 		return o
 	}
-	o.Failed = o.Verdict == harness.VerdictInvalid && slices.ContainsFunc(o.Codes, func(c string) bool { return slices.Contains(want, c) })
+	o.Failed = shrink.FailsAs(o.RunDir, o.Verdict, want)
 	return o
 }

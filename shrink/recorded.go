@@ -26,6 +26,54 @@ type Recorded struct {
 	Config  harness.Config // as the run was configured (Plan set when it had faults)
 	Verdict string
 	Codes   []string // codes of the reasons that made the verdict, sorted, unique
+	// Invalid are the codes of its invalid reasons alone (not an unknown's goal-not-met or
+	// fault-missing beside them): what a try must show again to fail the same way.
+	Invalid []string
+}
+
+// Want is what a shrink try or a reproduction must show to fail as the run did: its invalid
+// codes (its codes, when none is marked invalid).
+func (r *Recorded) Want() []string {
+	if len(r.Invalid) > 0 {
+		return r.Invalid
+	}
+	return r.Codes
+}
+
+// ReadInvalid reads the codes of a run's invalid reasons (sorted, once each); nil when it has
+// none or no readable results.json.
+func ReadInvalid(dir string) []string {
+	b, err := runfile.ReadFile(filepath.Join(dir, harness.ResultsFile), runfile.MaxJSON)
+	if err != nil {
+		return nil
+	}
+	var res struct {
+		Reasons []struct {
+			Code     string `json:"code"`
+			Severity string `json:"severity"`
+		} `json:"reasons"`
+	}
+	if json.Unmarshal(b, &res) != nil {
+		return nil
+	}
+	var codes []string
+	for _, r := range res.Reasons {
+		if r.Severity == "invalid" {
+			codes = append(codes, r.Code)
+		}
+	}
+	sort.Strings(codes)
+	return slices.Compact(codes)
+}
+
+// FailsAs says the run in dir is invalid with one of want's codes among its invalid reasons.
+// An unknown-severity code beside them (goal-not-met, fault-missing) is not a reproduction:
+// a find whose run also missed its goal was matched by any invalid try that missed it too.
+func FailsAs(dir, verdict string, want []string) bool {
+	if verdict != harness.VerdictInvalid {
+		return false
+	}
+	return slices.ContainsFunc(ReadInvalid(dir), func(c string) bool { return slices.Contains(want, c) })
 }
 
 // Load reads RUN_DIR's config.json and results.json.
@@ -44,6 +92,7 @@ func Load(dir string) (*Recorded, error) {
 		Workload: f.Workload, ResourceMode: f.ResourceMode, CandidateCmd: f.CandidateCmd,
 		CandidateImage: f.CandidateImage, Seed: rc.Seed, Nemesis: f.Nemesis, Until: f.Until,
 		Profile: f.Profile, Require: f.Require, ReplayOf: abs,
+		CandidatePackages: f.CandidatePackages, CandidateArgs: f.CandidateArgs, CandidateEnv: f.CandidateEnv,
 		// Replays and shrink tries sit next to the original: <root>/<test>-replay/<run>.
 		StoreRoot: filepath.Dir(filepath.Dir(abs)),
 	}
@@ -52,7 +101,11 @@ func Load(dir string) (*Recorded, error) {
 		text string
 		name string
 	}{{&c.FaultTime, f.Time, "time"}, {&c.Warmup, f.Warmup, "warmup"}, {&c.Recovery, f.Recovery, "recovery"},
-		{&c.TTL, f.TTL, "ttl"}, {&c.WriteInterval, f.WriteInterval, "write_interval"}} {
+		{&c.TTL, f.TTL, "ttl"}, {&c.WriteInterval, f.WriteInterval, "write_interval"},
+		// The candidate's timing and program as given: without them a shrink try, a
+		// reproduction and the printed line ran another configuration than the find (issue 48).
+		{&c.RenewInterval, f.RenewInterval, "renew_interval"}, {&c.RetryInterval, f.RetryInterval, "retry_interval"},
+		{&c.FailoverBound, f.FailoverBound, "failover_bound"}, {&c.LeaderWork, f.LeaderWork, "leader_work"}} {
 		if d.text == "" {
 			continue
 		}
@@ -60,6 +113,7 @@ func Load(dir string) (*Recorded, error) {
 			return nil, fmt.Errorf("%s/config.json: flags.%s %q: %w", dir, d.name, d.text, err)
 		}
 	}
+	c.LeaderWorkSet = f.LeaderWork != ""
 	// The handoff workload's periods are not in flags; the recorded command line has them.
 	c.HandoffEvery = argDuration(rc.Args, "handoff-every")
 	c.HandoffPause = argDuration(rc.Args, "handoff-pause")
@@ -75,6 +129,7 @@ func Load(dir string) (*Recorded, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Invalid = ReadInvalid(abs)
 	return r, nil
 }
 
@@ -162,7 +217,7 @@ func (h HarnessRunner) Run(ctx context.Context, c Case) (Outcome, error) {
 	if err != nil {
 		return o, err
 	}
-	o.Failed = o.Verdict == harness.VerdictInvalid && slices.ContainsFunc(o.Codes, func(c string) bool { return slices.Contains(h.Want, c) })
+	o.Failed = FailsAs(out.RunDir, o.Verdict, h.Want)
 	return o, nil
 }
 
@@ -253,6 +308,12 @@ func faultSpec(f nemesis.PlannedFault, timing ...string) (string, bool) {
 	}
 	keys := make([]string, 0, len(f.Params))
 	for k := range f.Params {
+		if k == "peer" && f.Kind == "partition" && f.Params["shape"] == "leader-from-store" {
+			// The planner records the store as the shape's peer; the spec refuses a peer for
+			// it ("always cuts from the store"), so a line that carried it could not run
+			// (issue 48: two explore finds printed such a line, reproduced "0/5").
+			continue
+		}
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)

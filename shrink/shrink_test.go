@@ -292,8 +292,10 @@ func threeLinkCase() Case {
 }
 
 // TestShrinkCutsFaultsFirst: a chain of three faults whose bug needs one (the pause) ends at
-// that one within explore's default shrink budget (10 min, 2 tries a step, runs of about a
-// minute), and the first case the shrink keeps drops a fault rather than trimming a phase.
+// that one and the fault it is chained on within explore's default shrink budget (10 min, 2
+// tries a step, runs of about a minute), and the first case the shrink keeps drops a fault
+// rather than trimming a phase. The pause alone (on=fault-end with no other fault) is not a
+// smaller case: it could never fire, and `splitbrain run` refuses it as a --nemesis spec.
 func TestShrinkCutsFaultsFirst(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(0, 0)}
 	oracle := func(c Case) bool {
@@ -311,8 +313,8 @@ func TestShrinkCutsFaultsFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(res.Minimal.Plan.Triggers); n != 1 || res.Minimal.Plan.Triggers[0].Fault.Kind != "pause" {
-		t.Fatalf("minimal chain %+v (stopped: %s after %d steps), want the pause alone", res.Minimal.Plan.Triggers, res.Stopped, res.Steps)
+	if m := res.Minimal.Plan.Triggers; len(m) != 2 || m[0].Fault.Kind != "kill" || m[1].Fault.Kind != "pause" {
+		t.Fatalf("minimal chain %+v (stopped: %s after %d steps), want the kill and the pause chained on it", m, res.Stopped, res.Steps)
 	}
 	for _, s := range steps {
 		if s.Kept {

@@ -439,6 +439,12 @@ func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try,
 		fmt.Fprint(stdout, " (seeded targets: the line needs its --seed, which it carries)")
 	}
 	fmt.Fprintln(stdout)
+	if m.Reclassified(f.Cause) {
+		fmt.Fprintf(stdout, "  cause after the shrink, %s — not %s: the shrink dropped the fault that class rested on and the bug still showed\n", m.Cause, f.Cause.Class)
+	}
+	if m.NotRunnable() {
+		fmt.Fprintf(stdout, "  the line could not run (%s): it is not a reproduction; the find's own run is, splitbrain replay %s\n", m.Repro[0].Err, f.RunDir)
+	}
 	if m.Race() {
 		fmt.Fprintf(stdout, "  a race: the line reproduced %s, under %d in 10; expect to run it several times (splitbrain replay RUN_DIR --times 10 measures it again)\n", m.Rate(), int(explore.RaceBelow*10))
 	}

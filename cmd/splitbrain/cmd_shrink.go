@@ -72,7 +72,7 @@ the minimal plan as a --nemesis spec and a replay command.
 		return exitUsage, usageError{err.Error()}
 	}
 	name := replayTestName(rec.TestName(), "-shrink")
-	runner := shrink.HarnessRunner{Base: rec.Config, Want: rec.Codes, Configure: func(c *harness.Config) {
+	runner := shrink.HarnessRunner{Base: rec.Config, Want: rec.Want(), Configure: func(c *harness.Config) {
 		c.TestName, c.Progress, c.ProgressMode = name, io.Discard, harness.ProgressQuiet
 		if *out != "" {
 			c.StoreRoot = *out
