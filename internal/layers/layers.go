@@ -11,7 +11,10 @@ var Layers = [][]string{
 	// library).
 	{"history", "history/runfile", "internal/storekinds", "internal/faultkinds",
 		// the wall-clock bound rule of the chaos tests (a test helper: the standard library only)
-		"internal/boundtest"},
+		"internal/boundtest",
+		// the data of an assessment's outcome, for readers that must not link assess
+		// (splitbraintest): the standard library only
+		"assess/scorecard"},
 	// 1 platform: the Docker engine, the images, the TCP fault proxy and the fence device.
 	{"internal/platform", "internal/images", "internal/faultproxy", "internal/fence"},
 	// 2 stages that produce the history: store clusters, candidates, workloads, faults.
@@ -46,10 +49,10 @@ var Layers = [][]string{
 // Light are packages that must not link a store client library (Kubernetes, AWS, Consul):
 // they read facts only, so a report render or a nemesis unit test does not compile client-go
 // (TestLightPackagesStayLight).
-var Light = []string{"history", "internal/storekinds", "internal/faultkinds", "checkers", "reports", "nemesis"}
+var Light = []string{"history", "internal/storekinds", "internal/faultkinds", "checkers", "reports", "nemesis", "assess/scorecard"}
 
 // Leaves import only the standard library: they are the facts everything else reads.
-var Leaves = []string{"internal/storekinds", "internal/faultkinds"}
+var Leaves = []string{"internal/storekinds", "internal/faultkinds", "assess/scorecard"}
 
 // Heavy are the import path prefixes of the store client libraries Light packages must not
 // depend on, even indirectly.
