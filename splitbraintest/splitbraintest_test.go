@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/assess"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
 func TestCandidateValidate(t *testing.T) {
@@ -220,4 +222,64 @@ func TestStartedIDsAreLogged(t *testing.T) {
 		!strings.Contains(l.got[1], "splitbrain clean --run 20261128-075251-cef96b") {
 		t.Errorf("logged %q, want the run and the pool id, each with its clean command", l.got)
 	}
+}
+
+// splitbraintest spells a few names of packages it must not link; they must stay the same.
+func TestNamesAgreeWithTheirPackages(t *testing.T) {
+	for _, p := range [][2]string{{envBinary, images.EnvBinary}, {envProfile, images.EnvProfile}, {reportFile, reports.ReportFile}} {
+		if p[0] != p[1] {
+			t.Errorf("splitbraintest says %q, its package %q", p[0], p[1])
+		}
+	}
+}
+
+// fakeSplitbrain writes a shell script standing in for the splitbrain binary: the protocol
+// handling of Assess against a child that misbehaves, with no Docker (not a chaos test).
+func fakeSplitbrain(t *testing.T, script string) string {
+	p := filepath.Join(t.TempDir(), "splitbrain")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestChildThatMisbehavesFails: a child that prints what is not an event and dies, or dies
+// in the middle of a check, fails the test with what it printed; it never passes.
+func TestChildThatMisbehavesFails(t *testing.T) {
+	plan := `{"event":"plan","checks":[{"name":"handoff"},{"name":"kill-leader"}],"budget":600000000000}`
+	ready := `{"event":"ready","budget":600000000000}`
+	for _, tc := range []struct {
+		name, script string
+		want         []string
+	}{
+		{"garbage", "echo 'panic: not json'; echo 'goroutine 1 [running]' >&2; exit 2\n",
+			[]string{"panic: not json", "goroutine 1 [running]", "exited (exit status 2)", "--- FAIL: TestHelperAssess"}},
+		{"dies in a check", "echo '" + plan + "'; echo '" + ready + "'; read budget; read check; echo 'killed by the OOM killer' >&2; exit 137\n",
+			[]string{"--- FAIL: TestHelperAssess/handoff", "--- FAIL: TestHelperAssess/kill-leader", "before its \"result\" event", "killed by the OOM killer"}},
+		{"fatal engine", "echo '" + plan + "'; echo '{\"event\":\"fatal\",\"stage\":\"engine\",\"error\":\"no engine answers\"}'; exit 255\n",
+			[]string{"no engine answers", "start a Docker engine", "--- FAIL: TestHelperAssess"}},
+		{"wrong grade", "echo '" + plan + "'; echo '" + ready + "'; read budget; read check; echo '{\"event\":\"result\",\"graded\":{\"name\":\"handoff\",\"grade\":\"unsafe\",\"verdict\":\"invalid\",\"Runs\":[{\"check\":{\"name\":\"handoff\"},\"verdict\":\"invalid\",\"reasons\":[\"token-duplicate\"],\"explanation\":\"two leaders\",\"run_dir\":\"/x/run\"}]}}'; read check; echo '{\"event\":\"result\",\"graded\":{\"name\":\"kill-leader\",\"grade\":\"safe\",\"verdict\":\"valid\"}}'; read close; echo '{\"event\":\"scorecard\",\"scorecard\":{\"verdict\":\"invalid\",\"summary\":\"SUMMARY\"}}'\n",
+			[]string{"--- FAIL: TestHelperAssess/handoff", "--- PASS: TestHelperAssess/kill-leader", "token-duplicate", "two leaders", "report: /x/run/report.html", "SUMMARY"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperAssess$", "-test.v")
+			cmd.Env = append(os.Environ(), "SPLITBRAINTEST_HELPER=1", envBinary+"="+fakeSplitbrain(t, tc.script), EnvDir+"="+t.TempDir())
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the helper test passed, want a failure:\n%s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("the output does not say %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+func TestHelperAssess(t *testing.T) {
+	if os.Getenv("SPLITBRAINTEST_HELPER") == "" {
+		t.Skip("helper of TestChildThatMisbehavesFails, run in its child process")
+	}
+	Assess(t, Candidate{Store: "etcd", Recipe: "etcd-election"})
 }

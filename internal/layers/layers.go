@@ -3,6 +3,8 @@
 // checks every package of the module against this table; a new package gets a row here.
 package layers
 
+import "slices"
+
 // Layers lists the module's packages bottom-up, relative to the module path.
 var Layers = [][]string{
 	// 0 kernel: the event schema every stage reads and writes, the one reader of run
@@ -14,7 +16,9 @@ var Layers = [][]string{
 		"internal/boundtest",
 		// the data of an assessment's outcome, for readers that must not link assess
 		// (splitbraintest): the standard library only
-		"assess/scorecard"},
+		"assess/scorecard",
+		// the line protocol of splitbraintest and `splitbrain assess --driven`
+		"internal/assessproto"},
 	// 1 platform: the Docker engine, the images, the TCP fault proxy and the fence device.
 	{"internal/platform", "internal/images", "internal/faultproxy", "internal/fence"},
 	// 2 stages that produce the history: store clusters, candidates, workloads, faults.
@@ -69,3 +73,20 @@ func Layer(pkg string) int {
 	}
 	return -1
 }
+
+// UserAPI are the packages a user's own go test imports (splitbraintest, and the scorecard
+// types Assess returns): they link no store client library at all, and few packages, so a
+// user's first go test compiles in seconds (TestUserAPIStaysLight; the checks run in the
+// splitbrain binary, which links the clients).
+var UserAPI = []string{"splitbraintest", "assess/scorecard"}
+
+// UserAPIMaxDeps bounds `go list -deps` of each UserAPI package: 85 for splitbraintest when it
+// was set (docs/performance.md "The user's go test"), against 1,151 before; the headroom is
+// for the standard library's growth, not for a client library.
+const UserAPIMaxDeps = 110
+
+// StoreClients are the import path prefixes of every store's client library (and its
+// Kubernetes and AWS kin): none may reach a UserAPI package, even indirectly.
+var StoreClients = append(slices.Clone(Heavy), "go.etcd.io/etcd/client", "github.com/go-zookeeper",
+	"github.com/redis", "github.com/jackc", "github.com/go-redsync", "github.com/hashicorp/",
+	"github.com/testcontainers", "github.com/moby", "github.com/docker")
