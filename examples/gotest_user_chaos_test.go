@@ -28,8 +28,10 @@ const gotestUserCheck = "handoff"
 // their repository (a module of its own, go.sum complete: -mod=readonly), on real etcd
 // servers: with the correct candidate its check passes; with the broken twin it fails,
 // naming the check, the reason and a report that exists. The module's test binary is built
-// once (`go test -c`, the build `go test` makes) and run twice in parallel, so the two
-// children do not compile splitbrain's packages side by side.
+// once (`go test -c`, the build `go test` makes) and run twice in parallel. The correct run
+// has no SPLITBRAIN_BINARY, as in a user's shell: splitbraintest builds the splitbrain binary
+// its checks run in from the module's splitbrain (here the clone, through the replace; with
+// make build's packages in the build cache, a link).
 func TestGotestUserModule(t *testing.T) {
 	// A clone holds tracked files only: the module must not lean on anything else.
 	if out, err := exec.Command("git", "ls-files", "--others", "gotest-user").Output(); err != nil {
@@ -51,6 +53,10 @@ func TestGotestUserModule(t *testing.T) {
 		{"correct", "", true},
 		{"broken", "broken", false},
 	} {
+		childEnv := slices.Clone(env)
+		if tc.pass {
+			childEnv = slices.DeleteFunc(childEnv, func(v string) bool { return strings.HasPrefix(v, "SPLITBRAIN_BINARY=") })
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -62,7 +68,7 @@ func TestGotestUserModule(t *testing.T) {
 			// A copy: the two subtests run in parallel, and appending to the shared slice
 			// let one overwrite the other's variables in spare capacity (the correct run
 			// once ran the broken twin into the broken run's directory).
-			cmd.Env = append(slices.Clone(env), "CANDIDATE_TAGS="+tc.tags, "SPLITBRAIN_SCORECARD_DIR="+dir)
+			cmd.Env = append(childEnv, "CANDIDATE_TAGS="+tc.tags, "SPLITBRAIN_SCORECARD_DIR="+dir)
 			out, err := cmd.CombinedOutput()
 			log := string(out)
 			t.Logf("examples/gotest-user's test binary (CANDIDATE_TAGS=%q): %v\n%s", tc.tags, err, log)
@@ -70,6 +76,9 @@ func TestGotestUserModule(t *testing.T) {
 			if tc.pass {
 				if err != nil || !strings.Contains(log, "--- PASS: TestElectionIsSafe/"+gotestUserCheck) {
 					t.Fatalf("correct candidate: go test %v, want its %s check to pass:\n%s", err, gotestUserCheck, log)
+				}
+				if !strings.Contains(log, "building the splitbrain binary from") {
+					t.Errorf("correct candidate: without SPLITBRAIN_BINARY, splitbraintest did not say it built the splitbrain binary:\n%s", log)
 				}
 				return
 			}

@@ -10,15 +10,14 @@ import (
 	"sync"
 
 	"github.com/splitbrain-chaos/splitbrain/history/runfile"
+	"github.com/splitbrain-chaos/splitbrain/internal/assessproto"
 )
 
 const (
 	modulePath  = "github.com/splitbrain-chaos/splitbrain"
 	mainPackage = modulePath + "/cmd/splitbrain"
-	// envBinary is images.EnvBinary (splitbraintest links no image code; a test checks it).
-	envBinary = "SPLITBRAIN_BINARY"
-	// envProfile is images.EnvProfile.
-	envProfile = "SPLITBRAIN_IMAGE_PROFILE"
+	envBinary   = assessproto.EnvBinary
+	envProfile  = assessproto.EnvProfile
 )
 
 var (
@@ -75,7 +74,9 @@ func buildSplitbrain(logf func(format string, args ...any)) (string, error) {
 	if logf != nil {
 		logf("splitbraintest: building the splitbrain binary from %s (go build ./cmd/splitbrain, static; minutes the first time, cached after)", src)
 	}
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", tmp.Name(), "./cmd/splitbrain")
+	// No -trimpath: the compiled packages are then the ones `make build` (CGO_ENABLED=0) put
+	// in the build cache, so in a clone this is a link, not a compile.
+	cmd := exec.Command("go", "build", "-buildvcs=false", "-ldflags=-s -w", "-o", tmp.Name(), "./cmd/splitbrain")
 	cmd.Dir = src
 	// splitbrain's own go.mod and go.sum decide the versions, whatever the user's GOFLAGS
 	// (-mod=vendor would look for a vendor directory there) or go.work say.

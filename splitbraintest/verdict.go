@@ -6,10 +6,8 @@ import (
 	"strings"
 
 	"github.com/splitbrain-chaos/splitbrain/assess/scorecard"
+	"github.com/splitbrain-chaos/splitbrain/internal/assessproto"
 )
-
-// reportFile is a run's report.html (reports.ReportFile; splitbraintest links no renderer).
-const reportFile = "report.html"
 
 // failure is a failed check's message: its grade, then each run with its reason, the
 // explanation and the report to open.
@@ -56,7 +54,7 @@ func runText(r scorecard.CheckResult) string {
 		s += "\n    findings: " + strings.Join(r.Findings, ", ")
 	}
 	if r.RunDir != "" {
-		s += "\n    report: " + filepath.Join(r.RunDir, reportFile)
+		s += "\n    report: " + filepath.Join(r.RunDir, assessproto.ReportFile)
 	}
 	return s
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/assess"
 	"github.com/splitbrain-chaos/splitbrain/internal/assessproto"
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
 // --driven --list prints the plan as one event, as splitbraintest.Plan reads it; bad flags
@@ -54,6 +56,15 @@ func TestParseCommand(t *testing.T) {
 		_, err := assessproto.ParseCommand(tc.line)
 		if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%q: %v, want an error saying %q", tc.line, err, tc.err)
+		}
+	}
+}
+
+// splitbraintest spells these names of packages it must not link (internal/assessproto).
+func TestAssessprotoNamesAgree(t *testing.T) {
+	for _, p := range [][2]string{{assessproto.EnvBinary, images.EnvBinary}, {assessproto.EnvProfile, images.EnvProfile}, {assessproto.ReportFile, reports.ReportFile}} {
+		if p[0] != p[1] {
+			t.Errorf("internal/assessproto says %q, its package %q", p[0], p[1])
 		}
 	}
 }

@@ -18,6 +18,14 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/assess/scorecard"
 )
 
+// Names splitbraintest needs from packages it must not link (internal/images, reports);
+// cmd/splitbrain's tests check they agree.
+const (
+	EnvBinary  = "SPLITBRAIN_BINARY"        // images.EnvBinary
+	EnvProfile = "SPLITBRAIN_IMAGE_PROFILE" // images.EnvProfile
+	ReportFile = "report.html"              // reports.ReportFile
+)
+
 // Event kinds, the child's lines.
 const (
 	Plan      = "plan"      // Checks, Budget: the session's battery, in order

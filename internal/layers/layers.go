@@ -80,10 +80,11 @@ func Layer(pkg string) int {
 // splitbrain binary, which links the clients).
 var UserAPI = []string{"splitbraintest", "assess/scorecard"}
 
-// UserAPIMaxDeps bounds `go list -deps` of each UserAPI package: 85 for splitbraintest when it
-// was set (docs/performance.md "The user's go test"), against 1,151 before; the headroom is
-// for the standard library's growth, not for a client library.
-const UserAPIMaxDeps = 110
+// UserAPIMaxDeps bounds `go list -deps -test` of each UserAPI package (its tests' own
+// packages aside): 85 for splitbraintest itself and 127 with its tests when it was set
+// (docs/performance.md "The user's go test"), against 1,151 before; the headroom is for the
+// standard library's growth, not for a client library.
+const UserAPIMaxDeps = 140
 
 // StoreClients are the import path prefixes of every store's client library (and its
 // Kubernetes and AWS kin): none may reach a UserAPI package, even indirectly.
