@@ -3,7 +3,9 @@
 package examples
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -39,13 +41,7 @@ func TestGotestUserModule(t *testing.T) {
 	} else if s := strings.TrimSpace(string(out)); s != "" {
 		t.Fatalf("examples/gotest-user holds files a clone would not have (commit or remove them):\n%s", s)
 	}
-	env := append(os.Environ(), "GOFLAGS=-mod=readonly")
-	testBin := filepath.Join(t.TempDir(), "gotest-user.test")
-	build := exec.Command("go", "test", "-c", "-tags", "chaos", "-o", testBin, ".")
-	build.Dir, build.Env = "gotest-user", env
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go test -c -tags chaos in examples/gotest-user: %v\n%s", err, out)
-	}
+	env, testBin := buildGotestUser(t)
 	for _, tc := range []struct {
 		name, tags string
 		pass       bool
@@ -108,6 +104,81 @@ func TestGotestUserModule(t *testing.T) {
 				t.Errorf("broken twin: the reported run's reasons are %v, want token-duplicate", codes)
 			}
 		})
+	}
+}
+
+// buildGotestUser builds examples/gotest-user's test binary as go test does, in its module
+// (go.sum complete: -mod=readonly), and returns the environment to run it in.
+func buildGotestUser(t *testing.T) (env []string, testBin string) {
+	env = append(os.Environ(), "GOFLAGS=-mod=readonly")
+	testBin = filepath.Join(t.TempDir(), "gotest-user.test")
+	build := exec.Command("go", "test", "-c", "-tags", "chaos", "-o", testBin, ".")
+	build.Dir, build.Env = "gotest-user", env
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c -tags chaos in examples/gotest-user: %v\n%s", err, out)
+	}
+	return env, testBin
+}
+
+// TestGotestUserModuleInterrupted: Ctrl-C of a user's go test while a check runs (SIGINT to
+// the test binary, as the terminal sends it; the checks run in a splitbrain child in a
+// process group of its own, which the test passes one cancel to) heals and tears the run
+// down: the check fails, the test ends well before its -timeout, the scorecard is written,
+// and no container or network of the run or its store cluster is left.
+func TestGotestUserModuleInterrupted(t *testing.T) {
+	env, testBin := buildGotestUser(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	t.Cleanup(func() { assertRunsLeftNothing(t, filepath.Join(dir, "runs")) })
+	cmd := exec.CommandContext(ctx, testBin, "-test.count=1", "-test.v", "-test.short",
+		"-test.run", "^TestElectionIsSafe$/^kill-leader$", "-test.timeout", "10m")
+	cmd.Dir = "gotest-user"
+	cmd.Env = append(env, "SPLITBRAIN_SCORECARD_DIR="+dir)
+	var out strings.Builder
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { err := cmd.Wait(); pw.Close(); waited <- err }()
+	// SIGINT once the check's run started (its id logged) and had time to start candidates.
+	sc := bufio.NewScanner(pr)
+	sent := time.Time{}
+	for sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+		if sent.IsZero() && strings.Contains(sc.Text(), "splitbraintest: run ") && strings.Contains(sc.Text(), " started") {
+			time.Sleep(10 * time.Second)
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			sent = time.Now()
+		}
+	}
+	err := <-waited
+	log := out.String()
+	t.Logf("examples/gotest-user's test binary, interrupted: %v\n%s", err, log)
+	if sent.IsZero() {
+		t.Fatalf("no run started, nothing was interrupted:\n%s", log)
+	}
+	if err == nil || !strings.Contains(log, "--- FAIL: TestElectionIsSafe/kill-leader") {
+		t.Fatalf("interrupted: go test %v, want the kill-leader check to fail:\n%s", err, log)
+	}
+	if d := time.Since(sent); d > 3*time.Minute {
+		t.Errorf("the test took %v after the interrupt, want its teardown only", d.Round(time.Second))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "scorecard.json")); err != nil {
+		t.Errorf("no scorecard after the interrupt: %v", err)
+	}
+	// The store cluster too, which has no run directory: every id the test logged.
+	eng, err := platform.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	for _, m := range regexp.MustCompile(`splitbraintest: (?:run|pool) (\S+) started`).FindAllStringSubmatch(log, -1) {
+		platformtest.AssertNoLeftovers(t, eng, m[1])
 	}
 }
 
