@@ -3,6 +3,7 @@ package splitbraintest
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,12 +66,25 @@ func buildSplitbrain(logf func(format string, args ...any)) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
+	final := filepath.Join(dir, "splitbraintest-splitbrain")
 	// A fresh name, renamed into place: another test process may be running the last one.
+	// It starts as a copy of the last build: go build finds its build ID up to date and
+	// skips the link (3 s instead of 20 s at load 15 on 2 cores, for every go test process).
 	tmp, err := os.CreateTemp(dir, "splitbraintest-splitbrain-*")
 	if err != nil {
 		return "", err
 	}
+	if last, err := os.Open(final); err == nil {
+		if fi, err := last.Stat(); err == nil && fi.Mode().IsRegular() {
+			io.Copy(tmp, last)
+		}
+		last.Close()
+	}
 	tmp.Close()
+	if err := os.Chmod(tmp.Name(), 0o755); err != nil { // CreateTemp's 0600, kept when no link runs
+		os.Remove(tmp.Name())
+		return "", err
+	}
 	if logf != nil {
 		logf("splitbraintest: building the splitbrain binary from %s (go build ./cmd/splitbrain, static; minutes the first time, cached after)", src)
 	}
@@ -88,7 +102,6 @@ func buildSplitbrain(logf func(format string, args ...any)) (string, error) {
 		return "", fmt.Errorf("go build ./cmd/splitbrain in %s (the splitbrain binary the checks run in): %v\n%s\nOr set %s to a static splitbrain build",
 			src, err, strings.TrimSpace(buf.String()), envBinary)
 	}
-	final := filepath.Join(dir, "splitbraintest-splitbrain")
 	if err := installBinary(tmp.Name(), final); err != nil {
 		return "", err
 	}
