@@ -148,6 +148,9 @@ func Assess(t *testing.T, c Candidate, opts ...Option) *scorecard.Scorecard {
 	if err := c.validate(true); err != nil {
 		t.Fatalf("splitbraintest: %v", err)
 	}
+	if err := s.validate(); err != nil {
+		t.Fatalf("splitbraintest: %v", err)
+	}
 	dl, hasDeadline := t.Deadline()
 	ctx, cancel := checksContext(dl, hasDeadline)
 	defer cancel()
@@ -321,6 +324,9 @@ func Plan(c Candidate, opts ...Option) ([]scorecard.Check, error) {
 	if err := c.validate(false); err != nil {
 		return nil, err
 	}
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
 	bin, err := splitbrainBinary(nil)
 	if err != nil {
 		return nil, err
@@ -337,6 +343,20 @@ func Plan(c Candidate, opts ...Option) ([]scorecard.Check, error) {
 		return nil, fmt.Errorf("splitbrain assess --list printed no plan: %q (%v)", out, err)
 	}
 	return ev.Checks, nil
+}
+
+// validate names what is wrong with the options: what the command line would read otherwise
+// (an empty name is no --checks at all, a comma two names).
+func (s settings) validate() error {
+	if s.budgetSet && s.budget <= 0 {
+		return fmt.Errorf("Budget(%v): want a positive duration such as 8*time.Minute", s.budget)
+	}
+	for _, n := range s.checks {
+		if n == "" || strings.ContainsAny(n, ", \t\n") {
+			return fmt.Errorf("Checks(%q): a check name has no comma or space (splitbraintest.Plan lists them)", n)
+		}
+	}
+	return nil
 }
 
 // validate names what is wrong with c and how to fix it.

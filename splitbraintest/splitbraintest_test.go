@@ -275,3 +275,26 @@ func TestHelperAssess(t *testing.T) {
 	}
 	Assess(t, Candidate{Store: "etcd", Recipe: "etcd-election"})
 }
+
+func TestSettingsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		opts []Option
+		want string // "": valid
+	}{
+		{nil, ""},
+		{[]Option{Budget(time.Minute), Checks("handoff", "kill-leader")}, ""},
+		{[]Option{Budget(0)}, "want a positive duration"},
+		{[]Option{Budget(-time.Second)}, "want a positive duration"},
+		{[]Option{Checks("")}, `Checks("")`},
+		{[]Option{Checks("handoff,kill-leader")}, "no comma"},
+	} {
+		var s settings
+		for _, o := range tc.opts {
+			o(&s)
+		}
+		err := s.validate()
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", s, err, tc.want)
+		}
+	}
+}
