@@ -126,15 +126,60 @@ func buildGotestUser(t *testing.T) (env []string, testBin string) {
 // down: the check fails, the test ends well before its -timeout, the scorecard is written,
 // and no container or network of the run or its store cluster is left.
 func TestGotestUserModuleInterrupted(t *testing.T) {
+	r := signalGotestUser(t, os.Interrupt)
+	if r.err == nil || !strings.Contains(r.log, "--- FAIL: TestElectionIsSafe/kill-leader") {
+		t.Fatalf("interrupted: go test %v, want the kill-leader check to fail:\n%s", r.err, r.log)
+	}
+	if d := r.ended.Sub(r.sent); d > 3*time.Minute {
+		t.Errorf("the test took %v after the interrupt, want its teardown only", d.Round(time.Second))
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "scorecard.json")); err != nil {
+		t.Errorf("no scorecard after the interrupt: %v", err)
+	}
+	assertIDsLeftNothing(t, r.log)
+}
+
+// TestGotestUserModuleKilled: a user's go test killed outright mid-check (SIGKILL: the
+// -timeout panic or an OOM kill does no better) cannot tear anything down; its splitbrain
+// child sees its stdin end, cancels the check, tears the run and the store cluster down and
+// exits on its own.
+func TestGotestUserModuleKilled(t *testing.T) {
+	r := signalGotestUser(t, os.Kill)
+	// The child outlives the test binary: wait for it (found by its --out directory).
+	deadline := time.Now().Add(3 * time.Minute)
+	for drivenRunning(r.dir) {
+		if time.Now().After(deadline) {
+			t.Fatalf("splitbrain assess --driven --out %s still runs 3 minutes after its go test was killed", r.dir)
+		}
+		time.Sleep(time.Second)
+	}
+	t.Logf("the splitbrain child exited %v after the kill", time.Since(r.sent).Round(time.Second))
+	if _, err := os.Stat(filepath.Join(r.dir, "scorecard.json")); err != nil {
+		t.Errorf("the child wrote no scorecard after its parent was killed: %v", err)
+	}
+	assertIDsLeftNothing(t, r.log)
+}
+
+type signalled struct {
+	log   string
+	dir   string
+	sent  time.Time
+	ended time.Time
+	err   error
+}
+
+// signalGotestUser runs examples/gotest-user's kill-leader check (the correct candidate) and
+// sends sig to its test binary ten seconds after the check's run started.
+func signalGotestUser(t *testing.T, sig os.Signal) signalled {
 	env, testBin := buildGotestUser(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	t.Cleanup(func() { assertRunsLeftNothing(t, filepath.Join(dir, "runs")) })
+	r := signalled{dir: t.TempDir()}
+	t.Cleanup(func() { assertRunsLeftNothing(t, filepath.Join(r.dir, "runs")) })
 	cmd := exec.CommandContext(ctx, testBin, "-test.count=1", "-test.v", "-test.short",
 		"-test.run", "^TestElectionIsSafe$/^kill-leader$", "-test.timeout", "10m")
 	cmd.Dir = "gotest-user"
-	cmd.Env = append(env, "SPLITBRAIN_SCORECARD_DIR="+dir)
+	cmd.Env = append(env, "SPLITBRAIN_SCORECARD_DIR="+r.dir)
 	var out strings.Builder
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -143,35 +188,46 @@ func TestGotestUserModuleInterrupted(t *testing.T) {
 	}
 	waited := make(chan error, 1)
 	go func() { err := cmd.Wait(); pw.Close(); waited <- err }()
-	// SIGINT once the check's run started (its id logged) and had time to start candidates.
 	sc := bufio.NewScanner(pr)
-	sent := time.Time{}
 	for sc.Scan() {
 		out.WriteString(sc.Text() + "\n")
-		if sent.IsZero() && strings.Contains(sc.Text(), "splitbraintest: run ") && strings.Contains(sc.Text(), " started") {
+		if r.sent.IsZero() && strings.Contains(sc.Text(), "splitbraintest: run ") && strings.Contains(sc.Text(), " started") {
 			time.Sleep(10 * time.Second)
-			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			sent = time.Now()
+			r.sent = time.Now()
 		}
 	}
-	err := <-waited
-	log := out.String()
-	t.Logf("examples/gotest-user's test binary, interrupted: %v\n%s", err, log)
-	if sent.IsZero() {
-		t.Fatalf("no run started, nothing was interrupted:\n%s", log)
+	r.err = <-waited
+	r.ended = time.Now()
+	r.log = out.String()
+	t.Logf("examples/gotest-user's test binary, sent %v: %v\n%s", sig, r.err, r.log)
+	if r.sent.IsZero() {
+		t.Fatalf("no run started, nothing was signalled:\n%s", r.log)
 	}
-	if err == nil || !strings.Contains(log, "--- FAIL: TestElectionIsSafe/kill-leader") {
-		t.Fatalf("interrupted: go test %v, want the kill-leader check to fail:\n%s", err, log)
+	return r
+}
+
+// drivenRunning reports whether a process with "--driven" and dir on its command line runs.
+func drivenRunning(dir string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if slices.Contains(args, "--driven") && slices.Contains(args, dir) {
+			return true
+		}
 	}
-	if d := time.Since(sent); d > 3*time.Minute {
-		t.Errorf("the test took %v after the interrupt, want its teardown only", d.Round(time.Second))
-	}
-	if _, err := os.Stat(filepath.Join(dir, "scorecard.json")); err != nil {
-		t.Errorf("no scorecard after the interrupt: %v", err)
-	}
-	// The store cluster too, which has no run directory: every id the test logged.
+	return false
+}
+
+// assertIDsLeftNothing checks every run and store cluster id the test logged as started: the
+// store cluster has no run directory for assertRunsLeftNothing to find.
+func assertIDsLeftNothing(t *testing.T, log string) {
 	eng, err := platform.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)

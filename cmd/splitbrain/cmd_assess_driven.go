@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/splitbrain-chaos/splitbrain/assess"
 	"github.com/splitbrain-chaos/splitbrain/internal/assessproto"
@@ -67,6 +69,9 @@ func (l *lineEvents) Write(p []byte) (int, error) {
 // is assess.Session, as splitbrain assess's own loop, without the resume state (a go test
 // starts over); each check runs when a command asks for it, so go test -run picks checks.
 func runAssessDriven(ctx context.Context, o assess.Options, plan []assess.Check, list bool, in io.Reader, out io.Writer) (int, error) {
+	// A parent that died (go test killed) leaves stdout a broken pipe: the next event must be
+	// a write error, not SIGPIPE's death, so that EOF on stdin still gets the teardown.
+	signal.Ignore(syscall.SIGPIPE)
 	ev := &eventWriter{w: out}
 	if list {
 		ev.emit(assessproto.Event{Event: assessproto.Plan, Checks: plan, Budget: o.Budget})
