@@ -14,6 +14,9 @@
 // engine (`make deps` in a splitbrain clone starts one) and builds the images a check needs
 // offline, as `splitbrain run` does. examples/gotest-user is a module that uses it.
 //
+// The checks run in a `splitbrain assess --driven` child process (see Assess), so a test that
+// imports this package compiles and links none of the stores' client libraries.
+//
 // The name follows Go's convention for a package of test helpers for another (httptest,
 // fstest): what it helps test is the user's code, against splitbrain.
 package splitbraintest
