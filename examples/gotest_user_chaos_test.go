@@ -188,18 +188,28 @@ func signalGotestUser(t *testing.T, sig os.Signal) signalled {
 	}
 	waited := make(chan error, 1)
 	go func() { err := cmd.Wait(); pw.Close(); waited <- err }()
+	sent := make(chan time.Time, 1)
+	armed := false
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
 		out.WriteString(sc.Text() + "\n")
-		if r.sent.IsZero() && strings.Contains(sc.Text(), "splitbraintest: run ") && strings.Contains(sc.Text(), " started") {
-			time.Sleep(10 * time.Second)
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			r.sent = time.Now()
+		if !armed && strings.Contains(sc.Text(), "splitbraintest: run ") && strings.Contains(sc.Text(), " started") {
+			armed = true
+			go func() { // the output is read on meanwhile: a blocked pipe would stall the test
+				// sleep: the parent sees no event between the run's start and its candidates'
+				// campaigning (those go to the run's history); 10 s puts the signal mid-run.
+				time.Sleep(10 * time.Second)
+				if err := cmd.Process.Signal(sig); err != nil {
+					t.Error(err)
+				}
+				sent <- time.Now()
+			}()
 		}
 	}
 	r.err = <-waited
+	if armed {
+		r.sent = <-sent
+	}
 	r.ended = time.Now()
 	r.log = out.String()
 	t.Logf("examples/gotest-user's test binary, sent %v: %v\n%s", sig, r.err, r.log)
