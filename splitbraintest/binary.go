@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/splitbrain-chaos/splitbrain/history/runfile"
-	"github.com/splitbrain-chaos/splitbrain/internal/assessproto"
+	"github.com/splitbrain-chaos/splitbrain/assess/assessproto"
 )
 
 const (

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/assessproto"
+	"github.com/splitbrain-chaos/splitbrain/assess/assessproto"
 )
 
-// child is a running `splitbrain assess --driven` (internal/assessproto): the checks run
+// child is a running `splitbrain assess --driven` (assess/assessproto): the checks run
 // there, so the test binary links none of the stores' client libraries.
 type child struct {
 	cmd    *exec.Cmd

@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/assess/scorecard"
-	"github.com/splitbrain-chaos/splitbrain/internal/assessproto"
+	"github.com/splitbrain-chaos/splitbrain/assess/assessproto"
 )
 
 // Candidate is what is assessed and where: exactly one of Cmd, Image or Recipe, on Store.

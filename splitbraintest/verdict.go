@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/splitbrain-chaos/splitbrain/assess/scorecard"
-	"github.com/splitbrain-chaos/splitbrain/internal/assessproto"
+	"github.com/splitbrain-chaos/splitbrain/assess/assessproto"
 )
 
 // failure is a failed check's message: its grade, then each run with its reason, the

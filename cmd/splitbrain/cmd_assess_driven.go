@@ -16,7 +16,7 @@ import (
 	"syscall"
 
 	"github.com/splitbrain-chaos/splitbrain/assess"
-	"github.com/splitbrain-chaos/splitbrain/internal/assessproto"
+	"github.com/splitbrain-chaos/splitbrain/assess/assessproto"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 )
 

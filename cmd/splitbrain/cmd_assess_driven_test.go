@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/splitbrain-chaos/splitbrain/assess"
-	"github.com/splitbrain-chaos/splitbrain/internal/assessproto"
+	"github.com/splitbrain-chaos/splitbrain/assess/assessproto"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 )
@@ -60,11 +60,11 @@ func TestParseCommand(t *testing.T) {
 	}
 }
 
-// splitbraintest spells these names of packages it must not link (internal/assessproto).
+// splitbraintest spells these names of packages it must not link (assess/assessproto).
 func TestAssessprotoNamesAgree(t *testing.T) {
 	for _, p := range [][2]string{{assessproto.EnvBinary, images.EnvBinary}, {assessproto.EnvProfile, images.EnvProfile}, {assessproto.ReportFile, reports.ReportFile}} {
 		if p[0] != p[1] {
-			t.Errorf("internal/assessproto says %q, its package %q", p[0], p[1])
+			t.Errorf("assess/assessproto says %q, its package %q", p[0], p[1])
 		}
 	}
 }

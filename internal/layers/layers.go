@@ -18,7 +18,7 @@ var Layers = [][]string{
 		// (splitbraintest): the standard library only
 		"assess/scorecard",
 		// the line protocol of splitbraintest and `splitbrain assess --driven`
-		"internal/assessproto"},
+		"assess/assessproto"},
 	// 1 platform: the Docker engine, the images, the TCP fault proxy and the fence device.
 	{"internal/platform", "internal/images", "internal/faultproxy", "internal/fence"},
 	// 2 stages that produce the history: store clusters, candidates, workloads, faults.

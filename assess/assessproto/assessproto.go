@@ -7,6 +7,10 @@
 // The child prints Plan once the battery is planned, Ready once the engine answered and the
 // images are there, a Result for each check command and a Scorecard after close; Log and
 // Started at any time; Fatal (then exits) when it cannot go on.
+//
+// It is not a stable API: it changes with the binary, which speaks it to the splitbraintest
+// of its own version. It sits under assess/ rather than internal/ so that the top-level
+// folders keep importing downward (TestFoldersPointDown): internal/ is below assess/.
 package assessproto
 
 import (
