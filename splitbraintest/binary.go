@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 	"github.com/splitbrain-chaos/splitbrain/assess/assessproto"
+	"github.com/splitbrain-chaos/splitbrain/history/runfile"
 )
 
 const (

@@ -38,8 +38,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/assess/scorecard"
 	"github.com/splitbrain-chaos/splitbrain/assess/assessproto"
+	"github.com/splitbrain-chaos/splitbrain/assess/scorecard"
 )
 
 // Candidate is what is assessed and where: exactly one of Cmd, Image or Recipe, on Store.

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/splitbrain-chaos/splitbrain/assess/scorecard"
 	"github.com/splitbrain-chaos/splitbrain/assess/assessproto"
+	"github.com/splitbrain-chaos/splitbrain/assess/scorecard"
 )
 
 // failure is a failed check's message: its grade, then each run with its reason, the
