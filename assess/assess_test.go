@@ -219,7 +219,7 @@ func TestScorecardVerdictAndSummary(t *testing.T) {
 			if tc.resource == "tokenless" {
 				sc.Resource, sc.Tokenless = ResourceUnfenced, true
 			}
-			sc.finish()
+			sc.Finish()
 			if sc.Verdict != tc.verdict {
 				t.Errorf("verdict %s, want %s (%s)", sc.Verdict, tc.verdict, sc.Summary)
 			}
@@ -238,7 +238,7 @@ func TestSummaryNamesTheSlowestFailoverAgainstItsBound(t *testing.T) {
 	b := result("pause-leader", "valid", false, "")
 	b.Failovers, b.FailoverP99, b.Bound = 1, 900*time.Millisecond, 7*time.Second
 	sc := &Scorecard{Target: "recipe x", Store: "etcd", Resource: ResourceFenced, Results: []CheckResult{a, b}}
-	sc.finish()
+	sc.Finish()
 	if want := "failover p99 2.1 s (kill-leader) vs 7 s bound"; !strings.Contains(sc.Summary, want) {
 		t.Errorf("summary %q lacks %q", sc.Summary, want)
 	}
@@ -477,7 +477,7 @@ func TestResumeFingerprintsImagesAndRecipes(t *testing.T) {
 
 func TestScorecardJSONRoundTrips(t *testing.T) {
 	sc := &Scorecard{Target: "recipe x", Store: "etcd", Resource: ResourceFenced, Results: []CheckResult{result("fault-free", "valid", false, "")}}
-	sc.finish()
+	sc.Finish()
 	b, err := json.Marshal(sc)
 	if err != nil {
 		t.Fatal(err)

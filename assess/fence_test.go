@@ -103,7 +103,7 @@ func TestFenceCheckFailureFailsTheAssessment(t *testing.T) {
 	}
 	sc := &Scorecard{Target: "recipe etcd-stonith", Store: "etcd", Resource: ResourceFenced,
 		Results: []CheckResult{result("fault-free", "valid", false, ""), u}}
-	sc.finish()
+	sc.Finish()
 	if sc.Verdict != harness.VerdictInvalid || !strings.Contains(sc.Summary, "UNSAFE when its fence device misbehaves (the power-off it relied on did not protect the resource) under fence-lying (stale-write-accepted)") || strings.Contains(sc.Summary, "whether a fence saves it is open") {
 		t.Errorf("verdict %s, summary %q: want invalid naming fence-lying", sc.Verdict, sc.Summary)
 	}

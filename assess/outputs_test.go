@@ -33,7 +33,7 @@ func TestStateAndScorecardRefuseNonRegular(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := &Scorecard{}
-	if err := sc.Write(out); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if err := WriteScorecard(sc, out); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("scorecard.json over a FIFO: %v, want a refusal", err)
 	}
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {

@@ -82,61 +82,6 @@ type Options struct {
 	Started func(what, id string)
 }
 
-// Resource modes an assessment is judged on.
-const (
-	ResourceFenced   = "fenced"
-	ResourceUnfenced = "unfenced"
-)
-
-// Check is one battery entry: a harness run configuration and what it is for.
-type Check struct {
-	Name    string `json:"name"`
-	Purpose string `json:"purpose"`
-	// Catches names the mistake a failure here points at, for the scorecard's explanation.
-	Catches string `json:"catches"`
-	// Fault is a nemesis profile or spec; Paced runs a profile's event-paced form (one cycle).
-	Fault    string `json:"fault"`
-	Paced    bool   `json:"paced,omitempty"`
-	Workload string `json:"workload,omitempty"`
-	Until    string `json:"until,omitempty"`
-	// Duration is the faults phase (its timeout when the phase ends on events).
-	Duration time.Duration `json:"duration"`
-	// LeaderWork, when set, is passed as SPLITBRAIN_LEADER_WORK (the zombie window).
-	LeaderWork *time.Duration `json:"leader_work,omitempty"`
-	// Resource is the resource mode this check runs on: unfenced first, fenced on a rerun.
-	Resource string `json:"resource"`
-	// Explore: a bounded `explore` search instead of one fixed fault (Fault then names the
-	// schedule of the try being replayed on the fenced resource, when set).
-	Explore bool `json:"explore,omitempty"`
-	// OutageTTLs: the fault holds the whole store down this many TTLs, so no failover can
-	// come sooner; the derived bound adds them.
-	OutageTTLs int `json:"outage_ttls,omitempty"`
-	// Seed of the run (0 = Options.Seed).
-	Seed int64 `json:"seed,omitempty"`
-	// Fence is the fence fault kind a fence check breaks the device with. The device is the
-	// protection under test, so the check is judged on the unfenced resource (a token check
-	// there would hide the fence's failure) with no fenced rerun, and a valid run in which no
-	// power-off reached the device while the fault was on is unknown: the fault did nothing.
-	Fence string `json:"fence,omitempty"`
-}
-
-// judgedOn is the resource c's grade is judged on when the assessment is judged on resource.
-func (c Check) judgedOn(resource string) string {
-	if c.Fence != "" {
-		return ResourceUnfenced
-	}
-	return resource
-}
-
-// Key is the check's identity in the resume state and the JUnit file: its name, plus
-// /fenced for a fenced rerun.
-func (c Check) Key() string {
-	if c.Resource == ResourceFenced {
-		return c.Name + "/fenced"
-	}
-	return c.Name
-}
-
 // leaderWorkGap is the zombie window: the gap between a leader's lease check and its write.
 var leaderWorkGap = time.Second
 
@@ -254,12 +199,6 @@ func Names() []string {
 		out = append(out, e.Name)
 	}
 	return out
-}
-
-// Skipped is a battery check that does not apply to this store or candidate, and why.
-type Skipped struct {
-	Name string `json:"name"`
-	Why  string `json:"why"`
 }
 
 // Plan returns the battery for this store and candidate, each check on the unfenced

@@ -20,57 +20,6 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/suite"
 )
 
-// CheckResult is the outcome of one check's run (a fenced rerun is a result of its own).
-type CheckResult struct {
-	Check Check `json:"check"`
-	// Verdict of the run: valid, invalid, unknown; "not-run" when it did not fit the budget
-	// or was interrupted, "error" when the harness failed before a verdict.
-	Verdict string `json:"verdict"`
-	// Reason is the first reason code of an invalid or unknown verdict; Explanation the
-	// checkers' one-line story of it.
-	Reason      string   `json:"reason,omitempty"`
-	Explanation string   `json:"explanation,omitempty"`
-	Reasons     []string `json:"reasons,omitempty"`
-	// Unfenceable are the invalid reasons no fence can prevent (a duplicate or regressing
-	// token, an exclusive-belief overlap): the check is unsafe whatever the resource.
-	Unfenceable []string `json:"unfenceable,omitempty"`
-	Findings    []string `json:"findings,omitempty"`
-	RunDir      string   `json:"run_dir,omitempty"`
-	// Fenced: the run was on the fenced resource (a rerun after an unfenced failure).
-	Fenced bool `json:"fenced"`
-	// Failovers: fault start to next election, over the run's failovers.
-	Failovers   int           `json:"failovers"`
-	FailoverP50 time.Duration `json:"failover_p50"`
-	FailoverP99 time.Duration `json:"failover_p99"`
-	FailoverMax time.Duration `json:"failover_max"`
-	// Bound is the derived failover bound (recipe's bound + detection + slack); 0 = none.
-	Bound time.Duration `json:"bound"`
-	// Spec and Seed are the fault schedule that ran (explore: the find's, or the last try's).
-	Spec  string        `json:"spec,omitempty"`
-	Seed  int64         `json:"seed,omitempty"`
-	Tries int           `json:"tries,omitempty"` // explore: runs tried
-	Wall  time.Duration `json:"wall"`
-	Error string        `json:"error,omitempty"`
-	// NotRun says why a check has no verdict of its own (budget, interrupted).
-	NotRun string `json:"not_run,omitempty"`
-}
-
-// Verdicts of a result beyond the harness's valid / invalid / unknown.
-const (
-	VerdictNotRun = "not-run"
-	VerdictError  = "error"
-)
-
-// done reports whether the result is final: a resumed assessment skips it.
-func (r CheckResult) done() bool {
-	return r.Verdict == harness.VerdictValid || r.Verdict == harness.VerdictInvalid || r.Verdict == harness.VerdictUnknown
-}
-
-// OverBound reports whether the slowest failover exceeded the bound.
-func (r CheckResult) OverBound() bool {
-	return r.Bound > 0 && r.Failovers > 0 && r.FailoverMax > r.Bound
-}
-
 // runner holds what the checks of one assessment share.
 type runner struct {
 	opts  Options

@@ -37,13 +37,6 @@ type Session struct {
 	run func(ctx context.Context, c Check, budget time.Duration) (CheckResult, error)
 }
 
-// Graded is one check's outcome: its grade and verdict on the judged resource (Verdict
-// valid is the only pass) and its runs, the unfenced one first, then the fenced rerun.
-type Graded struct {
-	CheckGrade
-	Runs []CheckResult
-}
-
 // NewSession plans the battery for opts and starts a session on it; Close ends it.
 func NewSession(opts Options) (*Session, []Check, error) {
 	s, err := newSession(opts, nil)
@@ -142,8 +135,8 @@ func (s *Session) Check(ctx context.Context, c Check) (Graded, error) {
 	s.mu.Lock()
 	s.sc.Results = append(s.sc.Results, g.Runs...)
 	s.mu.Unlock()
-	grade := grade(&u, f)
-	g.CheckGrade = CheckGrade{Name: c.Name, Grade: grade, Verdict: judged(grade, c.judgedOn(s.opts.resource()))}
+	grade := Grade(&u, f)
+	g.CheckGrade = CheckGrade{Name: c.Name, Grade: grade, Verdict: Judged(grade, c.JudgedOn(s.opts.resource()))}
 	return g, err
 }
 
@@ -202,7 +195,7 @@ func (s *Session) runOne(ctx context.Context, c Check) (CheckResult, error) {
 		prev = s.st.Results[c.Key()]
 	}
 	s.mu.Unlock()
-	if prev.done() {
+	if prev.Done() {
 		s.r.say("%s: %s earlier (%s), skipped", label, prev.Verdict, prev.RunDir)
 		return prev, nil
 	}
@@ -225,10 +218,10 @@ func (s *Session) runOne(ctx context.Context, c Check) (CheckResult, error) {
 	s.r.say("%s: %s in %v%s", label, resultLabel(res), res.Wall.Round(time.Second), runDirText(res.RunDir))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !c.Explore && res.done() {
+	if !c.Explore && res.Done() {
 		s.spent = append(s.spent, res.Wall)
 	}
-	if s.st != nil && res.done() {
+	if s.st != nil && res.Done() {
 		s.st.Results[c.Key()] = res
 		if err := s.st.save(); err != nil {
 			s.r.say("resume state: %v", err)
@@ -258,9 +251,9 @@ func (s *Session) Close(ctx context.Context) (*Scorecard, error) {
 			s.r.say("resume state: %v", err)
 		}
 	}
-	s.sc.finish()
+	s.sc.Finish()
 	s.r.say("%s", s.sc.Summary)
-	if err := s.sc.Write(s.opts.OutDir); err != nil {
+	if err := WriteScorecard(s.sc, s.opts.OutDir); err != nil {
 		return s.sc, err
 	}
 	s.r.say("scorecard: %s", filepath.Join(s.opts.OutDir, ScorecardHTML))

@@ -223,7 +223,7 @@ func loadState(ctx context.Context, o Options) (*state, error) {
 	st.Spent, st.Invocations = old.Spent, old.Invocations
 	for _, k := range slices.Sorted(maps.Keys(old.Results)) {
 		r := old.Results[k]
-		if !r.done() {
+		if !r.Done() {
 			continue
 		}
 		if why := confirm(&r, o.OutDir); why != "" {

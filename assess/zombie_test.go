@@ -62,7 +62,7 @@ func TestZombieLeader(t *testing.T) {
 	if r.Reason != ReasonZombie || r.Reasons[0] != ReasonZombie || len(r.Reasons) != 2 || len(r.Unfenceable) != 1 {
 		t.Errorf("applied: %+v, want the zombie first, the stale write kept, unfenceable", r)
 	}
-	if g := grade(&r, nil); g != GradeUnsafe {
+	if g := Grade(&r, nil); g != GradeUnsafe {
 		t.Errorf("grade %s, want unsafe without a fenced rerun", g)
 	}
 }

@@ -3,7 +3,9 @@
 package examples
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -28,8 +30,10 @@ const gotestUserCheck = "handoff"
 // their repository (a module of its own, go.sum complete: -mod=readonly), on real etcd
 // servers: with the correct candidate its check passes; with the broken twin it fails,
 // naming the check, the reason and a report that exists. The module's test binary is built
-// once (`go test -c`, the build `go test` makes) and run twice in parallel, so the two
-// children do not compile splitbrain's packages side by side.
+// once (`go test -c`, the build `go test` makes) and run twice in parallel. The correct run
+// has no SPLITBRAIN_BINARY, as in a user's shell: splitbraintest builds the splitbrain binary
+// its checks run in from the module's splitbrain (here the clone, through the replace; with
+// make build's packages in the build cache, a link).
 func TestGotestUserModule(t *testing.T) {
 	// A clone holds tracked files only: the module must not lean on anything else.
 	if out, err := exec.Command("git", "ls-files", "--others", "gotest-user").Output(); err != nil {
@@ -37,13 +41,7 @@ func TestGotestUserModule(t *testing.T) {
 	} else if s := strings.TrimSpace(string(out)); s != "" {
 		t.Fatalf("examples/gotest-user holds files a clone would not have (commit or remove them):\n%s", s)
 	}
-	env := append(os.Environ(), "GOFLAGS=-mod=readonly")
-	testBin := filepath.Join(t.TempDir(), "gotest-user.test")
-	build := exec.Command("go", "test", "-c", "-tags", "chaos", "-o", testBin, ".")
-	build.Dir, build.Env = "gotest-user", env
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go test -c -tags chaos in examples/gotest-user: %v\n%s", err, out)
-	}
+	env, testBin := buildGotestUser(t)
 	for _, tc := range []struct {
 		name, tags string
 		pass       bool
@@ -51,6 +49,10 @@ func TestGotestUserModule(t *testing.T) {
 		{"correct", "", true},
 		{"broken", "broken", false},
 	} {
+		childEnv := slices.Clone(env)
+		if tc.pass {
+			childEnv = slices.DeleteFunc(childEnv, func(v string) bool { return strings.HasPrefix(v, "SPLITBRAIN_BINARY=") })
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -62,7 +64,7 @@ func TestGotestUserModule(t *testing.T) {
 			// A copy: the two subtests run in parallel, and appending to the shared slice
 			// let one overwrite the other's variables in spare capacity (the correct run
 			// once ran the broken twin into the broken run's directory).
-			cmd.Env = append(slices.Clone(env), "CANDIDATE_TAGS="+tc.tags, "SPLITBRAIN_SCORECARD_DIR="+dir)
+			cmd.Env = append(childEnv, "CANDIDATE_TAGS="+tc.tags, "SPLITBRAIN_SCORECARD_DIR="+dir)
 			out, err := cmd.CombinedOutput()
 			log := string(out)
 			t.Logf("examples/gotest-user's test binary (CANDIDATE_TAGS=%q): %v\n%s", tc.tags, err, log)
@@ -70,6 +72,9 @@ func TestGotestUserModule(t *testing.T) {
 			if tc.pass {
 				if err != nil || !strings.Contains(log, "--- PASS: TestElectionIsSafe/"+gotestUserCheck) {
 					t.Fatalf("correct candidate: go test %v, want its %s check to pass:\n%s", err, gotestUserCheck, log)
+				}
+				if !strings.Contains(log, "building the splitbrain binary from") {
+					t.Errorf("correct candidate: without SPLITBRAIN_BINARY, splitbraintest did not say it built the splitbrain binary:\n%s", log)
 				}
 				return
 			}
@@ -99,6 +104,147 @@ func TestGotestUserModule(t *testing.T) {
 				t.Errorf("broken twin: the reported run's reasons are %v, want token-duplicate", codes)
 			}
 		})
+	}
+}
+
+// buildGotestUser builds examples/gotest-user's test binary as go test does, in its module
+// (go.sum complete: -mod=readonly), and returns the environment to run it in.
+func buildGotestUser(t *testing.T) (env []string, testBin string) {
+	env = append(os.Environ(), "GOFLAGS=-mod=readonly")
+	testBin = filepath.Join(t.TempDir(), "gotest-user.test")
+	build := exec.Command("go", "test", "-c", "-tags", "chaos", "-o", testBin, ".")
+	build.Dir, build.Env = "gotest-user", env
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c -tags chaos in examples/gotest-user: %v\n%s", err, out)
+	}
+	return env, testBin
+}
+
+// TestGotestUserModuleInterrupted: Ctrl-C of a user's go test while a check runs (SIGINT to
+// the test binary, as the terminal sends it; the checks run in a splitbrain child in a
+// process group of its own, which the test passes one cancel to) heals and tears the run
+// down: the check fails, the test ends well before its -timeout, the scorecard is written,
+// and no container or network of the run or its store cluster is left.
+func TestGotestUserModuleInterrupted(t *testing.T) {
+	r := signalGotestUser(t, os.Interrupt)
+	if r.err == nil || !strings.Contains(r.log, "--- FAIL: TestElectionIsSafe/kill-leader") {
+		t.Fatalf("interrupted: go test %v, want the kill-leader check to fail:\n%s", r.err, r.log)
+	}
+	if d := r.ended.Sub(r.sent); d > 3*time.Minute {
+		t.Errorf("the test took %v after the interrupt, want its teardown only", d.Round(time.Second))
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "scorecard.json")); err != nil {
+		t.Errorf("no scorecard after the interrupt: %v", err)
+	}
+	assertIDsLeftNothing(t, r.log)
+}
+
+// TestGotestUserModuleKilled: a user's go test killed outright mid-check (SIGKILL: the
+// -timeout panic or an OOM kill does no better) cannot tear anything down; its splitbrain
+// child sees its stdin end, cancels the check, tears the run and the store cluster down and
+// exits on its own.
+func TestGotestUserModuleKilled(t *testing.T) {
+	r := signalGotestUser(t, os.Kill)
+	// The child outlives the test binary: wait for it (found by its --out directory).
+	deadline := time.Now().Add(3 * time.Minute)
+	for drivenRunning(r.dir) {
+		if time.Now().After(deadline) {
+			t.Fatalf("splitbrain assess --driven --out %s still runs 3 minutes after its go test was killed", r.dir)
+		}
+		time.Sleep(time.Second)
+	}
+	t.Logf("the splitbrain child exited %v after the kill", time.Since(r.sent).Round(time.Second))
+	if _, err := os.Stat(filepath.Join(r.dir, "scorecard.json")); err != nil {
+		t.Errorf("the child wrote no scorecard after its parent was killed: %v", err)
+	}
+	assertIDsLeftNothing(t, r.log)
+}
+
+type signalled struct {
+	log   string
+	dir   string
+	sent  time.Time
+	ended time.Time
+	err   error
+}
+
+// signalGotestUser runs examples/gotest-user's kill-leader check (the correct candidate) and
+// sends sig to its test binary ten seconds after the check's run started.
+func signalGotestUser(t *testing.T, sig os.Signal) signalled {
+	env, testBin := buildGotestUser(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	r := signalled{dir: t.TempDir()}
+	t.Cleanup(func() { assertRunsLeftNothing(t, filepath.Join(r.dir, "runs")) })
+	cmd := exec.CommandContext(ctx, testBin, "-test.count=1", "-test.v", "-test.short",
+		"-test.run", "^TestElectionIsSafe$/^kill-leader$", "-test.timeout", "10m")
+	cmd.Dir = "gotest-user"
+	cmd.Env = append(env, "SPLITBRAIN_SCORECARD_DIR="+r.dir)
+	var out strings.Builder
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { err := cmd.Wait(); pw.Close(); waited <- err }()
+	sent := make(chan time.Time, 1)
+	armed := false
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+		if !armed && strings.Contains(sc.Text(), "splitbraintest: run ") && strings.Contains(sc.Text(), " started") {
+			armed = true
+			go func() { // the output is read on meanwhile: a blocked pipe would stall the test
+				// sleep: the parent sees no event between the run's start and its candidates'
+				// campaigning (those go to the run's history); 10 s puts the signal mid-run.
+				time.Sleep(10 * time.Second)
+				if err := cmd.Process.Signal(sig); err != nil {
+					t.Error(err)
+				}
+				sent <- time.Now()
+			}()
+		}
+	}
+	r.err = <-waited
+	if armed {
+		r.sent = <-sent
+	}
+	r.ended = time.Now()
+	r.log = out.String()
+	t.Logf("examples/gotest-user's test binary, sent %v: %v\n%s", sig, r.err, r.log)
+	if r.sent.IsZero() {
+		t.Fatalf("no run started, nothing was signalled:\n%s", r.log)
+	}
+	return r
+}
+
+// drivenRunning reports whether a process with "--driven" and dir on its command line runs.
+func drivenRunning(dir string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if slices.Contains(args, "--driven") && slices.Contains(args, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// assertIDsLeftNothing checks every run and store cluster id the test logged as started: the
+// store cluster has no run directory for assertRunsLeftNothing to find.
+func assertIDsLeftNothing(t *testing.T, log string) {
+	eng, err := platform.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	for _, m := range regexp.MustCompile(`splitbraintest: (?:run|pool) (\S+) started`).FindAllStringSubmatch(log, -1) {
+		platformtest.AssertNoLeftovers(t, eng, m[1])
 	}
 }
 

@@ -14,6 +14,9 @@
 // engine (`make deps` in a splitbrain clone starts one) and builds the images a check needs
 // offline, as `splitbrain run` does. examples/gotest-user is a module that uses it.
 //
+// The checks run in a `splitbrain assess --driven` child process (see Assess), so a test that
+// imports this package compiles and links none of the stores' client libraries.
+//
 // The name follows Go's convention for a package of test helpers for another (httptest,
 // fstest): what it helps test is the user's code, against splitbrain.
 package splitbraintest
@@ -29,15 +32,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/assess"
-	"github.com/splitbrain-chaos/splitbrain/harness"
-	"github.com/splitbrain-chaos/splitbrain/internal/images"
-	"github.com/splitbrain-chaos/splitbrain/internal/platform"
+	"github.com/splitbrain-chaos/splitbrain/assess/assessproto"
+	"github.com/splitbrain-chaos/splitbrain/assess/scorecard"
 )
 
 // Candidate is what is assessed and where: exactly one of Cmd, Image or Recipe, on Store.
@@ -136,13 +138,20 @@ func logStarted(progress io.Writer) func(what, id string) {
 // would leave `go test` green). Failures carry the check's reason, its one-line explanation
 // and the path of its report.html. -short runs the short battery. The scorecard is written
 // when every check has run (see Dir) and returned.
-func Assess(t *testing.T, c Candidate, opts ...Option) *assess.Scorecard {
+//
+// The checks run in a `splitbrain assess --driven` process (see splitbrainBinary), one per
+// subtest as the subtest asks, so the test binary links none of the stores' client
+// libraries; a child that dies or prints what is not an event fails the test with its output.
+func Assess(t *testing.T, c Candidate, opts ...Option) *scorecard.Scorecard {
 	t.Helper()
 	var s settings
 	for _, o := range opts {
 		o(&s)
 	}
 	if err := c.validate(true); err != nil {
+		t.Fatalf("splitbraintest: %v", err)
+	}
+	if err := s.validate(); err != nil {
 		t.Fatalf("splitbraintest: %v", err)
 	}
 	dl, hasDeadline := t.Deadline()
@@ -152,28 +161,31 @@ func Assess(t *testing.T, c Candidate, opts ...Option) *assess.Scorecard {
 	progress := &lineLogger{}
 	progress.attach(t)
 	defer progress.detach()
-	needEngine(ctx, t)
-	if err := ensureSplitbrainBinary(); err != nil {
-		t.Fatalf("splitbraintest: %v", err)
-	}
-
-	ao := options(c, s)
-	ao.Progress = progress
-	ao.Started = logStarted(progress)
-	ao.OutDir = outDir(t, s.dir)
-	session, checks, err := assess.NewSession(ao)
+	bin, err := splitbrainBinary(t.Logf)
 	if err != nil {
 		t.Fatalf("splitbraintest: %v", err)
 	}
-	closed := false
-	defer func() {
-		if !closed { // a Fatal before the end: still stop the store clusters
-			session.Close(context.WithoutCancel(ctx))
-		}
-	}()
-	ensureImages(ctx, t, session, ao.OutDir)
+	dir := outDir(t, s.dir)
+	ch, err := startChild(bin, assessArgs(c, s, dir, false), progress)
+	if err != nil {
+		t.Fatalf("splitbraintest: %v", err)
+	}
+	// A Fatal before the end still ends the child: its stdin closes, it cancels, tears down
+	// and exits, and this waits for that.
+	defer ch.finish()
+	// The checks' context ends on SIGINT/SIGTERM and before the -timeout: pass it on.
+	stopCancel := context.AfterFunc(ctx, func() { ch.send(assessproto.CmdCancel) })
+	defer stopCancel()
 
-	budget := session.Budget()
+	plan, err := ch.next(assessproto.Plan)
+	if err != nil {
+		t.Fatalf("splitbraintest: %v", err)
+	}
+	ready, err := ch.next(assessproto.Ready)
+	if err != nil {
+		t.Fatalf("splitbraintest: %s", fatalText(err))
+	}
+	budget := ready.Budget
 	note, err := fitBudget(&budget, s.budgetSet, dl, hasDeadline, time.Now())
 	if err != nil {
 		t.Fatalf("splitbraintest: %v", err)
@@ -181,33 +193,77 @@ func Assess(t *testing.T, c Candidate, opts ...Option) *assess.Scorecard {
 	if note != "" {
 		t.Logf("splitbraintest: %s", note)
 	}
-	session.SetBudget(budget)
-	t.Logf("splitbraintest: %d checks for %s on %s, budget %v, scorecard in %s", len(checks), c.desc(), c.Store, budget.Round(time.Second), ao.OutDir)
+	if err := ch.send(fmt.Sprintf("%s %v", assessproto.CmdBudget, budget)); err != nil {
+		t.Fatalf("splitbraintest: %v%s", err, ch.output())
+	}
+	t.Logf("splitbraintest: %d checks for %s on %s, budget %v, scorecard in %s", len(plan.Checks), c.desc(), c.Store, budget.Round(time.Second), dir)
+	resource := scorecard.ResourceFenced
+	if s.unfenced {
+		resource = scorecard.ResourceUnfenced
+	}
 	parent := t
-	for _, chk := range checks {
+	for _, chk := range plan.Checks {
 		t.Run(chk.Name, func(t *testing.T) {
 			progress.attach(t)
 			defer progress.attach(parent)
-			g, err := session.Check(ctx, chk)
-			if err != nil {
-				t.Errorf("harness error: %v", err)
+			if err := ch.send(assessproto.CmdCheck + " " + chk.Name); err != nil {
+				t.Fatalf("splitbraintest: %v%s", err, ch.output())
 			}
-			if g.Verdict != harness.VerdictValid {
-				t.Errorf("%s", failure(g, ao))
+			res, err := ch.next(assessproto.Result)
+			if err != nil {
+				t.Fatalf("splitbraintest: %s", fatalText(err))
+			}
+			if res.Error != "" {
+				t.Errorf("harness error: %s", res.Error)
+			}
+			if res.Graded == nil {
+				t.Fatalf("splitbraintest: splitbrain assess sent no grade for %s%s", chk.Name, ch.output())
+			}
+			if res.Graded.Verdict != scorecard.VerdictValid {
+				t.Errorf("%s", failure(*res.Graded, resource))
 				return
 			}
-			t.Logf("%s", passLine(g))
+			t.Logf("%s", passLine(*res.Graded))
 		})
 	}
-	closed = true
-	sc, err := session.Close(ctx)
+	if err := ch.send(assessproto.CmdClose); err != nil {
+		t.Fatalf("splitbraintest: %v%s", err, ch.output())
+	}
+	end, err := ch.next(assessproto.Scorecard)
 	if err != nil {
-		t.Errorf("splitbraintest: scorecard: %v", err)
+		t.Fatalf("splitbraintest: scorecard: %s", fatalText(err))
 	}
-	if sc != nil {
-		t.Logf("splitbraintest: %s\nscorecard: %s", sc.Summary, filepath.Join(ao.OutDir, assess.ScorecardHTML))
+	if end.Error != "" {
+		t.Errorf("splitbraintest: scorecard: %s", end.Error)
 	}
+	if err := ch.finish(); err != nil {
+		t.Errorf("splitbraintest: splitbrain assess exited: %v%s", err, ch.output())
+	}
+	if bad := ch.badLines(); len(bad) > 0 {
+		t.Errorf("splitbraintest: splitbrain assess printed lines that are not events (its output cannot be trusted):\n%s", strings.Join(bad, "\n"))
+	}
+	sc := end.Scorecard
+	if sc == nil {
+		t.Fatalf("splitbraintest: splitbrain assess sent no scorecard%s", ch.output())
+	}
+	t.Logf("splitbraintest: %s\nscorecard: %s", sc.Summary, filepath.Join(dir, scorecard.ScorecardHTML))
 	return sc
+}
+
+// fatalText is the message of a child's failure, with what to do for the stages a user can
+// fix: no Docker engine, images that could not be built.
+func fatalText(err error) string {
+	f, ok := err.(fatalError)
+	if !ok {
+		return err.Error()
+	}
+	switch f.ev.Stage {
+	case "engine":
+		return f.ev.Error + "\nThe checks run real servers in containers: start a Docker engine (`make deps` in a splitbrain clone runs scripts/ensure-docker.sh, which installs and starts Debian's docker.io as root), or point DOCKER_HOST at one."
+	case "images":
+		return fmt.Sprintf("%s\nBuild log: %s. Build the images from a splitbrain clone with `make images` (or `splitbrain images build`), or set %s=official on a machine that can pull the upstream images.", f.ev.Error, f.ev.File, envProfile)
+	}
+	return f.ev.Error
 }
 
 // ShortBattery is the battery under -short (or Short(true)): the checks that catch the
@@ -219,36 +275,51 @@ func Assess(t *testing.T, c Candidate, opts ...Option) *assess.Scorecard {
 // never steps down) fails at once.
 var ShortBattery = []string{"handoff", "pause-leader", "kill-leader"}
 
-// options are the assessment's options for c, without output and budget fitting.
-func options(c Candidate, s settings) assess.Options {
-	o := assess.Options{
-		Store:             c.Store,
-		Recipe:            c.Recipe,
-		CandidateImage:    c.Image,
-		CandidatePackages: c.Packages,
-		Checks:            s.checks,
-		Seed:              s.seed,
-		Budget:            s.budget,
+// assessArgs is the `splitbrain assess --driven` command line for c and s, writing into
+// dir; list: only print the plan.
+func assessArgs(c Candidate, s settings, dir string, list bool) []string {
+	args := []string{"assess", "--driven", "--store", c.Store, "--out", dir, "--parallel", "1"}
+	switch {
+	case c.Cmd != "":
+		args = append(args, "--candidate-cmd", c.Cmd)
+		if len(c.Packages) > 0 {
+			args = append(args, "--candidate-packages", strings.Join(c.Packages, ","))
+		}
+	case c.Image != "":
+		args = append(args, "--candidate-image", c.Image)
+	default:
+		args = append(args, "--recipe", c.Recipe)
 	}
-	if s.unfenced {
-		o.Resource = assess.ResourceUnfenced
-	}
+	checks := s.checks
 	short := testing.Short()
 	if s.short != nil {
 		short = *s.short
 	}
-	if short && len(o.Checks) == 0 {
-		o.Checks = ShortBattery
+	if short && len(checks) == 0 {
+		checks = ShortBattery
 	}
-	if c.Cmd != "" {
-		o.CandidateCmd = []string{c.Cmd}
+	if len(checks) > 0 {
+		args = append(args, "--checks", strings.Join(checks, ","))
 	}
-	return o
+	if s.seed != 0 {
+		args = append(args, "--seed", strconv.FormatInt(s.seed, 10))
+	}
+	if s.budget > 0 {
+		args = append(args, "--budget", s.budget.String())
+	}
+	if s.unfenced {
+		args = append(args, "--resource", scorecard.ResourceUnfenced)
+	}
+	if list {
+		args = append(args, "--list")
+	}
+	return args
 }
 
 // Plan lists the checks Assess would run for c with these options, in order, without
-// running anything (no Docker needed): their names are the subtests' names.
-func Plan(c Candidate, opts ...Option) ([]assess.Check, error) {
+// running anything (no Docker needed; the splitbrain binary plans them, see Assess): their
+// names are the subtests' names.
+func Plan(c Candidate, opts ...Option) ([]scorecard.Check, error) {
 	var s settings
 	for _, o := range opts {
 		o(&s)
@@ -256,9 +327,39 @@ func Plan(c Candidate, opts ...Option) ([]assess.Check, error) {
 	if err := c.validate(false); err != nil {
 		return nil, err
 	}
-	o := options(c, s)
-	o.OutDir = os.TempDir() // planning writes nothing; assess wants a directory named
-	return assess.Plan(o)
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	bin, err := splitbrainBinary(nil)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, assessArgs(c, s, os.TempDir(), true)...) // --list writes nothing
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("splitbrain assess --list: %v\n%s", err, strings.TrimSpace(stderr.String()))
+	}
+	ev, err := assessproto.Parse(bytes.TrimSpace(out))
+	if err != nil || ev.Event != assessproto.Plan {
+		return nil, fmt.Errorf("splitbrain assess --list printed no plan: %q (%v)", out, err)
+	}
+	return ev.Checks, nil
+}
+
+// validate names what is wrong with the options: what the command line would read otherwise
+// (an empty name is no --checks at all, a comma two names).
+func (s settings) validate() error {
+	if s.budgetSet && s.budget <= 0 {
+		return fmt.Errorf("Budget(%v): want a positive duration such as 8*time.Minute", s.budget)
+	}
+	for _, n := range s.checks {
+		if n == "" || strings.ContainsAny(n, ", \t\n") {
+			return fmt.Errorf("Checks(%q): a check name has no comma or space (splitbraintest.Plan lists them)", n)
+		}
+	}
+	return nil
 }
 
 // validate names what is wrong with c and how to fix it.
@@ -300,34 +401,6 @@ func (c Candidate) desc() string {
 		return "image " + c.Image
 	}
 	return "recipe " + c.Recipe
-}
-
-// needEngine fails the test once, saying what to run, when no Docker engine answers.
-func needEngine(ctx context.Context, t *testing.T) {
-	t.Helper()
-	eng, err := platform.Connect(ctx)
-	if err != nil {
-		t.Fatalf("splitbraintest: %v\nThe checks run real servers in containers: start a Docker engine (`make deps` in a splitbrain clone runs scripts/ensure-docker.sh, which installs and starts Debian's docker.io as root), or point DOCKER_HOST at one.", err)
-	}
-	eng.Close()
-}
-
-// ensureImages builds the images the checks need before the first one, as `splitbrain run`
-// does, failing the test once with what to run when it cannot. The build output goes to
-// images.log in the output directory, its progress lines to the test log.
-func ensureImages(ctx context.Context, t *testing.T, session *assess.Session, dir string) {
-	t.Helper()
-	f, err := os.Create(filepath.Join(dir, "images.log"))
-	if err != nil {
-		t.Fatalf("splitbraintest: %v", err)
-	}
-	defer f.Close()
-	start := time.Now()
-	log := io.MultiWriter(f, &prefixFilter{prefix: "images: ", to: t})
-	if err := session.EnsureImages(ctx, log); err != nil {
-		t.Fatalf("splitbraintest: %v\nBuild log: %s. Build the images from a splitbrain clone with `make images` (or `splitbrain images build`), or set %s=official on a machine that can pull the upstream images.", err, f.Name(), images.EnvProfile)
-	}
-	t.Logf("splitbraintest: images ready in %v", time.Since(start).Round(time.Second))
 }
 
 // fitBudget makes the battery's budget fit before go test's -timeout (deadline): a budget

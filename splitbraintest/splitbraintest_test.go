@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/splitbrain-chaos/splitbrain/assess"
 )
 
 func TestCandidateValidate(t *testing.T) {
@@ -56,6 +54,11 @@ func TestCandidateValidate(t *testing.T) {
 	}
 }
 
+// defaultBudget is assess.DefaultBudget, spelled out: this package's tests import nothing
+// heavy either, or a user's go mod tidy would still list every store client
+// (cmd/splitbrain's TestAssessDrivenList checks the --driven plan's default is it).
+const defaultBudget = 10 * time.Minute
+
 func TestFitBudget(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -67,12 +70,12 @@ func TestFitBudget(t *testing.T) {
 		wantNote    bool
 		wantErrPart string
 	}{
-		{"no deadline keeps the budget", assess.DefaultBudget, false, 0, assess.DefaultBudget, false, ""},
-		{"default fits a long timeout", assess.DefaultBudget, false, time.Hour, assess.DefaultBudget, false, ""},
-		{"default lowered to a short timeout", assess.DefaultBudget, false, 6 * time.Minute, 6*time.Minute - cleanupMargin, true, ""},
+		{"no deadline keeps the budget", defaultBudget, false, 0, defaultBudget, false, ""},
+		{"default fits a long timeout", defaultBudget, false, time.Hour, defaultBudget, false, ""},
+		{"default lowered to a short timeout", defaultBudget, false, 6 * time.Minute, 6*time.Minute - cleanupMargin, true, ""},
 		{"chosen budget that fits", 3 * time.Minute, true, 10 * time.Minute, 3 * time.Minute, false, ""},
 		{"chosen budget that does not fit", 20 * time.Minute, true, 10 * time.Minute, 0, false, "-timeout 26m"},
-		{"timeout too short for anything", assess.DefaultBudget, false, time.Minute, 0, false, "too little for any check"},
+		{"timeout too short for anything", defaultBudget, false, time.Minute, 0, false, "too little for any check"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.budget
@@ -219,5 +222,79 @@ func TestStartedIDsAreLogged(t *testing.T) {
 	if len(l.got) != 2 || !strings.Contains(l.got[0], "run 20261128-075251-796ad9") ||
 		!strings.Contains(l.got[1], "splitbrain clean --run 20261128-075251-cef96b") {
 		t.Errorf("logged %q, want the run and the pool id, each with its clean command", l.got)
+	}
+}
+
+// fakeSplitbrain writes a shell script standing in for the splitbrain binary: the protocol
+// handling of Assess against a child that misbehaves, with no Docker (not a chaos test).
+func fakeSplitbrain(t *testing.T, script string) string {
+	p := filepath.Join(t.TempDir(), "splitbrain")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestChildThatMisbehavesFails: a child that prints what is not an event and dies, or dies
+// in the middle of a check, fails the test with what it printed; it never passes.
+func TestChildThatMisbehavesFails(t *testing.T) {
+	plan := `{"event":"plan","checks":[{"name":"handoff"},{"name":"kill-leader"}],"budget":600000000000}`
+	ready := `{"event":"ready","budget":600000000000}`
+	for _, tc := range []struct {
+		name, script string
+		want         []string
+	}{
+		{"garbage", "echo 'panic: not json'; echo 'goroutine 1 [running]' >&2; exit 2\n",
+			[]string{"panic: not json", "goroutine 1 [running]", "exited (exit status 2)", "--- FAIL: TestHelperAssess"}},
+		{"dies in a check", "echo '" + plan + "'; echo '" + ready + "'; read budget; read check; echo 'killed by the OOM killer' >&2; exit 137\n",
+			[]string{"--- FAIL: TestHelperAssess/handoff", "--- FAIL: TestHelperAssess/kill-leader", "before its \"result\" event", "killed by the OOM killer"}},
+		{"fatal engine", "echo '" + plan + "'; echo '{\"event\":\"fatal\",\"stage\":\"engine\",\"error\":\"no engine answers\"}'; exit 255\n",
+			[]string{"no engine answers", "start a Docker engine", "--- FAIL: TestHelperAssess"}},
+		{"wrong grade", "echo '" + plan + "'; echo '" + ready + "'; read budget; read check; echo '{\"event\":\"result\",\"graded\":{\"name\":\"handoff\",\"grade\":\"unsafe\",\"verdict\":\"invalid\",\"Runs\":[{\"check\":{\"name\":\"handoff\"},\"verdict\":\"invalid\",\"reasons\":[\"token-duplicate\"],\"explanation\":\"two leaders\",\"run_dir\":\"/x/run\"}]}}'; read check; echo '{\"event\":\"result\",\"graded\":{\"name\":\"kill-leader\",\"grade\":\"safe\",\"verdict\":\"valid\"}}'; read close; echo '{\"event\":\"scorecard\",\"scorecard\":{\"verdict\":\"invalid\",\"summary\":\"SUMMARY\"}}'\n",
+			[]string{"--- FAIL: TestHelperAssess/handoff", "--- PASS: TestHelperAssess/kill-leader", "token-duplicate", "two leaders", "report: /x/run/report.html", "SUMMARY"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperAssess$", "-test.v")
+			cmd.Env = append(os.Environ(), "SPLITBRAINTEST_HELPER=1", envBinary+"="+fakeSplitbrain(t, tc.script), EnvDir+"="+t.TempDir())
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the helper test passed, want a failure:\n%s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("the output does not say %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+func TestHelperAssess(t *testing.T) {
+	if os.Getenv("SPLITBRAINTEST_HELPER") == "" {
+		t.Skip("helper of TestChildThatMisbehavesFails, run in its child process")
+	}
+	Assess(t, Candidate{Store: "etcd", Recipe: "etcd-election"})
+}
+
+func TestSettingsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		opts []Option
+		want string // "": valid
+	}{
+		{nil, ""},
+		{[]Option{Budget(time.Minute), Checks("handoff", "kill-leader")}, ""},
+		{[]Option{Budget(0)}, "want a positive duration"},
+		{[]Option{Budget(-time.Second)}, "want a positive duration"},
+		{[]Option{Checks("")}, `Checks("")`},
+		{[]Option{Checks("handoff,kill-leader")}, "no comma"},
+	} {
+		var s settings
+		for _, o := range tc.opts {
+			o(&s)
+		}
+		err := s.validate()
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", s, err, tc.want)
+		}
 	}
 }

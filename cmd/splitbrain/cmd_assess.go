@@ -22,6 +22,7 @@ func init() {
 func runAssess(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	// The progress lines quote candidates' output (a harness error carries their log tails)
 	// and paths: escape control characters, as explore and shrink do.
+	raw := stdout
 	stdout = progress.PrintableWriter{W: stdout}
 	fs := newFlags("assess", stderr)
 	var o assess.Options
@@ -43,6 +44,7 @@ func runAssess(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	var steps string
 	fs.StringVar(&steps, "steps", "", "with --candidate-cmd or --candidate-image: comma-separated steps the candidate prints (docs/candidates.md §2), as a recipe declares them; leader-work, printed as the gap between the lease check and the write opens, adds the zombie-window check")
 	list := fs.Bool("list", false, "print the battery for this store and candidate, and exit")
+	driven := fs.Bool("driven", false, "for splitbraintest: run the checks one by one as commands on stdin ask, without resume state, printing JSON events on stdout (assess/assessproto); with --list, print the plan as one event")
 	profile := fs.String("profile", "", "image profile: local or official (default $"+images.EnvProfile+" or local)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: splitbrain assess --store S (--recipe R | --candidate-cmd FILE | --candidate-image IMG) [--budget 10m] [--out DIR]
@@ -100,6 +102,9 @@ nothing or did not fit the budget, 255 harness error, 64 bad flags.
 	}
 	if len(problems) > 0 {
 		return exitUsage, usageError{fmt.Sprintf("%d problem(s):\n  %s", len(problems), strings.Join(problems, "\n  "))}
+	}
+	if *driven {
+		return runAssessDriven(ctx, o, plan, *list, assessStdin, raw)
 	}
 	if *list {
 		for _, c := range plan {

@@ -3,6 +3,8 @@
 // checks every package of the module against this table; a new package gets a row here.
 package layers
 
+import "slices"
+
 // Layers lists the module's packages bottom-up, relative to the module path.
 var Layers = [][]string{
 	// 0 kernel: the event schema every stage reads and writes, the one reader of run
@@ -11,7 +13,12 @@ var Layers = [][]string{
 	// library).
 	{"history", "history/runfile", "internal/storekinds", "internal/faultkinds",
 		// the wall-clock bound rule of the chaos tests (a test helper: the standard library only)
-		"internal/boundtest"},
+		"internal/boundtest",
+		// the data of an assessment's outcome, for readers that must not link assess
+		// (splitbraintest): the standard library only
+		"assess/scorecard",
+		// the line protocol of splitbraintest and `splitbrain assess --driven`
+		"assess/assessproto"},
 	// 1 platform: the Docker engine, the images, the TCP fault proxy and the fence device.
 	{"internal/platform", "internal/images", "internal/faultproxy", "internal/fence"},
 	// 2 stages that produce the history: store clusters, candidates, workloads, faults.
@@ -46,10 +53,10 @@ var Layers = [][]string{
 // Light are packages that must not link a store client library (Kubernetes, AWS, Consul):
 // they read facts only, so a report render or a nemesis unit test does not compile client-go
 // (TestLightPackagesStayLight).
-var Light = []string{"history", "internal/storekinds", "internal/faultkinds", "checkers", "reports", "nemesis"}
+var Light = []string{"history", "internal/storekinds", "internal/faultkinds", "checkers", "reports", "nemesis", "assess/scorecard"}
 
 // Leaves import only the standard library: they are the facts everything else reads.
-var Leaves = []string{"internal/storekinds", "internal/faultkinds"}
+var Leaves = []string{"internal/storekinds", "internal/faultkinds", "assess/scorecard"}
 
 // Heavy are the import path prefixes of the store client libraries Light packages must not
 // depend on, even indirectly.
@@ -66,3 +73,21 @@ func Layer(pkg string) int {
 	}
 	return -1
 }
+
+// UserAPI are the packages a user's own go test imports (splitbraintest, and the scorecard
+// types Assess returns): they link no store client library at all, and few packages, so a
+// user's first go test compiles in seconds (TestUserAPIStaysLight; the checks run in the
+// splitbrain binary, which links the clients).
+var UserAPI = []string{"splitbraintest", "assess/scorecard"}
+
+// UserAPIMaxDeps bounds `go list -deps -test` of each UserAPI package (its tests' own
+// packages aside): 85 for splitbraintest itself and 127 with its tests when it was set
+// (docs/performance.md "The user's go test"), against 1,151 before; the headroom is for the
+// standard library's growth, not for a client library.
+const UserAPIMaxDeps = 140
+
+// StoreClients are the import path prefixes of every store's client library (and its
+// Kubernetes and AWS kin): none may reach a UserAPI package, even indirectly.
+var StoreClients = append(slices.Clone(Heavy), "go.etcd.io/etcd/client", "github.com/go-zookeeper",
+	"github.com/redis", "github.com/jackc", "github.com/go-redsync", "github.com/hashicorp/",
+	"github.com/testcontainers", "github.com/moby", "github.com/docker")

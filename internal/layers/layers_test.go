@@ -107,3 +107,38 @@ func TestLightPackagesStayLight(t *testing.T) {
 		}
 	}
 }
+
+// TestUserAPIStaysLight: the packages a user's go test imports link no store client (nor
+// Docker's) and stay a small fraction of the 1,151 packages splitbraintest linked when it ran
+// the checks in process (issue 45).
+func TestUserAPIStaysLight(t *testing.T) {
+	for _, pkg := range UserAPI {
+		// With -test: what a package's own tests import is not compiled into a user's test,
+		// but a user's go mod tidy lists its modules (tidy loads the tests of dependencies).
+		cmd := exec.Command("go", "list", "-deps", "-test", "./"+pkg)
+		cmd.Dir = "../.."
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr.String())
+		}
+		deps := strings.Fields(string(out))
+		for _, d := range deps {
+			for _, h := range StoreClients {
+				if strings.HasPrefix(d, h) {
+					t.Errorf("%s links %s: a user's go test must not compile a store client; run the work in the splitbrain binary (`go list -deps ./%s` shows the chain)", pkg, d, pkg)
+				}
+			}
+		}
+		linked := 0 // without the test's own packages ("pkg [pkg.test]", "pkg.test")
+		for _, d := range deps {
+			if !strings.Contains(d, " ") && !strings.HasSuffix(d, ".test") {
+				linked++
+			}
+		}
+		if linked > UserAPIMaxDeps {
+			t.Errorf("%s and its tests link %d packages, over the bound of %d: what was added? (`go list -deps -test ./%s`)", pkg, linked, UserAPIMaxDeps, pkg)
+		}
+	}
+}
