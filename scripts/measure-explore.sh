@@ -5,7 +5,7 @@
 # they see the same load), each stopping at its first find or after BUDGET (default 15m).
 # The fixed variant is searched guided only (it must never be flagged): in the slot the first
 # buggy search to end frees, until the other ends, or alone with the argument "fixed".
-# ENTRY is an examples/corpus entry (built with -tags buggy for the buggy variant) or
+# ENTRY is an examples/bugs entry (built with -tags buggy for the buggy variant) or
 # redis-setnx (the project's own zombie recipe). Logs go to measure/explore/; the last lines
 # printed are the figures: runs and minutes until the find, or the runs of a miss.
 # Environment: RESOURCE=fenced runs the searches on the fenced resource instead of the row's
@@ -36,7 +36,7 @@ case $entry in
   redlock-restart) store=redis-multi run=(--ttl 10s --time 120s) warmup=30s ;;
   redis-setnx) store=redis ;;
   *)
-    echo "unknown entry $entry: give an examples/corpus entry or redis-setnx" >&2
+    echo "unknown entry $entry: give an examples/bugs entry or redis-setnx" >&2
     exit 64
     ;;
 esac
@@ -57,8 +57,8 @@ mkdir -p measure/explore
 export SPLITBRAIN_STORE_DIR=${SPLITBRAIN_STORE_DIR:-$PWD/store}
 who=(--recipe redis-setnx)
 if [ "$entry" != redis-setnx ]; then
-  CGO_ENABLED=0 go build -tags buggy -o /tmp/measure-explore-$entry-buggy ./examples/corpus/"$entry"
-  CGO_ENABLED=0 go build -o /tmp/measure-explore-$entry-fixed ./examples/corpus/"$entry"
+  CGO_ENABLED=0 go build -tags buggy -o /tmp/measure-explore-$entry-buggy ./examples/bugs/"$entry"
+  CGO_ENABLED=0 go build -o /tmp/measure-explore-$entry-fixed ./examples/bugs/"$entry"
 fi
 stamp=$(date -u +%Y%m%dT%H%M)
 logs=()

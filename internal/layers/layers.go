@@ -40,12 +40,12 @@ var Layers = [][]string{
 	{"cmd/splitbrain", "examples", "examples/go", "scripts",
 		"examples/internal/candidate", "examples/stores/consul", "examples/stores/dynamodb",
 		"examples/stores/kubernetes", "examples/stores/none", "examples/stores/redis-multi",
-		// the corpus of published election bugs (issue 36), buggy and fixed from one source
-		"examples/corpus/internal/zkelect", "examples/corpus/zk-suspended",
-		"examples/corpus/zk-predecessor", "examples/corpus/redis-del-unowned",
-		"examples/corpus/pg-advisory-unchecked", "examples/corpus/dynamodb-wallclock",
-		"examples/corpus/etcd-session-done", "examples/corpus/etcd-lock-unfenced",
-		"examples/corpus/redlock-restart"},
+		// the published election bugs (issue 36), buggy and fixed from one source
+		"examples/bugs/internal/zkelect", "examples/bugs/zk-suspended",
+		"examples/bugs/zk-predecessor", "examples/bugs/redis-del-unowned",
+		"examples/bugs/pg-advisory-unchecked", "examples/bugs/dynamodb-wallclock",
+		"examples/bugs/etcd-session-done", "examples/bugs/etcd-lock-unfenced",
+		"examples/bugs/redlock-restart"},
 	// 9 the Go API for a user's own go test (examples/gotest-user, a module of its own, uses it).
 	{"splitbraintest"},
 }

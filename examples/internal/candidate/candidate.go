@@ -1,5 +1,5 @@
 // Package candidate is the store-independent half of the example candidates in
-// examples/stores and examples/corpus: the environment (docs/candidates.md section 1), the event lines
+// examples/stores and examples/bugs: the environment (docs/candidates.md section 1), the event lines
 // (section 2), the resource's write API (section 3) and the signals (section 4), written
 // from the docs like examples/go, with no package of splitbrain. Each example's main.go is
 // the store half, written from section 8, "Connecting, store by store".

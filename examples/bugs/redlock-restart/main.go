@@ -22,7 +22,7 @@
 // start nobody leads for TTL + 1 s either (a new server looks like a restarted one), so the
 // rows give the warmup that long. Built with -tags buggy every answering server counts. go-redsync/redsync v4 with go-redis v9, as examples/stores/redis-multi.
 //
-//	CGO_ENABLED=0 go build -tags buggy -o /tmp/redlock-restart ./examples/corpus/redlock-restart
+//	CGO_ENABLED=0 go build -tags buggy -o /tmp/redlock-restart ./examples/bugs/redlock-restart
 package main
 
 import (

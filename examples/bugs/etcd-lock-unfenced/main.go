@@ -17,7 +17,7 @@
 // resource refuses the old holder's writes. Built with -tags buggy every holder sends token 1
 // (no fencing token: the same stamp from every holder).
 //
-//	CGO_ENABLED=0 go build -tags buggy -o /tmp/etcd-lock-unfenced ./examples/corpus/etcd-lock-unfenced
+//	CGO_ENABLED=0 go build -tags buggy -o /tmp/etcd-lock-unfenced ./examples/bugs/etcd-lock-unfenced
 package main
 
 import (

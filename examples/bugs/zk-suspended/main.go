@@ -21,9 +21,9 @@
 // election (docs/findings.md). Built with -tags buggy the candidate ignores Disconnected
 // and keeps no deadline.
 //
-//	CGO_ENABLED=0 go build -tags buggy -o /tmp/zk-suspended ./examples/corpus/zk-suspended
+//	CGO_ENABLED=0 go build -tags buggy -o /tmp/zk-suspended ./examples/bugs/zk-suspended
 package main
 
-import "github.com/splitbrain-chaos/splitbrain/examples/corpus/internal/zkelect"
+import "github.com/splitbrain-chaos/splitbrain/examples/bugs/internal/zkelect"
 
 func main() { zkelect.Run(zkelect.Options{IgnoreDisconnect: buggy}) }

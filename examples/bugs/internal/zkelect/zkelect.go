@@ -1,6 +1,6 @@
 // Package zkelect is the ZooKeeper leader-election recipe (an ephemeral sequential znode per
 // candidate, the lowest leads, each waiter watches its predecessor) with go-zookeeper/zk, as
-// the ZooKeeper recipes page describes it. Two corpus entries build on it; each turns on one
+// the ZooKeeper recipes page describes it. Two published-bug entries build on it; each turns on one
 // published mistake with its Options, everything else stays the same.
 package zkelect
 

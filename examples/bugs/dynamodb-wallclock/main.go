@@ -21,7 +21,7 @@
 // here) takes nothing from a live holder. Built with -tags buggy waiters compare expiry
 // timestamps. Both variants read the clock file (docs/candidates.md section 5).
 //
-//	CGO_ENABLED=0 go build -tags buggy -o /tmp/dynamodb-wallclock ./examples/corpus/dynamodb-wallclock
+//	CGO_ENABLED=0 go build -tags buggy -o /tmp/dynamodb-wallclock ./examples/bugs/dynamodb-wallclock
 package main
 
 import (

@@ -15,9 +15,9 @@
 // Fix: on the deletion, list the children again (as the recipe says). Built with -tags buggy
 // the candidate trusts the deletion.
 //
-//	CGO_ENABLED=0 go build -tags buggy -o /tmp/zk-predecessor ./examples/corpus/zk-predecessor
+//	CGO_ENABLED=0 go build -tags buggy -o /tmp/zk-predecessor ./examples/bugs/zk-predecessor
 package main
 
-import "github.com/splitbrain-chaos/splitbrain/examples/corpus/internal/zkelect"
+import "github.com/splitbrain-chaos/splitbrain/examples/bugs/internal/zkelect"
 
 func main() { zkelect.Run(zkelect.Options{TrustPredecessorDelete: buggy}) }

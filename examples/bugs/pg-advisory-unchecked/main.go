@@ -21,7 +21,7 @@
 // until its next check, 9 writes after its successor's election (docs/findings.md). Built
 // with -tags buggy the candidate never checks.
 //
-//	CGO_ENABLED=0 go build -tags buggy -o /tmp/pg-advisory-unchecked ./examples/corpus/pg-advisory-unchecked
+//	CGO_ENABLED=0 go build -tags buggy -o /tmp/pg-advisory-unchecked ./examples/bugs/pg-advisory-unchecked
 package main
 
 import (

@@ -19,7 +19,7 @@
 // server granted, and stop leading when it passes, before the server can expire the lease.
 // Built with -tags buggy the candidate trusts Done alone.
 //
-//	CGO_ENABLED=0 go build -tags buggy -o /tmp/etcd-session-done ./examples/corpus/etcd-session-done
+//	CGO_ENABLED=0 go build -tags buggy -o /tmp/etcd-session-done ./examples/bugs/etcd-session-done
 package main
 
 import (

@@ -11,15 +11,15 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/suite"
 )
 
-// referenceLine is the public reference every corpus entry names in its header comment.
+// referenceLine is the public reference every published-bug entry names in its header comment.
 var referenceLine = regexp.MustCompile(`(?m)^// Reference: .*https://`)
 
-// TestCorpusEntries checks the corpus of published bugs (examples/corpus, issue 36) without
+// TestPublishedBugEntries checks the published bugs (examples/bugs, issue 36) without
 // running it: every entry names its public reference, is built buggy or fixed from one source
 // by the buggy tag, has a nightly matrix row for each build under the same schedule (buggy
 // expected invalid, fixed valid), and is listed in docs/findings.md.
-func TestCorpusEntries(t *testing.T) {
-	dirs, err := os.ReadDir("corpus")
+func TestPublishedBugEntries(t *testing.T) {
+	dirs, err := os.ReadDir("bugs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +37,10 @@ func TestCorpusEntries(t *testing.T) {
 			continue
 		}
 		entries++
-		name, pkg := d.Name(), "examples/corpus/"+d.Name()
+		name, pkg := d.Name(), "examples/bugs/"+d.Name()
 		t.Run(name, func(t *testing.T) {
 			read := func(file string) string {
-				b, err := os.ReadFile(filepath.Join("corpus", name, file))
+				b, err := os.ReadFile(filepath.Join("bugs", name, file))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -74,7 +74,7 @@ func TestCorpusEntries(t *testing.T) {
 				t.Errorf("rows %s / %s: the buggy and the fixed build must run the same schedule (store, workload, fault, resource, nodes, cycles, until)", b.Name, f.Name)
 			}
 			if b.Fault == "" || b.Fault == "none" {
-				t.Errorf("row %s: a corpus bug needs its fault schedule", b.Name)
+				t.Errorf("row %s: a published bug needs its fault schedule", b.Name)
 			}
 			if !strings.Contains(string(findings), "`"+name+"`") {
 				t.Errorf("docs/findings.md does not list `%s`", name)
@@ -82,12 +82,12 @@ func TestCorpusEntries(t *testing.T) {
 		})
 	}
 	if entries < 8 {
-		t.Errorf("examples/corpus has %d entries; issue 36 asks for at least 8", entries)
+		t.Errorf("examples/bugs has %d entries; issue 36 asks for at least 8", entries)
 	}
 	for _, r := range m.Rows {
-		if strings.HasPrefix(r.Candidate, "examples/corpus/") {
+		if strings.HasPrefix(r.Candidate, "examples/bugs/") {
 			if _, err := os.Stat(filepath.Join("..", r.Candidate, "main.go")); err != nil {
-				t.Errorf("row %s: candidate %s is not a corpus entry: %v", r.Name, r.Candidate, err)
+				t.Errorf("row %s: candidate %s is not an entry of examples/bugs: %v", r.Name, r.Candidate, err)
 			}
 		}
 	}

@@ -23,7 +23,7 @@
 // Built with -tags buggy the candidate releases with DEL. go-redis v9, the client the
 // project's redis recipes use.
 //
-//	CGO_ENABLED=0 go build -tags buggy -o /tmp/redis-del-unowned ./examples/corpus/redis-del-unowned
+//	CGO_ENABLED=0 go build -tags buggy -o /tmp/redis-del-unowned ./examples/bugs/redis-del-unowned
 package main
 
 import (
