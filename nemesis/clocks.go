@@ -15,6 +15,8 @@ import (
 // clocks is the mechanism of clocks: candidates' clock files (and the libfaketime files of
 // library candidates) and store nodes' libfaketime offsets. It remembers what it last wrote
 // to each, and its sweep sets every one back to real time.
+func newClocks(l *live) *clocks { return &clocks{live: l} }
+
 type clocks struct {
 	*live
 	mu    sync.Mutex

@@ -9,15 +9,16 @@ import (
 
 // containers is the mechanism of the container engine: nodes frozen with the cgroup
 // freezer and nodes killed and not yet started again. A start goes through restart, which
-// tells the watchers (the network rules) before and after, so what they keep in a node's
-// namespaces follows it into the new ones.
+// tells the watchers (live.watchers: the network rules) before and after, so what they keep
+// in a node's namespaces follows it into the new ones.
 type containers struct {
 	*live
-	watchers []nodeWatcher
-	mu       sync.Mutex
-	frozen   map[string]bool
-	killed   map[string]bool
+	mu     sync.Mutex
+	frozen map[string]bool
+	killed map[string]bool
 }
+
+func newContainers(l *live) *containers { return &containers{live: l} }
 
 func (c *containers) mark(set *map[string]bool, name string, on bool) {
 	c.mu.Lock()
@@ -41,7 +42,7 @@ func (c *containers) killing(name string) { c.mark(&c.killed, name, true) }
 // stoppedNow tells the watchers name's namespaces are gone (after its kill took effect,
 // so the kill is not delayed by their cleanup).
 func (c *containers) stoppedNow(ctx context.Context, name string) {
-	for _, w := range c.watchers {
+	for _, w := range c.watchers() {
 		w.nodeStopped(ctx, name)
 	}
 }
@@ -79,7 +80,7 @@ func (c *containers) restart(ctx context.Context, name string) error {
 		return fmt.Errorf("restart %s: %w", name, err)
 	}
 	if !st.Running {
-		for _, w := range c.watchers {
+		for _, w := range c.watchers() {
 			w.nodeStopped(ctx, name)
 			if err := w.nodeStarting(ctx, name); err != nil {
 				return fmt.Errorf("restart %s: %w", name, err)
@@ -91,7 +92,7 @@ func (c *containers) restart(ctx context.Context, name string) error {
 		if st, err = nd.State(ctx); err != nil || !st.Running {
 			return fmt.Errorf("restart %s: not running afterwards (%s, %v)", name, st.Status, err)
 		}
-		for _, w := range c.watchers {
+		for _, w := range c.watchers() {
 			if err := w.nodeStarted(ctx, name); err != nil {
 				return fmt.Errorf("restart %s: %w", name, err)
 			}

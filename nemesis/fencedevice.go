@@ -43,6 +43,8 @@ type fenceFaults struct {
 	clears map[int]func(ctx context.Context) error
 }
 
+func newFenceFaults(l *live) *fenceFaults { return &fenceFaults{live: l} }
+
 // set puts the device in mode for the fault (delayKey names the param with its delay, ""
 // for none) and returns the heal that puts it back.
 func (ff *fenceFaults) set(ctx context.Context, pf PlannedFault, mode FenceMode, delayKey string) (*applied, error) {

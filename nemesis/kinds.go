@@ -13,24 +13,27 @@ import (
 
 //go:generate go test -run TestFaultKindsTable -update-faultkinds .
 
-// registry lists every fault kind, once. A kind is a value implementing kind, in its own
-// file; adding one is that file plus one entry here (docs/faults.md "Adding a fault kind").
+// registry lists every fault kind, once, with the constructor of the mechanism it works
+// through. A kind is a value in its own file; adding one is that file plus one entry here
+// (docs/faults.md "Adding a fault kind"), and a kind on a new mechanism adds the mechanism's
+// file too. The order in which the list first names each mechanism is HealAll's sweep order
+// (newMechanisms).
 var registry = []kind{
-	uses[*signals](pauseKind{}),
-	uses[*containers](freezeKind{}),
-	uses[*containers](killKind{}),
-	uses[*netRules](partitionKind{}),
-	uses[*netRules](lossKind{}),
-	uses[*clocks](clockKind{}),
-	uses[*proxyToxics](delayKind{}),
-	uses[*proxyToxics](bandwidthKind{}),
-	uses[*proxyToxics](halfOpenKind{}),
-	uses[*proxyToxics](slowCloseKind{}),
-	uses[*proxyToxics](resetKind{}),
-	uses[*containers](evictKind{}),
-	uses[*fenceFaults](fenceUnreachableKind{}),
-	uses[*fenceFaults](fenceSlowKind{}),
-	uses[*fenceFaults](fenceLyingKind{}),
+	uses[*signals](newSignals, pauseKind{}),
+	uses[*containers](newContainers, freezeKind{}),
+	uses[*containers](newContainers, killKind{}),
+	uses[*clocks](newClocks, clockKind{}),
+	uses[*netRules](newNetRules, partitionKind{}),
+	uses[*netRules](newNetRules, lossKind{}),
+	uses[*proxyToxics](newProxyToxics, delayKind{}),
+	uses[*proxyToxics](newProxyToxics, bandwidthKind{}),
+	uses[*proxyToxics](newProxyToxics, halfOpenKind{}),
+	uses[*proxyToxics](newProxyToxics, slowCloseKind{}),
+	uses[*proxyToxics](newProxyToxics, resetKind{}),
+	uses[*containers](newContainers, evictKind{}),
+	uses[*fenceFaults](newFenceFaults, fenceUnreachableKind{}),
+	uses[*fenceFaults](newFenceFaults, fenceSlowKind{}),
+	uses[*fenceFaults](newFenceFaults, fenceLyingKind{}),
 }
 
 // kind is one registered fault kind. Everything the rest of the project may know about it
@@ -39,6 +42,8 @@ type kind interface {
 	def() kindDef
 	// start injects one occurrence through the kind's mechanism among ms.
 	start(ctx context.Context, ms []mechanism, pf PlannedFault) (*applied, error)
+	// newMechanism makes a mechanism of the kind's type for a new nemesis.
+	newMechanism(l *live) mechanism
 	// impl is the kind's own value, which may implement specValidator or planHook.
 	impl() any
 }
@@ -51,10 +56,15 @@ type faultKind[M mechanism] interface {
 	apply(ctx context.Context, m M, pf PlannedFault) (*applied, error)
 }
 
-// uses registers k as a kind that works through mechanism M.
-func uses[M mechanism](k faultKind[M]) kind { return via[M]{k} }
+// uses registers k as a kind that works through the mechanism newM makes.
+func uses[M mechanism](newM func(*live) M, k faultKind[M]) kind { return via[M]{newM, k} }
 
-type via[M mechanism] struct{ k faultKind[M] }
+type via[M mechanism] struct {
+	newM func(*live) M
+	k    faultKind[M]
+}
+
+func (v via[M]) newMechanism(l *live) mechanism { return v.newM(l) }
 
 func (v via[M]) def() kindDef { return v.k.def() }
 

@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
@@ -11,8 +12,8 @@ import (
 // container engine, iptables rules, clocks, the store proxy's toxics, the fence device. It
 // owns the state of what it changed, under its own lock, and sweep undoes whatever of it
 // is still in effect once every active fault's own heal has run (a heal that failed or was
-// cut short), reporting each failure. A fault kind works through exactly one mechanism;
-// its registry entry names it (uses in kinds.go).
+// cut short), reporting each failure. A fault kind works through exactly one mechanism,
+// which its registry entry names by its constructor (uses in kinds.go).
 type mechanism interface {
 	sweep(ctx context.Context) []error
 }
@@ -25,19 +26,23 @@ type nodeWatcher interface {
 	nodeStarted(ctx context.Context, node string) error
 }
 
-// newMechanisms makes a nemesis's mechanisms, in sweep order: stopped processes continued
-// and frozen nodes thawed before killed nodes restart, clocks reset on running nodes, then
-// the network rules (and the tools sidecars that place them) and the proxy's toxics.
-func newMechanisms(l *live) []mechanism {
-	net := &netRules{live: l}
-	return []mechanism{
-		&signals{live: l},
-		&containers{live: l, watchers: []nodeWatcher{net}},
-		&clocks{live: l},
-		net,
-		&proxyToxics{live: l},
-		&fenceFaults{live: l},
+// newMechanisms makes one of each mechanism the kinds use, in the order the list first
+// names them, which is the sweep's order: the registry names signals (processes
+// continued) and containers (nodes thawed and started again) first, so that clocks, the
+// network rules (and then the sidecars that placed them), the toxics and the fence faults
+// are cleared on running nodes.
+func newMechanisms(l *live, list []kind) []mechanism {
+	var out []mechanism
+	seen := map[reflect.Type]bool{}
+	for _, k := range list {
+		m := k.newMechanism(l)
+		if t := reflect.TypeOf(m); !seen[t] {
+			seen[t] = true
+			out = append(out, m)
+		}
 	}
+	l.mechanisms = out
+	return out
 }
 
 // mechanismOf is the nemesis's mechanism of type M.
@@ -48,14 +53,26 @@ func mechanismOf[M mechanism](list []mechanism) (M, error) {
 		}
 	}
 	var zero M
-	return zero, fmt.Errorf("no %T mechanism in this nemesis (add it to newMechanisms)", zero)
+	return zero, fmt.Errorf("no %T mechanism in this nemesis (no registered kind uses it)", zero)
 }
 
 // live is the run as a mechanism sees it: its nodes, the live state targets resolve
 // against, and the history it records into.
 type live struct {
-	env  Env
-	topo Topology
+	env        Env
+	topo       Topology
+	mechanisms []mechanism // every mechanism of the nemesis (newMechanisms)
+}
+
+// watchers are the mechanisms that follow a node through a stop and a start.
+func (l *live) watchers() []nodeWatcher {
+	var out []nodeWatcher
+	for _, m := range l.mechanisms {
+		if w, ok := m.(nodeWatcher); ok {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // node finds a live node by name among candidates and store nodes.

@@ -22,6 +22,8 @@ type netRules struct {
 	cuts      netCuts
 }
 
+func newNetRules(l *live) *netRules { return &netRules{live: l} }
+
 func (r *netRules) touch(node string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

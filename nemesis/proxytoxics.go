@@ -18,6 +18,8 @@ type proxyToxics struct {
 	links map[string]bool
 }
 
+func newProxyToxics(l *live) *proxyToxics { return &proxyToxics{live: l} }
+
 func (x *proxyToxics) touch(link string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()

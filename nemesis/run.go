@@ -24,7 +24,7 @@ const healTimeout = 2 * time.Minute
 // exit path.
 type Nemesis struct {
 	live       *live
-	mechanisms []mechanism // in sweep order (newMechanisms)
+	mechanisms []mechanism // one of each the registry uses, in sweep order (newMechanisms)
 	triggers   *triggers
 
 	mu       sync.Mutex
@@ -46,7 +46,7 @@ type activeFault struct {
 // New prepares a nemesis for env. topo is the plan's topology (Plan.Topology).
 func New(env Env, topo Topology) *Nemesis {
 	l := &live{env: env, topo: topo}
-	n := &Nemesis{live: l, mechanisms: newMechanisms(l), active: map[int]*activeFault{}, closeCh: make(chan struct{})}
+	n := &Nemesis{live: l, mechanisms: newMechanisms(l, registry), active: map[int]*activeFault{}, closeCh: make(chan struct{})}
 	n.triggers = &triggers{fire: n.runOne, closed: n.closeCh}
 	return n
 }
@@ -346,10 +346,8 @@ func (n *Nemesis) HealAll(ctx context.Context) error {
 // cut's rules) is held on its peers until NodeStarted.
 func (n *Nemesis) NodeStarting(ctx context.Context, node string) error {
 	var errs []error
-	for _, m := range n.mechanisms {
-		if w, ok := m.(nodeWatcher); ok {
-			errs = append(errs, w.nodeStarting(ctx, node))
-		}
+	for _, w := range n.live.watchers() {
+		errs = append(errs, w.nodeStarting(ctx, node))
 	}
 	return errors.Join(errs...)
 }
@@ -359,10 +357,8 @@ func (n *Nemesis) NodeStarting(ctx context.Context, node string) error {
 // node during the fault phase; a node no fault involves costs nothing.
 func (n *Nemesis) NodeStarted(ctx context.Context, node string) error {
 	var errs []error
-	for _, m := range n.mechanisms {
-		if w, ok := m.(nodeWatcher); ok {
-			errs = append(errs, w.nodeStarted(ctx, node))
-		}
+	for _, w := range n.live.watchers() {
+		errs = append(errs, w.nodeStarted(ctx, node))
 	}
 	return errors.Join(errs...)
 }

@@ -20,7 +20,7 @@ var (
 // bookkeeping is tested with it; the real kinds have their own tests (kinds_test.go).
 type probeKind struct{}
 
-func init() { kinds["probe"] = uses[*signals](probeKind{}) }
+func init() { kinds["probe"] = uses[*signals](newSignals, probeKind{}) }
 
 func (probeKind) def() kindDef {
 	return kindDef{
@@ -212,5 +212,23 @@ func TestHealAllStopsRun(t *testing.T) {
 	}
 	if ev := env.faultEvents(); len(ev) != 2 || ev[1].Kind != history.KindFaultEnd {
 		t.Fatalf("events: %+v", ev)
+	}
+}
+
+// The mechanisms are made from the registry, one of each, in the sweep order HealAll relies
+// on: processes continued and nodes thawed and started before clocks, rules and toxics are
+// cleared on them.
+func TestMechanismsInSweepOrder(t *testing.T) {
+	n := New(&fakeEnv{}, Topology{})
+	var got []string
+	for _, m := range n.mechanisms {
+		got = append(got, fmt.Sprintf("%T", m))
+	}
+	want := []string{"*nemesis.signals", "*nemesis.containers", "*nemesis.clocks", "*nemesis.netRules", "*nemesis.proxyToxics", "*nemesis.fenceFaults"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("mechanisms %v, want %v", got, want)
+	}
+	if len(n.live.watchers()) != 1 {
+		t.Errorf("watchers %d, want 1 (the network rules)", len(n.live.watchers()))
 	}
 }

@@ -15,6 +15,8 @@ type signals struct {
 	holds   map[proc]int
 }
 
+func newSignals(l *live) *signals { return &signals{live: l} }
+
 // hold records procs as stopped by the fault with key.
 func (s *signals) hold(key string, procs []proc) {
 	s.mu.Lock()
