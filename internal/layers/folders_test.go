@@ -3,7 +3,6 @@ package layers
 import (
 	"bufio"
 	"bytes"
-	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -15,14 +14,7 @@ import (
 // packages of several layers: internal/ holds the platform under the stages' launchers).
 func TestFoldersPointDown(t *testing.T) {
 	for _, tags := range []string{"", "chaos"} {
-		cmd := exec.Command("go", "list", "-tags", tags, "-f", "{{.ImportPath}}:{{join .Imports \" \"}}", module+"/...")
-		cmd.Dir = "../.."
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go list: %v\n%s", err, stderr.String())
-		}
+		out := goList(t, "-tags", tags, "-f", "{{.ImportPath}}:{{join .Imports \" \"}}", module+"/...")
 		edges := map[string]map[string]string{} // folder → imported folder → one package pair
 		sc := bufio.NewScanner(bytes.NewReader(out))
 		for sc.Scan() {

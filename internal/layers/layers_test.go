@@ -15,14 +15,7 @@ const module = "github.com/splitbrain-chaos/splitbrain"
 // fails on any import of a package in a higher layer, and on any package missing from Layers.
 func TestImportsPointDown(t *testing.T) {
 	for _, tags := range []string{"", "chaos"} {
-		cmd := exec.Command("go", "list", "-tags", tags, "-f", "{{.ImportPath}}:{{join .Imports \" \"}}", module+"/...")
-		cmd.Dir = "../.."
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go list: %v\n%s", err, stderr.String())
-		}
+		out := goList(t, "-tags", tags, "-f", "{{.ImportPath}}:{{join .Imports \" \"}}", module+"/...")
 		sc := bufio.NewScanner(bytes.NewReader(out))
 		for sc.Scan() {
 			pkg, imports, _ := strings.Cut(sc.Text(), ":")
@@ -49,12 +42,7 @@ func TestImportsPointDown(t *testing.T) {
 }
 
 func TestEveryLayerPackageExists(t *testing.T) {
-	cmd := exec.Command("go", "list", "-tags", "chaos", module+"/...")
-	cmd.Dir = "../.."
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := goList(t, "-tags", "chaos", module+"/...")
 	have := map[string]bool{}
 	for _, p := range strings.Fields(string(out)) {
 		have[rel(p)] = true
@@ -68,6 +56,20 @@ func TestEveryLayerPackageExists(t *testing.T) {
 	}
 }
 
+// goList runs go list with args in the module's root and returns its output.
+func goList(t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
 func rel(pkg string) string { return strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/") }
 
 // TestLightPackagesStayLight fails when a fact reader (history, checkers, reports, nemesis)
@@ -76,14 +78,7 @@ func rel(pkg string) string { return strings.TrimPrefix(strings.TrimPrefix(pkg, 
 // internal/faultkinds) instead.
 func TestLightPackagesStayLight(t *testing.T) {
 	for _, pkg := range Light {
-		cmd := exec.Command("go", "list", "-deps", "./"+pkg)
-		cmd.Dir = "../.."
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr.String())
-		}
+		out := goList(t, "-deps", "./"+pkg)
 		deps := strings.Fields(string(out))
 		var heavy []string
 		for _, d := range deps {
@@ -115,14 +110,7 @@ func TestUserAPIStaysLight(t *testing.T) {
 	for _, pkg := range UserAPI {
 		// With -test: what a package's own tests import is not compiled into a user's test,
 		// but a user's go mod tidy lists its modules (tidy loads the tests of dependencies).
-		cmd := exec.Command("go", "list", "-deps", "-test", "./"+pkg)
-		cmd.Dir = "../.."
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr.String())
-		}
+		out := goList(t, "-deps", "-test", "./"+pkg)
 		deps := strings.Fields(string(out))
 		for _, d := range deps {
 			for _, h := range StoreClients {
