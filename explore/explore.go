@@ -186,19 +186,59 @@ const maxRefusals = 200
 // with the tries so far, when MaxErrorsInARow tries in a row could not run; a harness
 // failure of a single try is recorded in its Try and the search goes on.
 func Explore(ctx context.Context, opt Options) (Result, error) {
-	var res Result
+	opt, err := withDefaults(opt)
+	if err != nil {
+		return Result{}, err
+	}
+	s := newSearch(opt)
+	for {
+		if stop := s.stopBefore(ctx); stop != "" {
+			s.res.Stop = stop
+			return s.res, nil
+		}
+		n := s.corpus.Tries + 1
+		cfg, spec, meta, err := s.draw(n)
+		if err != nil {
+			return s.res, err
+		}
+		if opt.Started != nil {
+			opt.Started(n, spec, cfg.Seed)
+		}
+		t := opt.Runner(ctx, cfg, n, spec)
+		t.N, t.Spec, t.Seed, t.Nodes = n, spec, cfg.Seed, cfg.Nodes
+		t.Chain, t.Swarm, t.Parent, t.Mutations = meta.Chain, meta.Swarm, meta.Parent, meta.Mutations
+		if err := s.learn(ctx, &t); err != nil {
+			return s.res, err
+		}
+		s.res.Tries = append(s.res.Tries, t)
+		if opt.Each != nil {
+			opt.Each(t)
+		}
+		if s.tally(t) {
+			s.res.Stop = StopFound
+			return s.res, nil
+		}
+		if err := s.countErrors(ctx, t); err != nil {
+			s.res.Stop = StopErrors
+			return s.res, err
+		}
+	}
+}
+
+// withDefaults checks a search's options and fills in their defaults.
+func withDefaults(opt Options) (Options, error) {
 	if len(opt.Vocabulary.atoms) == 0 {
-		return res, errors.New("explore: empty fault vocabulary")
+		return opt, errors.New("explore: empty fault vocabulary")
 	}
 	if opt.Budget <= 0 && opt.MaxRuns <= 0 {
-		return res, errors.New("explore: give a time budget or a number of runs")
+		return opt, errors.New("explore: give a time budget or a number of runs")
 	}
 	switch opt.Mode {
 	case "":
 		opt.Mode = ModeGuided
 	case ModeGuided, ModeRandom:
 	default:
-		return res, fmt.Errorf("explore: unknown mode %q: want %s or %s", opt.Mode, ModeGuided, ModeRandom)
+		return opt, fmt.Errorf("explore: unknown mode %q: want %s or %s", opt.Mode, ModeGuided, ModeRandom)
 	}
 	if opt.Vocabulary.MaxFaults < 1 {
 		opt.Vocabulary.MaxFaults = 1
@@ -213,140 +253,151 @@ func Explore(ctx context.Context, opt Options) (Result, error) {
 	if opt.Runner == nil {
 		opt.Runner = runTry
 	}
+	if opt.now == nil {
+		opt.now = time.Now
+	}
+	return opt, nil
+}
+
+// search is one search's state between its tries.
+type search struct {
+	opt             Options
+	res             Result
+	corpus          *Corpus
+	rng             *rand.Rand
+	guide, unfenced Guide // unfenced: the guide without fence faults
+	start           time.Time
+	inARow          int           // tries in a row that could not run
+	crashSpent      time.Duration // in tries that crashed store nodes
+}
+
+func newSearch(opt Options) *search {
 	corpus := opt.Corpus
 	if corpus == nil {
 		corpus = NewCorpus(CorpusTarget(opt.Base), opt.Seed)
 	}
-	res.Corpus = corpus
+	s := &search{opt: opt, corpus: corpus, start: opt.now()}
+	s.res.Corpus = corpus
 	// A resumed search continues on its own stream: the same seed and corpus draw the same
 	// schedules again, and a resume does not repeat the draws of the first session.
 	// The target is mixed in too, so that one seed given to searches of several candidates
 	// draws an independent sequence for each (results across candidates are then
 	// independent samples, not the same schedules again).
-	rng := rand.New(rand.NewPCG(uint64(opt.Seed)^targetHash(CorpusTarget(opt.Base)), 0x5eed^uint64(corpus.Tries)<<20))
-	guide := Guide{Vocabulary: opt.Vocabulary, MinNodes: opt.MinNodes, MaxNodes: opt.MaxNodes}
+	s.rng = rand.New(rand.NewPCG(uint64(opt.Seed)^targetHash(CorpusTarget(opt.Base)), 0x5eed^uint64(corpus.Tries)<<20))
+	s.guide = Guide{Vocabulary: opt.Vocabulary, MinNodes: opt.MinNodes, MaxNodes: opt.MaxNodes}
 	if st, ok := storekinds.Lookup(opt.Base.Store); ok {
-		guide.VolatileStore = st.Volatile
+		s.guide.VolatileStore = st.Volatile
 	}
 	if opt.Mode == ModeGuided {
-		guide.Vocabulary = runnableAtoms(opt)
+		s.guide.Vocabulary = runnableAtoms(opt)
 	}
-	unfenced := guide
-	unfenced.Vocabulary.atoms = slices.DeleteFunc(slices.Clone(guide.Vocabulary.atoms), func(a atom) bool { return a.fence })
-	if len(unfenced.Vocabulary.atoms) == 0 {
-		unfenced = guide
+	s.unfenced = s.guide
+	s.unfenced.Vocabulary.atoms = slices.DeleteFunc(slices.Clone(s.guide.Vocabulary.atoms), func(a atom) bool { return a.fence })
+	if len(s.unfenced.Vocabulary.atoms) == 0 {
+		s.unfenced = s.guide
 	}
-	now := opt.now
-	if now == nil {
-		now = time.Now
+	return s
+}
+
+// stopBefore says why the search ends before its next try ("" = it goes on).
+func (s *search) stopBefore(ctx context.Context) string {
+	switch {
+	case ctx.Err() != nil:
+		return StopInterrupted
+	case s.opt.MaxRuns > 0 && len(s.res.Tries) >= s.opt.MaxRuns:
+		return StopRuns
+	case s.opt.Budget > 0 && s.opt.now().Sub(s.start) >= s.opt.Budget:
+		return StopBudget
 	}
-	start := now()
-	inARow := 0                  // tries in a row that could not run
-	var crashSpent time.Duration // in tries that crashed store nodes
-	for i := 1; ; i++ {
-		switch {
-		case ctx.Err() != nil:
-			res.Stop = StopInterrupted
-			return res, nil
-		case opt.MaxRuns > 0 && len(res.Tries) >= opt.MaxRuns:
-			res.Stop = StopRuns
-			return res, nil
-		case opt.Budget > 0 && now().Sub(start) >= opt.Budget:
-			res.Stop = StopBudget
-			return res, nil
-		}
-		n := corpus.Tries + 1
-		var (
-			cfg  harness.Config
-			spec string
-			meta Try
-			err  error
-		)
-		if opt.Mode == ModeRandom {
-			cfg, spec, err = drawRunnable(rng, opt, n, &res.Refused)
-		} else {
-			g := guide
-			if corpus.Seen[FeatureFenceRequested] == 0 {
-				// A fence fault acts only on a candidate's request to the fence device;
-				// until a run showed one, it cannot change anything.
-				g = unfenced
-			}
-			// Crashes of an in-memory store cost a store restart each (dynalite: 30-50 s); once
-			// the tries with one took over storeCrashShare of the search's time, the next
-			// draws spare the store, so they cannot eat the budget.
-			g.SpareStore = g.VolatileStore && crashSpent > time.Duration(float64(now().Sub(start))*storeCrashShare)
-			cfg, spec, meta, err = drawGuided(rng, opt, g, corpus, n, &res.Refused)
-		}
-		if err != nil {
-			return res, err
-		}
-		if opt.Started != nil {
-			opt.Started(n, spec, cfg.Seed)
-		}
-		t := opt.Runner(ctx, cfg, n, spec)
-		t.N, t.Spec, t.Seed, t.Nodes = n, spec, cfg.Seed, cfg.Nodes
-		t.Chain, t.Swarm, t.Parent, t.Mutations = meta.Chain, meta.Swarm, meta.Parent, meta.Mutations
-		if t.Err == nil && t.Verdict == harness.VerdictInvalid {
-			t.SetAside = slices.Contains(opt.Accept, causeKeyClass(t))
-			t.Repeat = !t.SetAside && slices.ContainsFunc(res.Finds, func(f Try) bool { return sameFind(f, t) })
-		}
-		if t.Err == nil && ctx.Err() == nil {
-			corpus.Tries++
-			t.New = corpus.Observe(t.Signature)
-			// A schedule none of whose faults took effect showed nothing about faults. One
-			// that came nearer a violation than any before is kept even without a new feature.
-			near := t.Signature.Nearness()
-			closer := near > corpus.BestNear
-			corpus.BestNear = max(corpus.BestNear, near)
-			if (len(t.New) > 0 || closer) && t.Chain != nil && slices.ContainsFunc(t.Signature, func(f string) bool { return strings.HasPrefix(f, "fault:") }) {
-				corpus.Add(Entry{Chain: *t.Chain, Spec: spec, Signature: t.Signature, New: t.New, Try: n, Verdict: t.Verdict, RunDir: t.RunDir})
-			}
-			if opt.CorpusPath != "" {
-				if err := corpus.Save(opt.CorpusPath); err != nil {
-					return res, err
-				}
-			}
-		}
-		if t.Chain != nil && slices.ContainsFunc(t.Chain.Links, func(l Link) bool { return guide.atomOf(l).storeCrash() }) {
-			crashSpent += t.Elapsed
-		}
-		res.Tries = append(res.Tries, t)
-		if opt.Each != nil {
-			opt.Each(t)
-		}
-		if t.Err == nil && t.Verdict == harness.VerdictInvalid {
-			tried := &res.Tries[len(res.Tries)-1]
-			key := causeKey(*tried)
-			if i := slices.IndexFunc(res.Finds, func(f Try) bool { return sameFind(f, *tried) }); i >= 0 {
-				key = causeKey(res.Finds[i]) // counted under the find it repeats
-			}
-			switch {
-			case tried.SetAside:
-				res.SetAside = append(res.SetAside, *tried)
-			case tried.Repeat:
-				if res.Repeats == nil {
-					res.Repeats = map[string]int{}
-				}
-				res.Repeats[key]++
-			default:
-				res.Finds = append(res.Finds, *tried)
-				res.Found = &res.Finds[0]
-			}
-			if len(res.Finds) >= max(opt.Finds, 1) {
-				res.Stop = StopFound
-				return res, nil
-			}
-		}
-		switch {
-		case t.Err == nil || ctx.Err() != nil: // an interrupted try says nothing of the next
-			inARow = 0
-		case inARow+1 >= MaxErrorsInARow:
-			res.Stop = StopErrors
-			return res, errorsInARow{n: inARow + 1, last: t.Err}
-		default:
-			inARow++
-		}
+	return ""
+}
+
+// draw picks try n's configuration: a random schedule, or a guided chain.
+func (s *search) draw(n int) (harness.Config, string, Try, error) {
+	if s.opt.Mode == ModeRandom {
+		cfg, spec, err := drawRunnable(s.rng, s.opt, n, &s.res.Refused)
+		return cfg, spec, Try{}, err
 	}
+	g := s.guide
+	if s.corpus.Seen[FeatureFenceRequested] == 0 {
+		// A fence fault acts only on a candidate's request to the fence device; until a
+		// run showed one, it cannot change anything.
+		g = s.unfenced
+	}
+	// Crashes of an in-memory store cost a store restart each (dynalite: 30-50 s); once the
+	// tries with one took over storeCrashShare of the search's time, the next draws spare
+	// the store, so they cannot eat the budget.
+	g.SpareStore = g.VolatileStore && s.crashSpent > time.Duration(float64(s.opt.now().Sub(s.start))*storeCrashShare)
+	return drawGuided(s.rng, s.opt, g, s.corpus, n, &s.res.Refused)
+}
+
+// learn reads a finished try: whether an invalid one is set aside or repeats a find, and
+// what it adds to the corpus (saved when the search keeps one on disk).
+func (s *search) learn(ctx context.Context, t *Try) error {
+	if t.Err == nil && t.Verdict == harness.VerdictInvalid {
+		t.SetAside = slices.Contains(s.opt.Accept, causeKeyClass(*t))
+		t.Repeat = !t.SetAside && slices.ContainsFunc(s.res.Finds, func(f Try) bool { return sameFind(f, *t) })
+	}
+	if t.Chain != nil && slices.ContainsFunc(t.Chain.Links, func(l Link) bool { return s.guide.atomOf(l).storeCrash() }) {
+		s.crashSpent += t.Elapsed
+	}
+	if t.Err != nil || ctx.Err() != nil {
+		return nil
+	}
+	c := s.corpus
+	c.Tries++
+	t.New = c.Observe(t.Signature)
+	// A schedule none of whose faults took effect showed nothing about faults. One that came
+	// nearer a violation than any before is kept even without a new feature.
+	near := t.Signature.Nearness()
+	closer := near > c.BestNear
+	c.BestNear = max(c.BestNear, near)
+	if (len(t.New) > 0 || closer) && t.Chain != nil && slices.ContainsFunc(t.Signature, func(f string) bool { return strings.HasPrefix(f, "fault:") }) {
+		c.Add(Entry{Chain: *t.Chain, Spec: t.Spec, Signature: t.Signature, New: t.New, Try: t.N, Verdict: t.Verdict, RunDir: t.RunDir})
+	}
+	if s.opt.CorpusPath != "" {
+		return c.Save(s.opt.CorpusPath)
+	}
+	return nil
+}
+
+// tally counts an invalid try as a find, a repeat of one or a run set aside, and reports
+// whether the search has the finds it was asked for.
+func (s *search) tally(t Try) bool {
+	if t.Err != nil || t.Verdict != harness.VerdictInvalid {
+		return false
+	}
+	res := &s.res
+	key := causeKey(t)
+	if i := slices.IndexFunc(res.Finds, func(f Try) bool { return sameFind(f, t) }); i >= 0 {
+		key = causeKey(res.Finds[i]) // counted under the find it repeats
+	}
+	switch {
+	case t.SetAside:
+		res.SetAside = append(res.SetAside, t)
+	case t.Repeat:
+		if res.Repeats == nil {
+			res.Repeats = map[string]int{}
+		}
+		res.Repeats[key]++
+	default:
+		res.Finds = append(res.Finds, t)
+		res.Found = &res.Finds[0]
+	}
+	return len(res.Finds) >= max(s.opt.Finds, 1)
+}
+
+// countErrors ends the search when MaxErrorsInARow tries in a row could not run.
+func (s *search) countErrors(ctx context.Context, t Try) error {
+	switch {
+	case t.Err == nil || ctx.Err() != nil: // an interrupted try says nothing of the next
+		s.inARow = 0
+	case s.inARow+1 >= MaxErrorsInARow:
+		return errorsInARow{n: s.inARow + 1, last: t.Err}
+	default:
+		s.inARow++
+	}
+	return nil
 }
 
 // targetHash is FNV-1a of what the search runs on.

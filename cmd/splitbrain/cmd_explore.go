@@ -94,20 +94,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	fs := newFlags("explore", stderr)
 	rf := addRunFlags(fs, false)
 	c := &rf.c
-	budget := fs.Duration("budget", 10*time.Minute, "stop starting runs after this long (a started run finishes)")
-	maxRuns := fs.Int("runs", 0, "stop after this many runs (0: until the budget)")
-	faults := fs.String("faults", "", "the vocabulary, comma-separated kinds or forms, e.g. pause,kill or pause:target=leader,partition:shape=halves (default: every kind, target and shape)")
-	maxFaults := fs.Int("max-faults", 3, "faults per schedule: 1..N (guided chains: at most 3)")
-	seed := fs.Int64("seed", 0, "seed of the draws (0 = from the clock); the same seed (and the same run outcomes) draws the same schedules")
-	verbose := fs.Bool("v", false, "print each run's progress lines too")
-	mode := fs.String("mode", explore.ModeGuided, "guided (causal fault chains, feedback from each run's behaviour, a corpus that is mutated) or random (independent random schedules, the search before issue 36)")
-	corpusPath := fs.String("corpus", "", "guided: save the corpus (schedules that showed new behaviour, every feature seen) to FILE after every run")
-	resume := fs.Bool("resume", false, "guided: load --corpus FILE and go on from it (its try count, its features, its schedules)")
-	shrinkBudget := fs.Duration("shrink-budget", 10*time.Minute, "shrink a find for at most this long (0: do not shrink)")
-	shrinkTries := fs.Int("shrink-tries", 2, "tries per smaller schedule while shrinking; kept if one of them fails")
-	finds := fs.Int("finds", 1, "stop after this many distinct finds (a find's cause class and invalid codes tell it apart; a repeat is counted, the search goes on)")
-	accept := fs.String("accept", "", "cause classes to set aside and search on past, comma-separated: "+strings.Join(acceptableCauses(), ", ")+" (an invalid run of such a class is listed, not counted as a find)")
-	repro := fs.Int("repro", 5, "re-run the shrunk one-line reproduction this many times and print its rate (0: do not)")
+	f := addExploreFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, exploreHelp)
 		fs.PrintDefaults()
@@ -118,39 +105,113 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 		return exitUsage, flag.ErrHelp
 	}
 	problems = append(problems, rf.finish()...)
-	if *budget <= 0 && *maxRuns <= 0 {
+	setup, bad := f.check(fs, c)
+	if problems = append(problems, bad...); len(problems) > 0 {
+		return exitUsage, usageError{fmt.Sprintf("%d problem(s):\n  %s", len(problems), strings.Join(problems, "\n  "))}
+	}
+	pool := harness.NewStorePool()
+	defer pool.Close(context.WithoutCancel(ctx))
+	f.printStart(stdout, c, setup)
+	t0 := time.Now()
+	res, err := explore.Explore(ctx, f.options(c, setup, pool, stdout, stderr, t0))
+	if err != nil && !errors.Is(err, explore.ErrHarnessErrors) {
+		return exitUsage, usageError{err.Error()}
+	}
+	printExploreSummary(stdout, res, time.Since(t0))
+	if err != nil { // the runs cannot run: the engine or the setup, not the flags
+		return exitHarness, err
+	}
+	if res.Corpus != nil && *f.mode == explore.ModeGuided {
+		fmt.Fprintf(stdout, "corpus: %d schedules, %d behaviour features over %d runs", len(res.Corpus.Entries), len(res.Corpus.Seen), res.Corpus.Tries)
+		if *f.corpusPath != "" {
+			fmt.Fprintf(stdout, " (saved to %s; --resume goes on from it)", *f.corpusPath)
+		}
+		fmt.Fprintln(stdout)
+	}
+	for i := range res.Finds {
+		if ctx.Err() != nil || (*f.shrinkBudget <= 0 && *f.repro <= 0) {
+			break
+		}
+		minimizeFind(ctx, stdout, stderr, &res.Finds[i], pool, *f.shrinkBudget, *f.shrinkTries, *f.repro)
+	}
+	return exploreExit(ctx, res)
+}
+
+// exploreFlags are explore's own flags; the run's are addRunFlags'.
+type exploreFlags struct {
+	budget, shrinkBudget                          *time.Duration
+	maxRuns, maxFaults, shrinkTries, finds, repro *int
+	faults, mode, corpusPath, accept              *string
+	seed                                          *int64
+	verbose, resume                               *bool
+}
+
+func addExploreFlags(fs *flag.FlagSet) *exploreFlags {
+	return &exploreFlags{
+		budget:       fs.Duration("budget", 10*time.Minute, "stop starting runs after this long (a started run finishes)"),
+		maxRuns:      fs.Int("runs", 0, "stop after this many runs (0: until the budget)"),
+		faults:       fs.String("faults", "", "the vocabulary, comma-separated kinds or forms, e.g. pause,kill or pause:target=leader,partition:shape=halves (default: every kind, target and shape)"),
+		maxFaults:    fs.Int("max-faults", 3, "faults per schedule: 1..N (guided chains: at most 3)"),
+		seed:         fs.Int64("seed", 0, "seed of the draws (0 = from the clock); the same seed (and the same run outcomes) draws the same schedules"),
+		verbose:      fs.Bool("v", false, "print each run's progress lines too"),
+		mode:         fs.String("mode", explore.ModeGuided, "guided (causal fault chains, feedback from each run's behaviour, a corpus that is mutated) or random (independent random schedules, the search before issue 36)"),
+		corpusPath:   fs.String("corpus", "", "guided: save the corpus (schedules that showed new behaviour, every feature seen) to FILE after every run"),
+		resume:       fs.Bool("resume", false, "guided: load --corpus FILE and go on from it (its try count, its features, its schedules)"),
+		shrinkBudget: fs.Duration("shrink-budget", 10*time.Minute, "shrink a find for at most this long (0: do not shrink)"),
+		shrinkTries:  fs.Int("shrink-tries", 2, "tries per smaller schedule while shrinking; kept if one of them fails"),
+		finds:        fs.Int("finds", 1, "stop after this many distinct finds (a find's cause class and invalid codes tell it apart; a repeat is counted, the search goes on)"),
+		accept:       fs.String("accept", "", "cause classes to set aside and search on past, comma-separated: "+strings.Join(acceptableCauses(), ", ")+" (an invalid run of such a class is listed, not counted as a find)"),
+		repro:        fs.Int("repro", 5, "re-run the shrunk one-line reproduction this many times and print its rate (0: do not)"),
+	}
+}
+
+// exploreSetup is what the flags resolve to before the first try.
+type exploreSetup struct {
+	vocab              explore.Vocabulary
+	accepted           []string
+	corpus             *explore.Corpus // a resumed search's
+	minNodes, maxNodes int
+}
+
+// check resolves explore's flags against the run's configuration c, listing every problem,
+// and fills in the test name and the seed.
+func (f *exploreFlags) check(fs *flag.FlagSet, c *harness.Config) (exploreSetup, []string) {
+	var st exploreSetup
+	var problems []string
+	if *f.budget <= 0 && *f.maxRuns <= 0 {
 		problems = append(problems, "--budget and --runs are both unset: give a time budget (e.g. --budget 10m) or a number of runs")
 	}
-	if *mode != explore.ModeGuided && *mode != explore.ModeRandom {
-		problems = append(problems, fmt.Sprintf("--mode %q: want %s or %s", *mode, explore.ModeGuided, explore.ModeRandom))
+	if *f.mode != explore.ModeGuided && *f.mode != explore.ModeRandom {
+		problems = append(problems, fmt.Sprintf("--mode %q: want %s or %s", *f.mode, explore.ModeGuided, explore.ModeRandom))
 	}
-	if *resume && *corpusPath == "" {
+	if *f.resume && *f.corpusPath == "" {
 		problems = append(problems, "--resume needs --corpus FILE (the corpus an earlier explore saved)")
 	}
-	if (*corpusPath != "" || *resume) && *mode == explore.ModeRandom {
+	if (*f.corpusPath != "" || *f.resume) && *f.mode == explore.ModeRandom {
 		problems = append(problems, "--corpus/--resume belong to --mode guided: random draws do not use a corpus")
 	}
-	if *shrinkBudget < 0 || *repro < 0 || *shrinkTries < 1 {
+	if *f.shrinkBudget < 0 || *f.repro < 0 || *f.shrinkTries < 1 {
 		problems = append(problems, "--shrink-budget and --repro must be >= 0 and --shrink-tries >= 1 (e.g. --shrink-budget 10m --shrink-tries 2 --repro 5)")
 	}
-	if *finds < 1 || *finds > 20 {
-		problems = append(problems, fmt.Sprintf("--finds %d: want 1..20 distinct finds", *finds))
+	if *f.finds < 1 || *f.finds > 20 {
+		problems = append(problems, fmt.Sprintf("--finds %d: want 1..20 distinct finds", *f.finds))
 	}
-	accepted, bad := parseAccept(*accept)
+	var bad []string
+	st.accepted, bad = parseAccept(*f.accept)
 	problems = append(problems, bad...)
-	if *maxRuns < 0 {
-		problems = append(problems, fmt.Sprintf("--runs %d: want 0 (no limit) or more", *maxRuns))
+	if *f.maxRuns < 0 {
+		problems = append(problems, fmt.Sprintf("--runs %d: want 0 (no limit) or more", *f.maxRuns))
 	}
 	var only []string
-	if *faults != "" {
-		only = strings.Split(*faults, ",")
+	if *f.faults != "" {
+		only = strings.Split(*f.faults, ",")
 	}
-	vocab, err := explore.NewVocabulary(only, *maxFaults)
-	if err != nil {
+	var err error
+	if st.vocab, err = explore.NewVocabulary(only, *f.maxFaults); err != nil {
 		problems = append(problems, "--faults/--max-faults: "+err.Error())
 	}
 	if d, err := candidates.Registry.Lookup(c.Recipe); err == nil {
-		vocab = vocab.WithSteps(d.Describe().Steps)
+		st.vocab = st.vocab.WithSteps(d.Describe().Steps)
 	}
 	if c.TestName == "" {
 		c.TestName = exploreTestName(c)
@@ -161,67 +222,77 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	if err := harness.CheckConfig(&probe); err != nil {
 		problems = append(problems, strings.Split(err.Error(), "\n")...)
 	}
-	nodesGiven := false
-	fs.Visit(func(f *flag.Flag) { nodesGiven = nodesGiven || f.Name == "nodes" })
-	var corpus *explore.Corpus
+	problems = append(problems, f.loadCorpus(c, &st)...)
+	st.minNodes, st.maxNodes = 3, 5
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "nodes" {
+			st.minNodes, st.maxNodes = c.Nodes, c.Nodes
+		}
+	})
+	if *f.seed == 0 && st.corpus != nil {
+		*f.seed = st.corpus.Seed
+	}
+	if *f.seed == 0 {
+		*f.seed = time.Now().UnixNano()
+	}
+	return st, problems
+}
+
+// loadCorpus checks --corpus and, with --resume, loads it into st.
+func (f *exploreFlags) loadCorpus(c *harness.Config, st *exploreSetup) []string {
+	if *f.corpusPath == "" {
+		return nil
+	}
 	// Refused before any try: the corpus is saved after each one by rename, which would
 	// replace a device or FIFO named here (--corpus /dev/null) with a regular file.
-	corpusOK := true
-	if *corpusPath != "" {
-		if err := runfile.CheckReplaceable(*corpusPath); err != nil {
-			problems = append(problems, "--corpus "+err.Error())
-			corpusOK = false
-		}
+	if err := runfile.CheckReplaceable(*f.corpusPath); err != nil {
+		return []string{"--corpus " + err.Error()}
 	}
-	if *resume && *corpusPath != "" && corpusOK {
-		var err error
-		if corpus, err = explore.LoadCorpus(*corpusPath); err != nil {
-			problems = append(problems, err.Error())
-		} else if want := explore.CorpusTarget(*c); corpus.Target != want {
-			problems = append(problems, fmt.Sprintf("--corpus %s was grown on %s, this search is on %s: give another --corpus file", *corpusPath, corpus.Target, want))
-		}
+	if !*f.resume {
+		return nil
 	}
-	if len(problems) > 0 {
-		return exitUsage, usageError{fmt.Sprintf("%d problem(s):\n  %s", len(problems), strings.Join(problems, "\n  "))}
+	corpus, err := explore.LoadCorpus(*f.corpusPath)
+	if err != nil {
+		return []string{err.Error()}
 	}
-	if *seed == 0 && corpus != nil {
-		*seed = corpus.Seed
+	if want := explore.CorpusTarget(*c); corpus.Target != want {
+		return []string{fmt.Sprintf("--corpus %s was grown on %s, this search is on %s: give another --corpus file", *f.corpusPath, corpus.Target, want)}
 	}
-	if *seed == 0 {
-		*seed = time.Now().UnixNano()
-	}
-	minNodes, maxNodes := 3, 5
-	if nodesGiven {
-		minNodes, maxNodes = c.Nodes, c.Nodes
-	}
-	pool := harness.NewStorePool()
-	defer pool.Close(context.WithoutCancel(ctx))
-	progressMode := harness.ProgressQuiet
-	if *verbose {
-		progressMode = harness.ProgressAuto
-	}
-	limit := fmt.Sprintf("budget %v", *budget)
-	if *maxRuns > 0 {
-		limit += fmt.Sprintf(", at most %d runs", *maxRuns)
+	st.corpus = corpus
+	return nil
+}
+
+// printStart is the search's first line (and the resumed corpus's).
+func (f *exploreFlags) printStart(stdout io.Writer, c *harness.Config, st exploreSetup) {
+	limit := fmt.Sprintf("budget %v", *f.budget)
+	if *f.maxRuns > 0 {
+		limit += fmt.Sprintf(", at most %d runs", *f.maxRuns)
 	}
 	nodesText := fmt.Sprint(c.Nodes)
-	if *mode == explore.ModeGuided && minNodes != maxNodes {
-		nodesText = fmt.Sprintf("%d-%d", minNodes, maxNodes)
+	if *f.mode == explore.ModeGuided && st.minNodes != st.maxNodes {
+		nodesText = fmt.Sprintf("%d-%d", st.minNodes, st.maxNodes)
 	}
 	fmt.Fprintf(stdout, "splitbrain explore (%s): %s on %s, %s candidates, %v faults phase a run, %s, %d fault forms, seed %d\n",
-		*mode, candidateDesc(c), c.Store, nodesText, c.FaultTime, limit, len(vocab.Atoms()), *seed)
-	if corpus != nil {
-		fmt.Fprintf(stdout, "resuming corpus %s: %d runs so far, %d schedules, %d behaviour features\n", *corpusPath, corpus.Tries, len(corpus.Entries), len(corpus.Seen))
+		*f.mode, candidateDesc(c), c.Store, nodesText, c.FaultTime, limit, len(st.vocab.Atoms()), *f.seed)
+	if st.corpus != nil {
+		fmt.Fprintf(stdout, "resuming corpus %s: %d runs so far, %d schedules, %d behaviour features\n", *f.corpusPath, st.corpus.Tries, len(st.corpus.Entries), len(st.corpus.Seen))
 	}
-	t0 := time.Now()
-	res, err := explore.Explore(ctx, explore.Options{
-		Base: *c, Budget: *budget, MaxRuns: *maxRuns, Vocabulary: vocab, Seed: *seed,
-		Mode: *mode, MinNodes: minNodes, MaxNodes: maxNodes, Corpus: corpus, CorpusPath: *corpusPath,
-		Finds: *finds, Accept: accepted,
+}
+
+// options are the search's: every try on the pool's clusters, its progress and its lines.
+func (f *exploreFlags) options(c *harness.Config, st exploreSetup, pool *harness.StorePool, stdout, stderr io.Writer, t0 time.Time) explore.Options {
+	progressMode := harness.ProgressQuiet
+	if *f.verbose {
+		progressMode = harness.ProgressAuto
+	}
+	return explore.Options{
+		Base: *c, Budget: *f.budget, MaxRuns: *f.maxRuns, Vocabulary: st.vocab, Seed: *f.seed,
+		Mode: *f.mode, MinNodes: st.minNodes, MaxNodes: st.maxNodes, Corpus: st.corpus, CorpusPath: *f.corpusPath,
+		Finds: *f.finds, Accept: st.accepted,
 		Configure: func(i int, cfg *harness.Config) {
 			cfg.StorePool = pool
 			cfg.Progress, cfg.ProgressMode = io.Discard, progressMode
-			if *verbose {
+			if *f.verbose {
 				cfg.Progress = stdout
 			}
 			cfg.Args = []string{"splitbrain", "explore", "(try " + fmt.Sprint(i) + ")"}
@@ -230,27 +301,12 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 			fmt.Fprintf(stdout, "try %d (%v elapsed): --nemesis '%s' --seed %d\n", i, time.Since(t0).Round(time.Second), spec, runSeed)
 		},
 		Each: func(t explore.Try) { printExploreTry(stdout, stderr, t) },
-	})
-	if err != nil && !errors.Is(err, explore.ErrHarnessErrors) {
-		return exitUsage, usageError{err.Error()}
 	}
-	printExploreSummary(stdout, res, time.Since(t0))
-	if err != nil { // the runs cannot run: the engine or the setup, not the flags
-		return exitHarness, err
-	}
-	if res.Corpus != nil && *mode == explore.ModeGuided {
-		fmt.Fprintf(stdout, "corpus: %d schedules, %d behaviour features over %d runs", len(res.Corpus.Entries), len(res.Corpus.Seen), res.Corpus.Tries)
-		if *corpusPath != "" {
-			fmt.Fprintf(stdout, " (saved to %s; --resume goes on from it)", *corpusPath)
-		}
-		fmt.Fprintln(stdout)
-	}
-	for i := range res.Finds {
-		if ctx.Err() != nil || (*shrinkBudget <= 0 && *repro <= 0) {
-			break
-		}
-		minimizeFind(ctx, stdout, stderr, &res.Finds[i], pool, *shrinkBudget, *shrinkTries, *repro)
-	}
+}
+
+// exploreExit is the exit code of a finished search: 1 a find, 0 none and some run valid, 2
+// nothing shown, 255 interrupted.
+func exploreExit(ctx context.Context, res explore.Result) (int, error) {
 	switch {
 	case res.Found != nil:
 		return exitInvalid, nil
