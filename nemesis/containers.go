@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // containers is the mechanism of the container engine: nodes frozen with the cgroup
@@ -13,9 +15,10 @@ import (
 // in a node's namespaces follows it into the new ones.
 type containers struct {
 	*live
-	mu     sync.Mutex
-	frozen map[string]bool
-	killed map[string]bool
+	mu      sync.Mutex
+	frozen  map[string]bool
+	killed  map[string]bool
+	started map[string]int64 // when restart last started each node
 }
 
 func newContainers(l *live) *containers { return &containers{live: l} }
@@ -89,6 +92,12 @@ func (c *containers) restart(ctx context.Context, name string) error {
 		if err := nd.Start(ctx); err != nil {
 			return fmt.Errorf("restart %s: %w", name, err)
 		}
+		c.mu.Lock()
+		if c.started == nil {
+			c.started = map[string]int64{}
+		}
+		c.started[name] = history.Now()
+		c.mu.Unlock()
 		if st, err = nd.State(ctx); err != nil || !st.Running {
 			return fmt.Errorf("restart %s: not running afterwards (%s, %v)", name, st.Status, err)
 		}
@@ -100,6 +109,13 @@ func (c *containers) restart(ctx context.Context, name string) error {
 	}
 	c.mark(&c.killed, name, false)
 	return nil
+}
+
+// startedAt is when restart last started name (0: never).
+func (c *containers) startedAt(name string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.started[name]
 }
 
 // sweep thaws every node still frozen and starts every node still killed.

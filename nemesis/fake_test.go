@@ -132,6 +132,9 @@ type fakeNode struct {
 
 	killedAt   int64         // when the last Kill took effect
 	killReturn time.Duration // how long Kill takes to return after that (Docker's kill waits for the exit)
+
+	startedAt  int64         // when the last Start took effect
+	startCheck time.Duration // how long the State call after a Start takes (the engine's inspect)
 }
 
 func newFakeNode(name, ip string) *fakeNode {
@@ -167,6 +170,14 @@ func (n *fakeNode) HostPID(context.Context) (int, error) {
 func (n *fakeNode) IP(context.Context) (string, error) { return n.ip, nil }
 func (n *fakeNode) State(context.Context) (NodeState, error) {
 	n.mu.Lock()
+	if n.startCheck > 0 && n.startedAt > 0 {
+		d := n.startCheck
+		n.startCheck = 0
+		n.mu.Unlock()
+		// sleep: stands in for a slow inspect of the engine after a start; nothing to wait for.
+		time.Sleep(d)
+		n.mu.Lock()
+	}
 	defer n.mu.Unlock()
 	st := NodeState{Running: n.running, Paused: n.paused, Status: "exited"}
 	switch {
@@ -199,6 +210,7 @@ func (n *fakeNode) Start(context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.running = true
+	n.startedAt = history.Now()
 	return nil
 }
 func (n *fakeNode) Freeze(context.Context) error {

@@ -66,7 +66,20 @@ func (killKind) apply(ctx context.Context, c *containers, pf PlannedFault) (*app
 	if len(hit) == 0 {
 		return nil, err
 	}
-	return &applied{targets: names, heal: heal, beganT: sentT}, err
+	// The kill ends when the last of its nodes runs again: an in-memory store comes back
+	// empty then, which a checker must see as before what follows (checkers.AttributeCause).
+	ended := func() int64 {
+		var last int64
+		for _, name := range hit {
+			t := c.startedAt(name)
+			if t < sentT {
+				return 0 // not started by this heal (already running): the heal's return stands
+			}
+			last = max(last, t)
+		}
+		return last
+	}
+	return &applied{targets: names, heal: heal, beganT: sentT, endedT: ended}, err
 }
 
 // sigkill kills the node's PID 1 and returns when the kill took effect. Docker's kill call

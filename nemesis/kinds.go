@@ -126,6 +126,10 @@ type applied struct {
 	// note, when set, is read at the heal for the fault-end record's reason (what happened
 	// to the fault while it held, e.g. a cut re-applied after a restart).
 	note func() string
+	// endedT, when set, is read after a successful heal: when the fault stopped being in
+	// effect, earlier than the heal's return (a killed store node runs again once started,
+	// and a candidate may win on its emptied state before the restart's checks are done).
+	endedT func() int64
 }
 
 // kinds indexes the registry by name (built once; tests may add a kind with addKind).

@@ -150,6 +150,24 @@ func TestKillAppliesAndHeals(t *testing.T) {
 	}
 }
 
+// A killed node runs again once started, before the restart's checks return: the fault ends
+// then, so a violation on an in-memory store emptied by the kill comes after the fault's end
+// (a Redis find was classed own-logic when its first violation came 43 ms before the
+// fault-end of the restart that emptied it).
+func TestKillEndsWhenItsNodeStarts(t *testing.T) {
+	e := threeByThree(t)
+	c2 := e.node("c2")
+	c2.startCheck = 100 * time.Millisecond
+	runKind(t, e, "kill:target=node:c2,at=0s,for=100ms", func() {})
+	ends := e.eventsOf(history.KindFaultEnd)
+	if len(ends) != 1 || c2.startedAt == 0 {
+		t.Fatalf("fault ends %+v, c2 started at %d", ends, c2.startedAt)
+	}
+	if d := time.Duration(ends[0].T - c2.startedAt); d < 0 || d > 50*time.Millisecond {
+		t.Errorf("fault end %v after c2's start, want at its start (not after the 100 ms check that followed)", d)
+	}
+}
+
 func TestNetworkFaultsApplyAndHeal(t *testing.T) {
 	for _, spec := range []string{
 		"partition:shape=isolate,target=node:c1,peer=store,at=0s,for=200ms",

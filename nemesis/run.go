@@ -40,6 +40,7 @@ type activeFault struct {
 	since   time.Time
 	heal    func(ctx context.Context) error
 	note    func() string
+	endedT  func() int64
 	healed  bool
 }
 
@@ -226,7 +227,7 @@ func (n *Nemesis) runOne(ctx context.Context, pf PlannedFault) error {
 		n.inflight.Done()
 		return nil
 	}
-	af := &activeFault{pf: pf, targets: targets, since: time.Now(), heal: ap.heal, note: ap.note}
+	af := &activeFault{pf: pf, targets: targets, since: time.Now(), heal: ap.heal, note: ap.note, endedT: ap.endedT}
 	n.mu.Lock()
 	n.active[pf.ID] = af
 	n.mu.Unlock()
@@ -292,6 +293,11 @@ func (n *Nemesis) recordEnd(af *activeFault, err error) {
 	}
 	if af.note != nil {
 		e.Reason = af.note()
+	}
+	if af.endedT != nil && err == nil {
+		if t := af.endedT(); t > 0 && t < e.T {
+			e.T = t
+		}
 	}
 	n.live.record(e)
 }
