@@ -12,14 +12,18 @@ import (
 
 // A node killed and restarted while it is cut off stays cut until the cut heals (F1), as a
 // power-cycled machine behind a cut switch port does: its rules died with its namespace and
-// the nemesis puts them back. c1 is cut from the etcd cluster for 10 s and killed at 1 s for
-// 1 s; c2 and c3 are down from 0 s to 9 s, so the restarted c1 is the only candidate: left
+// the nemesis puts them back. c1 is cut from the etcd cluster for 10 s and killed 1 s into
+// the cut for 1 s; c2 and c3 are down for the cut's first 9 s, so the restarted c1 is the only candidate: left
 // uncut it is elected within about a TTL of its restart (the old leader's lease runs out),
 // cut it cannot be until the cut heals.
 func TestCutHoldsANodeRestartedInside(t *testing.T) {
 	cfg := baseConfig(t, "etcd", "etcd-election")
+	// The kills start on the cut's fault-start, recorded once its rules are listed: timed
+	// at 0 s and 1 s, the kill of c1 came while the cut's rules were still going in at load
+	// 10 (the cut then failed: "c1 is not running").
 	cfg.Nemesis = "partition:shape=isolate,target=node:c1,peer=store,mode=reject,at=0s,for=10s;" +
-		"kill:target=node:c1,at=1s,for=1s;kill:target=node:c2,at=0s,for=9s;kill:target=node:c3,at=0s,for=9s"
+		"kill:target=node:c1,on=fault-start,after=1s,for=1s,count=1;" +
+		"kill:target=node:c2,on=fault-start,for=9s,count=1;kill:target=node:c3,on=fault-start,for=9s,count=1"
 	cfg.FaultTime = 12 * time.Second
 	_, evs := runAndRead(t, runCtx(t), cfg)
 	var cut, cutEnd, restart *history.Event
