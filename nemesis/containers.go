@@ -3,7 +3,6 @@ package nemesis
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 
 	"github.com/splitbrain-chaos/splitbrain/history"
@@ -15,32 +14,18 @@ import (
 // in a node's namespaces follows it into the new ones.
 type containers struct {
 	*live
-	mu      sync.Mutex
-	frozen  map[string]bool
-	killed  map[string]bool
-	started map[string]int64 // when restart last started each node
+	frozen, killed nameSet
+	mu             sync.Mutex
+	started        map[string]int64 // when restart last started each node
 }
 
 func newContainers(l *live) *containers { return &containers{live: l} }
 
-func (c *containers) mark(set *map[string]bool, name string, on bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if *set == nil {
-		*set = map[string]bool{}
-	}
-	if on {
-		(*set)[name] = true
-	} else {
-		delete(*set, name)
-	}
-}
-
 // frozenNow records name as frozen (the sweep thaws it).
-func (c *containers) frozenNow(name string) { c.mark(&c.frozen, name, true) }
+func (c *containers) frozenNow(name string) { c.frozen.add(name) }
 
 // killing records name as killed before the signal is sent (the sweep starts it again).
-func (c *containers) killing(name string) { c.mark(&c.killed, name, true) }
+func (c *containers) killing(name string) { c.killed.add(name) }
 
 // stoppedNow tells the watchers name's namespaces are gone (after its kill took effect,
 // so the kill is not delayed by their cleanup).
@@ -68,7 +53,7 @@ func (c *containers) thaw(ctx context.Context, name string) error {
 			return fmt.Errorf("thaw %s: still paused (%v)", name, err)
 		}
 	}
-	c.mark(&c.frozen, name, false)
+	c.frozen.remove(name)
 	return nil
 }
 
@@ -107,7 +92,7 @@ func (c *containers) restart(ctx context.Context, name string) error {
 			}
 		}
 	}
-	c.mark(&c.killed, name, false)
+	c.killed.remove(name)
 	return nil
 }
 
@@ -120,9 +105,7 @@ func (c *containers) startedAt(name string) int64 {
 
 // sweep thaws every node still frozen and starts every node still killed.
 func (c *containers) sweep(ctx context.Context) []error {
-	c.mu.Lock()
-	frozen, killed := keys(c.frozen), keys(c.killed)
-	c.mu.Unlock()
+	frozen, killed := c.frozen.list(), c.killed.list()
 	var errs []error
 	for _, name := range frozen {
 		if err := c.thaw(ctx, name); err != nil {
@@ -137,13 +120,30 @@ func (c *containers) sweep(ctx context.Context) []error {
 	return errs
 }
 
-func keys(m map[string]bool) []string {
-	var out []string
-	for k, v := range m {
-		if v {
-			out = append(out, k)
-		}
+// nameSet is a set of names under its own lock: what a mechanism changed and must undo.
+type nameSet struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func (s *nameSet) add(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]bool{}
 	}
-	sort.Strings(out)
-	return out
+	s.m[name] = true
+}
+
+func (s *nameSet) remove(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, name)
+}
+
+// list is the names, sorted.
+func (s *nameSet) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sortedKeys(s.m)
 }

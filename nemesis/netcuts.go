@@ -142,7 +142,7 @@ func (r *netRules) bridge(ctx context.Context, c *netCut, node string) error {
 		if err != nil {
 			return err
 		}
-		r.touch(peer)
+		r.touched.add(peer)
 		placed[peer] = append(placed[peer], rules...)
 		if _, err := r.iptables(ctx, peer, script); err != nil {
 			errs = append(errs, err)
@@ -240,7 +240,7 @@ func (r *netRules) reapply(ctx context.Context, c *netCut, node string) error {
 		if err != nil {
 			return err
 		}
-		r.touch(other)
+		r.touched.add(other)
 		c.placed[other] = true
 		out, err := r.iptables(ctx, other, script)
 		if err != nil {

@@ -18,27 +18,16 @@ type netRules struct {
 	mu        sync.Mutex
 	sidecars  map[string]*sidecar    // by target node name
 	sideLocks map[string]*sync.Mutex // by target: two faults never race to create one sidecar
-	touched   map[string]bool        // nodes that ever got rules
+	touched   nameSet                // nodes that ever got rules
 	cuts      netCuts
 }
 
 func newNetRules(l *live) *netRules { return &netRules{live: l} }
 
-func (r *netRules) touch(node string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.touched == nil {
-		r.touched = map[string]bool{}
-	}
-	r.touched[node] = true
-}
-
 // sweep clears the project's rules from every node that got some, then removes the
 // sidecars.
 func (r *netRules) sweep(ctx context.Context) []error {
-	r.mu.Lock()
-	nodes := keys(r.touched)
-	r.mu.Unlock()
+	nodes := r.touched.list()
 	var errs []error
 	for _, name := range nodes {
 		if err := r.clearNetwork(ctx, name); err != nil {
@@ -192,9 +181,7 @@ func (r *netRules) clearNetwork(ctx context.Context, target string) error {
 		return err
 	}
 	if st, err := nd.State(ctx); err == nil && !st.Running {
-		r.mu.Lock()
-		delete(r.touched, target)
-		r.mu.Unlock()
+		r.touched.remove(target)
 		return nil
 	}
 	out, err := r.iptables(ctx, target, HealScript())
@@ -204,9 +191,7 @@ func (r *netRules) clearNetwork(ctx context.Context, target string) error {
 	if HasProjectRules(out) {
 		return fmt.Errorf("heal network of %s: project rules still listed after removal:\n%s", target, out)
 	}
-	r.mu.Lock()
-	delete(r.touched, target)
-	r.mu.Unlock()
+	r.touched.remove(target)
 	return nil
 }
 

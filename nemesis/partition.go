@@ -371,7 +371,7 @@ func (r *netRules) applyGrudge(ctx context.Context, pf PlannedFault, g Grudge, t
 		if err != nil {
 			return ap, err
 		}
-		r.touch(node)
+		r.touched.add(node)
 		c.placed[node] = true
 		out, err := r.iptables(ctx, node, script)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // proxyToxics is the mechanism of the store fault proxy: toxics on the links between
@@ -14,20 +13,10 @@ import (
 // whatever toxic of the nemesis is still listed on them.
 type proxyToxics struct {
 	*live
-	mu    sync.Mutex
-	links map[string]bool
+	links nameSet
 }
 
 func newProxyToxics(l *live) *proxyToxics { return &proxyToxics{live: l} }
-
-func (x *proxyToxics) touch(link string) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.links == nil {
-		x.links = map[string]bool{}
-	}
-	x.links[link] = true
-}
 
 // add adds toxics to every store link of the fault's target candidates; the heal
 // removes them and checks the proxy no longer lists them.
@@ -75,7 +64,7 @@ func (x *proxyToxics) add(ctx context.Context, pf PlannedFault, toxics []Toxic) 
 			return ap, fmt.Errorf("%s: the store proxy has no links for this candidate", name)
 		}
 		for _, link := range links {
-			x.touch(link)
+			x.links.add(link)
 			for _, t := range toxics {
 				if err := px.AddToxic(ctx, link, t); err != nil {
 					return ap, fmt.Errorf("%s: add %s to %s: %w", name, t.Name, link, err)
@@ -97,9 +86,7 @@ func (x *proxyToxics) storeProxy() StoreProxy {
 // sweep removes every toxic of the nemesis from the links it touched and checks the listing.
 func (x *proxyToxics) sweep(ctx context.Context) []error {
 	px := x.storeProxy()
-	x.mu.Lock()
-	links := keys(x.links)
-	x.mu.Unlock()
+	links := x.links.list()
 	if px == nil || len(links) == 0 {
 		return nil
 	}
@@ -120,9 +107,7 @@ func (x *proxyToxics) sweep(ctx context.Context) []error {
 			}
 		}
 		if !left {
-			x.mu.Lock()
-			delete(x.links, link)
-			x.mu.Unlock()
+			x.links.remove(link)
 		}
 	}
 	return errs
