@@ -1,3 +1,5 @@
+//go:build !core
+
 package candidates
 
 // consul-lock: github.com/hashicorp/consul/api's Lock on a session of our own (TTL from the

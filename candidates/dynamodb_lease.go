@@ -1,3 +1,5 @@
+//go:build !core
+
 package candidates
 
 // dynamodb-lease: the conditional-write lease DynamoDB users build (and lock clients such as

@@ -1,3 +1,5 @@
+//go:build !core
+
 package candidates
 
 // k8s-lease: client-go's tools/leaderelection (RunOrDie) on a coordination.k8s.io/v1 Lease.

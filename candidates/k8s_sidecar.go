@@ -1,3 +1,5 @@
+//go:build !core
+
 package candidates
 
 // k8s-sidecar: the leader-election sidecar pattern of Kubernetes, as two real processes in

@@ -1,3 +1,5 @@
+//go:build !core
+
 package candidates
 
 // leader-for-life: operator-framework operator-lib's leader.Become, the "leader for life"

@@ -3,6 +3,8 @@
 package candidates
 
 import (
+	"slices"
+
 	"github.com/splitbrain-chaos/splitbrain/candidates/libraries"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 )
@@ -10,8 +12,9 @@ import (
 // Registry is the project's one list of recipes: adding a recipe is its file plus one line
 // here (docs/candidates.md, "Adding a recipe"). The harness, the candidate command, the
 // matrix loader and the recipe chaos tests all read this list. The election libraries run as
-// shipped (libraries.Registry) follow the Go recipes.
-var Registry = append(runtime.Registry{
+// shipped (libraries.Registry) follow the Go recipes. The core build leaves out the recipes
+// on stores whose clients are heavy (unlinked_core.go): their entries are nil here.
+var Registry = linked(append(runtime.Registry{
 	etcdElection,
 	zookeeperSeq,
 	postgresAdvisory,
@@ -31,4 +34,8 @@ var Registry = append(runtime.Registry{
 	etcdStonith,
 	etcdStonithProceed,
 	etcdStonithReadback,
-}, libraries.Definitions()...)
+}, libraries.Definitions()...))
+
+func linked(r runtime.Registry) runtime.Registry {
+	return slices.DeleteFunc(r, func(d runtime.Definition) bool { return d == nil })
+}

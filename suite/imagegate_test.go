@@ -12,6 +12,8 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
+	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
 
 // fakeGate has images for the roles in built; a build takes took[role] (on the synctest
@@ -106,7 +108,7 @@ func TestScheduleBuildsBesideRows(t *testing.T) {
 		started := map[string]time.Time{}
 		run := cnt.run(20 * time.Millisecond)
 		skip := func(i int, c Case, err error) { t.Errorf("case %s skipped: %v", c.Name, err) }
-		schedule(context.Background(), cases, 3, gate, func(i int, c Case) {
+		schedule(context.Background(), cases, 3, gate, nil, func(i int, c Case) {
 			cnt.mu.Lock()
 			started[c.Name] = time.Now()
 			cnt.mu.Unlock()
@@ -160,7 +162,7 @@ func TestScheduleOneAtATime(t *testing.T) {
 			cases = append(cases, Case{Name: fmt.Sprint(i)})
 		}
 		cnt := &counter{mu: &sync.Mutex{}}
-		schedule(context.Background(), cases, 1, nil, cnt.run(2*time.Millisecond),
+		schedule(context.Background(), cases, 1, nil, nil, cnt.run(2*time.Millisecond),
 			func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
 		if cnt.peak != 1 || !slices.Equal(cnt.order, []string{"0", "1", "2", "3", "4"}) {
 			t.Errorf("peak %d, order %v: want 1 and in case order", cnt.peak, cnt.order)
@@ -176,7 +178,7 @@ func TestScheduleInterrupted(t *testing.T) {
 		cases = append(cases, Case{Name: fmt.Sprint(i)})
 	}
 	var skipped []string
-	schedule(ctx, cases, 1, nil, func(i int, c Case) {
+	schedule(ctx, cases, 1, nil, nil, func(i int, c Case) {
 		if i == 1 {
 			cancel(fmt.Errorf("SIGINT"))
 		}
@@ -189,4 +191,38 @@ func TestScheduleInterrupted(t *testing.T) {
 	if !slices.Equal(skipped, []string{"2", "3"}) {
 		t.Errorf("skipped %v, want [2 3]", skipped)
 	}
+}
+
+// fakeRunner is an UnlinkedRunner whose readiness the test decides.
+type fakeRunner struct{ ready chan struct{} }
+
+func (f fakeRunner) Ready() <-chan struct{}           { return f.ready }
+func (f fakeRunner) Run(context.Context, Case) Result { return Result{} }
+
+// TestUnlinkedRowsRunLastOnceReady: in a core build, the rows its stores do not link run after
+// every other row and take a slot only when the full binary is ready, so one slot (n = 1) is
+// enough: had a waiting row held it, the linked rows behind it would never start.
+func TestUnlinkedRowsRunLastOnceReady(t *testing.T) {
+	defer func(f func(stores.Kind) bool) { storeLinked = f }(storeLinked)
+	storeLinked = func(k stores.Kind) bool { return k != storekinds.Kubernetes }
+	synctest.Test(t, func(t *testing.T) {
+		var cases []Case
+		for i, store := range []string{storekinds.Kubernetes, storekinds.Redis, storekinds.Kubernetes, storekinds.Etcd} {
+			cases = append(cases, Case{Name: fmt.Sprint(i), Config: harness.Config{Store: store}})
+		}
+		runner := fakeRunner{ready: make(chan struct{})}
+		var order []string
+		linkedDone := 0
+		schedule(context.Background(), cases, 1, nil, readyFor(runner), func(i int, c Case) {
+			order = append(order, c.Name)
+			if !c.Unlinked() {
+				if linkedDone++; linkedDone == 2 {
+					close(runner.ready) // the full binary is built once the linked rows are done
+				}
+			}
+		}, func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
+		if !slices.Equal(order, []string{"1", "3", "0", "2"}) {
+			t.Errorf("order %v: want the linked rows 1 and 3 first, then the unlinked 0 and 2", order)
+		}
+	})
 }

@@ -140,6 +140,9 @@ type Matrix struct {
 	root     string            // module root: candidate paths are relative to it
 }
 
+// Root is the module root the matrix file lies in ("" when it lies outside one).
+func (m *Matrix) Root() string { return m.root }
+
 // DefaultFile is the matrix's path relative to the module root.
 const DefaultFile = "suite/matrix.yaml"
 
@@ -266,6 +269,7 @@ func (r *Row) check(d Defaults) []error {
 	if r.Recipe == "" && r.Candidate == "" {
 		bad("no recipe: want one of %s (or candidate: a path under the module root)", strings.Join(harness.RecipeNames(), ", "))
 	} else if r.Recipe == "" { // a candidate: checkCandidate
+	} else if storeOK && !linked(r.Store) { // the full binary checks the recipe when it runs the row
 	} else if def, err := candidates.Registry.Lookup(r.Recipe); err != nil {
 		bad("unknown recipe %q: want one of %s", r.Recipe, strings.Join(harness.RecipeNames(), ", "))
 	} else if spec := def.Describe(); storeOK && spec.Store != r.Store {
@@ -380,16 +384,27 @@ func (r *Row) check(d Defaults) []error {
 	return errs
 }
 
-// StoreNames lists the stores a row can use: store kinds that have at least one recipe.
+// StoreNames lists the stores a row can use: store kinds that have at least one recipe, and
+// in the core build the stores it does not link (their rows go to the full binary).
 func StoreNames() []string {
 	var out []string
 	for _, k := range append(stores.Kinds(), storekinds.None) { // none: peer recipes, no cluster
-		if len(recipesFor(k)) > 0 {
+		if len(recipesFor(k)) > 0 || !linked(k) {
 			out = append(out, k)
 		}
 	}
 	return out
 }
+
+// linked reports whether this binary can run rows on store: the core build (-tags core) links
+// no client for some stores, and suite.RunCases hands their rows to Options.Unlinked.
+func linked(store string) bool { return store == storekinds.None || storeLinked(stores.Kind(store)) }
+
+// storeLinked is stores.Linked; a test stands in a core build by replacing it.
+var storeLinked = stores.Linked
+
+// Unlinked reports whether the case's store is one this binary does not link (core build).
+func (c Case) Unlinked() bool { return !linked(c.Config.Store) }
 
 func recipesFor(store string) []string {
 	return candidates.Registry.NamesFor(store)
@@ -529,6 +544,10 @@ func (m *Matrix) Select(tier, filter string) ([]Case, error) {
 				continue
 			}
 			c := Case{Name: cn, Row: r, Tier: tier, Seed: seed, Timing: t, Config: m.config(r, t, seed)}
+			if c.Unlinked() { // its recipe is not in this build: the full binary derives the bounds
+				out = append(out, c)
+				continue
+			}
 			if r.Expect.FailoverMaxSpec == BoundDerived {
 				b, err := DerivedBound(c.Config)
 				if err != nil {

@@ -56,6 +56,16 @@ type Options struct {
 	Pool *harness.StorePool
 	// NoReuse starts a fresh store cluster for every case.
 	NoReuse bool
+	// Unlinked runs the cases whose store this build does not link (Case.Unlinked: the core
+	// build), e.g. a FullBinary; nil = such cases fail, naming the full binary.
+	Unlinked UnlinkedRunner
+}
+
+// UnlinkedRunner runs the cases a core build cannot. They run last, each taking its slot only
+// once Ready is closed, so rows waiting for the runner never hold back the rows that can run.
+type UnlinkedRunner interface {
+	Ready() <-chan struct{}
+	Run(context.Context, Case) Result
 }
 
 // RunCase runs one case through harness.Run and compares the outcome with its expectation.
@@ -135,7 +145,16 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 	}
 	run := func(i int, c Case) {
 		say("matrix: [%d/%d] %s (planned %s) ...\n", i+1, len(cases), c.Name, c.PlanText())
-		r := RunCasePooled(ctx, c, o.StoreRoot, o.RunProgress, pool)
+		var r Result
+		switch {
+		case !c.Unlinked():
+			r = RunCasePooled(ctx, c, o.StoreRoot, o.RunProgress, pool)
+		case o.Unlinked != nil:
+			r = o.Unlinked.Run(ctx, c)
+		default:
+			err := fmt.Errorf("this is splitbrain's core build, which links no %s client: run the row with the full binary (make build)", c.Config.Store)
+			r = Result{Case: c, Err: err, Diffs: []string{"not run: " + err.Error()}}
+		}
 		results[i] = r
 		mark := "✓"
 		if !r.Match() {
@@ -146,7 +165,7 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 		}
 		say("matrix: [%d/%d] %s: %s in %v %s\n", i+1, len(cases), c.Name, r.Observed.Verdict, r.Wall.Round(time.Second), mark)
 	}
-	schedule(ctx, cases, n, gate, run, func(i int, c Case, err error) {
+	schedule(ctx, cases, n, gate, readyFor(o.Unlinked), run, func(i int, c Case, err error) {
 		results[i] = Result{Case: c, Err: err, Diffs: []string{"not run: interrupted"}}
 	}, say)
 	if pool != nil {
@@ -165,7 +184,7 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 // build covers) waits until no row runs and has them built alone, as before. Cases not
 // started when ctx ends go to skip. schedule returns when every started run, and every
 // background build, has.
-func schedule(ctx context.Context, cases []Case, n int, gate imageGate, run func(int, Case), skip func(int, Case, error), say func(string, ...any)) {
+func schedule(ctx context.Context, cases []Case, n int, gate imageGate, ready func(context.Context, Case) error, run func(int, Case), skip func(int, Case, error), say func(string, ...any)) {
 	sem := semaphore.NewWeighted(int64(n))
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -178,11 +197,21 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, run func
 		order = bg.order(cases, order, gate)
 		defer func() { stop(errors.New("the matrix ended")); bg.wait() }()
 	}
+	if ready != nil {
+		// Stable: the unlinked cases keep their order among themselves, after all the others.
+		slices.SortStableFunc(order, func(a, b int) int { return cmpBool(cases[a].Unlinked(), cases[b].Unlinked()) })
+	}
 	for _, i := range order {
 		c := cases[i]
 		if ctx.Err() != nil {
 			skip(i, c, context.Cause(ctx))
 			continue
+		}
+		if ready != nil {
+			if err := ready(ctx, c); err != nil {
+				skip(i, c, err)
+				continue
+			}
 		}
 		var missing []images.Role
 		if gate != nil {
@@ -220,6 +249,34 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, run func
 			run(i, c)
 		}()
 	}
+}
+
+// readyFor is schedule's wait before an unlinked case takes a slot: until u is ready.
+func readyFor(u UnlinkedRunner) func(context.Context, Case) error {
+	if u == nil {
+		return nil
+	}
+	return func(ctx context.Context, c Case) error {
+		if !c.Unlinked() {
+			return nil
+		}
+		select {
+		case <-u.Ready():
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // buildShared builds, before any row starts, the images that are no store server's (base,

@@ -28,6 +28,8 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	list := fs.Bool("list", false, "list the selected rows and their planned time; run nothing")
 	verbose := fs.Bool("v", false, "print each run's progress lines (best with --parallel 1); with --list, each row's faults as run and when its phase ends")
 	shardFlag := fs.String("shard", "", "run only share `I/N` of the selected rows, e.g. 2/4 (balanced by planned time; merge the shards' stores with 'splitbrain report --merge')")
+	fullBinary := fs.String("full-binary", "", "core build only: build the full binary at `PATH` in the background (nice 19) and run the rows whose store the core does not link with it (make chaos)")
+	resultsFile := fs.String("results", "", "write the rows' results as JSON to `FILE` instead of publishing the index and junit.xml (a parent matrix reads it: --full-binary)")
 	fresh := fs.Bool("fresh-stores", false, "start a fresh store cluster for every row (default: reuse a row's cluster, checked and wiped, for the next row of the same store)")
 	if err := parseFlags(fs, args, false); err != nil {
 		return exitUsage, err
@@ -122,12 +124,29 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if *verbose {
 		opts.RunProgress = stdout
 	}
+	root := suite.StoreRoot(*store)
+	if unlinked := countUnlinked(cases); unlinked > 0 && *fullBinary != "" {
+		abs, err := filepath.Abs(*fullBinary)
+		if err != nil {
+			return exitUsage, usagef("--full-binary %s: %v", *fullBinary, err)
+		}
+		fmt.Fprintf(stdout, "splitbrain matrix: this core build runs %d of the rows; the other %d run with the full binary %s, building beside them\n",
+			len(cases)-unlinked, unlinked, abs)
+		full := suite.StartFullBuild(ctx, m.Root(), abs, stdout)
+		full.MatrixFile, full.Tier, full.StoreRoot = path, *tier, root
+		opts.Unlinked = full
+	}
 	start := time.Now()
 	results := suite.RunCases(ctx, cases, opts)
+	if *resultsFile != "" {
+		if err := suite.WriteResults(*resultsFile, results); err != nil {
+			return exitHarness, fmt.Errorf("--results %s: %w", *resultsFile, err)
+		}
+		return matrixExit(ctx, stdout, results)
+	}
 	fmt.Fprintln(stdout)
 	suite.WriteTable(stdout, results)
 	fmt.Fprintf(stdout, "matrix wall time: %v\n", time.Since(start).Round(time.Second))
-	root := suite.StoreRoot(*store)
 	junit, perr := suite.Publish(root, results)
 	fmt.Fprintf(stdout, "junit: %s\n", junit)
 	if _, err := os.Stat(filepath.Join(root, suite.IndexFile)); err == nil {
@@ -136,6 +155,10 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if perr != nil {
 		fmt.Fprintf(stderr, "splitbrain matrix: reports: %v\n", perr)
 	}
+	return matrixExit(ctx, stdout, results)
+}
+
+func matrixExit(ctx context.Context, stdout io.Writer, results []suite.Result) (int, error) {
 	if ctx.Err() != nil {
 		return exitHarness, errors.New("interrupted; the runs in progress healed and tore down")
 	}
@@ -145,6 +168,17 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	}
 	fmt.Fprintln(stdout, "PASS: every row as expected")
 	return exitValid, nil
+}
+
+// countUnlinked is how many cases' stores this build does not link (the core build).
+func countUnlinked(cases []suite.Case) int {
+	n := 0
+	for _, c := range cases {
+		if c.Unlinked() {
+			n++
+		}
+	}
+	return n
 }
 
 // findMatrix looks for suite/matrix.yaml in the current directory and its parents, so the

@@ -130,3 +130,20 @@ func TestUserAPIStaysLight(t *testing.T) {
 		}
 	}
 }
+
+// TestCoreBuildStaysLight: `make chaos` starts on the core build (-tags core) so a bare
+// machine's first verdict waits for no Heavy client; it must link none, even indirectly, and
+// still be a whole binary (the build itself runs in the Makefile's vet: go vet -tags core).
+func TestCoreBuildStaysLight(t *testing.T) {
+	deps := strings.Fields(string(goList(t, "-deps", "-tags", "core", "./cmd/splitbrain")))
+	for _, d := range deps {
+		for _, h := range Heavy {
+			if strings.HasPrefix(d, h) {
+				t.Errorf("the core build links %s: a file that imports it needs //go:build !core and a nil entry in an unlinked_core.go (`go list -deps -tags core ./cmd/splitbrain`)", d)
+			}
+		}
+	}
+	if full := strings.Fields(string(goList(t, "-deps", "./cmd/splitbrain"))); len(deps) >= len(full) {
+		t.Errorf("the core build links %d packages, the full one %d: the core leaves nothing out", len(deps), len(full))
+	}
+}

@@ -1,3 +1,5 @@
+//go:build !core
+
 package stores
 
 import (
@@ -11,24 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
-
-// PodHost is a cluster whose candidates run "in" Pods (kubernetes). No kubelet runs, so the
-// harness plays the node: it creates a candidate's Pod object before each start of its
-// process (the Pod stays Pending: no scheduler, no node) and deletes it when the process is
-// gone, as a kubelet does when a container's process exits for good (docs/stores.md,
-// "Pods without a kubelet"). Recipes that tie state to their Pod (leader-for-life) rely on
-// it; other stores have no Pods and do not implement it.
-type PodHost interface {
-	// PodName is candidate node's Pod name: one per candidate, so the contract can name it
-	// in the candidate's environment; every process start gets a new Pod (a new UID).
-	PodName(node string) string
-	// CreatePod creates node's Pod anew, deleting a leftover of the same name first, and
-	// returns its UID.
-	CreatePod(ctx context.Context, node string) (uid string, err error)
-	// DeletePod deletes node's Pod if its UID is uid (another incarnation is left alone).
-	// A Pod that is gone already is no error.
-	DeletePod(ctx context.Context, node, uid string) error
-}
 
 // PodName: "candidate-" + the node id (node ids are DNS labels: c1, c2, ...).
 func (c *kubeCluster) PodName(node string) string { return "candidate-" + strings.ToLower(node) }

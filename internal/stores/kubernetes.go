@@ -1,3 +1,5 @@
+//go:build !core
+
 package stores
 
 import (
@@ -34,20 +36,6 @@ const (
 	// what the recipes use.
 	kubeCandidateRole = "splitbrain-candidate"
 )
-
-// CandidateCredentials is what a candidate needs to reach a store that authenticates
-// clients (kubernetes), beyond the endpoints.
-type CandidateCredentials struct {
-	User       string
-	Kubeconfig []byte
-}
-
-// Credentialed is a cluster that issues per-candidate credentials.
-type Credentialed interface {
-	// Credentials for candidate node reaching the store at endpoints (as it sees them:
-	// directly or through the store fault proxy).
-	Credentials(node string, endpoints []string) (CandidateCredentials, error)
-}
 
 type kubeCluster struct {
 	base

@@ -33,6 +33,10 @@ var launchers = map[Kind]func(context.Context, *launchEnv) (Cluster, error){
 	storekinds.Kubernetes: launchKubernetes,
 }
 
+// Linked reports whether this build can launch kind: the core build (-tags core) leaves out
+// the stores whose clients are heavy (unlinked_core.go), and rows on them go to the full binary.
+func Linked(k Kind) bool { return launchers[k] != nil }
+
 // Kinds lists the valid kinds, sorted.
 func Kinds() []string { return storekinds.Names() }
 
@@ -64,6 +68,38 @@ func ImageRoles(k Kind) []images.Role {
 		out = append(out, images.Role(r))
 	}
 	return out
+}
+
+// PodHost is a cluster whose candidates run "in" Pods (kubernetes). No kubelet runs, so the
+// harness plays the node: it creates a candidate's Pod object before each start of its
+// process (the Pod stays Pending: no scheduler, no node) and deletes it when the process is
+// gone, as a kubelet does when a container's process exits for good (docs/stores.md,
+// "Pods without a kubelet"). Recipes that tie state to their Pod (leader-for-life) rely on
+// it; other stores have no Pods and do not implement it.
+type PodHost interface {
+	// PodName is candidate node's Pod name: one per candidate, so the contract can name it
+	// in the candidate's environment; every process start gets a new Pod (a new UID).
+	PodName(node string) string
+	// CreatePod creates node's Pod anew, deleting a leftover of the same name first, and
+	// returns its UID.
+	CreatePod(ctx context.Context, node string) (uid string, err error)
+	// DeletePod deletes node's Pod if its UID is uid (another incarnation is left alone).
+	// A Pod that is gone already is no error.
+	DeletePod(ctx context.Context, node, uid string) error
+}
+
+// CandidateCredentials is what a candidate needs to reach a store that authenticates
+// clients (kubernetes), beyond the endpoints.
+type CandidateCredentials struct {
+	User       string
+	Kubeconfig []byte
+}
+
+// Credentialed is a cluster that issues per-candidate credentials.
+type Credentialed interface {
+	// Credentials for candidate node reaching the store at endpoints (as it sees them:
+	// directly or through the store fault proxy).
+	Credentials(node string, endpoints []string) (CandidateCredentials, error)
 }
 
 // ErrNotSupported is returned by Leader for stores without a leader (PostgreSQL, Redis).
@@ -176,6 +212,9 @@ func Launch(ctx context.Context, eng *platform.Engine, net *platform.Network, ru
 	launch, ok := launchers[opts.Kind]
 	if !ok {
 		return nil, fmt.Errorf("launch %s: this build has no launcher for it (add one to launchers in internal/stores/stores.go)", opts.Kind)
+	}
+	if launch == nil {
+		return nil, fmt.Errorf("launch %s: this is splitbrain's core build (-tags core), which links no %s client: use the full binary (make build)", opts.Kind, opts.Kind)
 	}
 	set := opts.Images
 	roles := ImageRoles(opts.Kind)

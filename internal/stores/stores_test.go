@@ -1,12 +1,10 @@
 package stores
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
@@ -65,21 +63,6 @@ func TestEtcdConfig(t *testing.T) {
 	}
 }
 
-func TestConsulCommand(t *testing.T) {
-	cmd := strings.Join(ConsulCommand("consul-2", nodeNames("consul", 3)), " ")
-	for _, want := range []string{
-		"consul agent -server ", "-node=consul-2 ", "-bootstrap-expect=3 ", "-client=0.0.0.0 ",
-		"-retry-join=consul-1 -retry-join=consul-2 -retry-join=consul-3", "raft_multiplier = 1", `session_ttl_min = "1s"`,
-	} {
-		if !strings.Contains(cmd, want) {
-			t.Errorf("consul command lacks %q: %s", want, cmd)
-		}
-	}
-	if st, ok := storekinds.Lookup("consul"); !ok || !st.HasLeader || st.ClockSkew || !strings.Contains(st.ClockHow, "libfaketime") {
-		t.Errorf("consul traits %+v: want a store leader and clock skew refused with the reason", st)
-	}
-}
-
 func TestZooCfg(t *testing.T) {
 	cfg := ZooCfg(nodeNames("zk", 3), 500*time.Millisecond)
 	for _, want := range []string{
@@ -126,31 +109,5 @@ func TestPostgresCommandKeepalives(t *testing.T) {
 	}
 	if dsn := PostgresDSN("localhost:1234"); !strings.HasPrefix(dsn, "postgres://postgres@localhost:1234/postgres?") {
 		t.Errorf("dsn %q", dsn)
-	}
-}
-
-// TestEveryKindHasALauncher keeps the definitions (internal/storekinds) and the launchers
-// one set: a kind without a launcher would pass every check and fail only when started.
-func TestEveryKindHasALauncher(t *testing.T) {
-	for _, name := range storekinds.Names() {
-		if launchers[Kind(name)] == nil {
-			t.Errorf("store kind %s has no launcher: add it to launchers in stores.go", name)
-		}
-		d, _ := storekinds.Lookup(name)
-		for _, r := range d.Roles() {
-			if !slices.Contains(images.Roles, images.Role(r)) {
-				t.Errorf("store kind %s runs image role %q, which internal/images does not build", name, r)
-			}
-		}
-	}
-	for k := range launchers {
-		if _, ok := storekinds.Lookup(string(k)); !ok {
-			t.Errorf("launcher for %s has no definition in internal/storekinds", k)
-		}
-	}
-	// The Kubernetes launcher names its nodes with its own constants.
-	names, err := NominalNodes(storekinds.Kubernetes, 0)
-	if want := []string{kubeEtcdNode, kubeAPIServerNode, kubeControllerNode}; err != nil || !slices.Equal(names, want) {
-		t.Errorf("kubernetes node names %v (%v), launcher uses %v", names, err, want)
 	}
 }
