@@ -29,10 +29,11 @@ build:
 # The core build leaves out the stores whose clients are heavy (client-go, the AWS SDK,
 # Consul's API: 637 packages instead of 1154), so a bare machine's first verdict does not wait
 # for them; `matrix --full-binary` builds the full binary beside the core's rows and hands it
-# the Kubernetes, DynamoDB and Consul rows (docs/suite.md).
+# the Kubernetes, DynamoDB and Consul rows (docs/suite.md). Both are built -trimpath, as the
+# store servers are (internal/images), so the packages they share come from one Go cache entry.
 CORE := bin/splitbrain-core
 core:
-	$(GO) build -tags core -o $(CORE) ./cmd/splitbrain
+	$(GO) build -trimpath -tags core -o $(CORE) ./cmd/splitbrain
 
 images: deps build
 	./$(BIN) images build

@@ -193,36 +193,29 @@ func TestScheduleInterrupted(t *testing.T) {
 	}
 }
 
-// fakeRunner is an UnlinkedRunner whose readiness the test decides.
-type fakeRunner struct{ ready chan struct{} }
-
-func (f fakeRunner) Ready() <-chan struct{}           { return f.ready }
-func (f fakeRunner) Run(context.Context, Case) Result { return Result{} }
-
-// TestUnlinkedRowsRunLastOnceReady: in a core build, the rows its stores do not link run after
-// every other row and take a slot only when the full binary is ready, so one slot (n = 1) is
-// enough: had a waiting row held it, the linked rows behind it would never start.
-func TestUnlinkedRowsRunLastOnceReady(t *testing.T) {
+// TestUnlinkedRowsWaitWithoutASlot: in a core build, the rows its stores do not link take a
+// slot only once the full binary is ready, so one slot (n = 1) is enough: had a waiting row
+// held it, the linked rows behind it would never start. Once ready, they go first (they are
+// the longest rows).
+func TestUnlinkedRowsWaitWithoutASlot(t *testing.T) {
 	defer func(f func(stores.Kind) bool) { storeLinked = f }(storeLinked)
 	storeLinked = func(k stores.Kind) bool { return k != storekinds.Kubernetes }
 	synctest.Test(t, func(t *testing.T) {
 		var cases []Case
-		for i, store := range []string{storekinds.Kubernetes, storekinds.Redis, storekinds.Kubernetes, storekinds.Etcd} {
+		for i, store := range []string{storekinds.Kubernetes, storekinds.Redis, storekinds.Kubernetes, storekinds.Etcd, storekinds.Redis} {
 			cases = append(cases, Case{Name: fmt.Sprint(i), Config: harness.Config{Store: store}})
 		}
-		runner := fakeRunner{ready: make(chan struct{})}
+		ready := make(chan struct{})
 		var order []string
-		linkedDone := 0
-		schedule(context.Background(), cases, 1, nil, readyFor(runner), func(i int, c Case) {
+		schedule(context.Background(), cases, 1, nil, ready, func(i int, c Case) {
 			order = append(order, c.Name)
-			if !c.Unlinked() {
-				if linkedDone++; linkedDone == 2 {
-					close(runner.ready) // the full binary is built once the linked rows are done
-				}
+			if c.Name == "1" {
+				close(ready) // the full binary is built while the first linked row runs
 			}
 		}, func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
-		if !slices.Equal(order, []string{"1", "3", "0", "2"}) {
-			t.Errorf("order %v: want the linked rows 1 and 3 first, then the unlinked 0 and 2", order)
+		// poolOrder: the Kubernetes rows 0 and 2, the Redis rows 1 and 4, the etcd row 3.
+		if !slices.Equal(order, []string{"1", "0", "2", "4", "3"}) {
+			t.Errorf("order %v: want the linked row 1, then the unlinked 0 and 2 once ready, then 4 and 3", order)
 		}
 	})
 }

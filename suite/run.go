@@ -165,7 +165,11 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 		}
 		say("matrix: [%d/%d] %s: %s in %v %s\n", i+1, len(cases), c.Name, r.Observed.Verdict, r.Wall.Round(time.Second), mark)
 	}
-	schedule(ctx, cases, n, gate, readyFor(o.Unlinked), run, func(i int, c Case, err error) {
+	var unlinkedReady <-chan struct{}
+	if o.Unlinked != nil {
+		unlinkedReady = o.Unlinked.Ready()
+	}
+	schedule(ctx, cases, n, gate, unlinkedReady, run, func(i int, c Case, err error) {
 		results[i] = Result{Case: c, Err: err, Diffs: []string{"not run: interrupted"}}
 	}, say)
 	if pool != nil {
@@ -184,7 +188,11 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 // build covers) waits until no row runs and has them built alone, as before. Cases not
 // started when ctx ends go to skip. schedule returns when every started run, and every
 // background build, has.
-func schedule(ctx context.Context, cases []Case, n int, gate imageGate, ready func(context.Context, Case) error, run func(int, Case), skip func(int, Case, error), say func(string, ...any)) {
+//
+// With unlinkedReady (a core build handing rows to the full binary), the unlinked cases wait,
+// without a slot, until it is closed, and from then on go before the linked cases left: they
+// are the longest rows (Kubernetes clusters), so starting them early shortens the tail.
+func schedule(ctx context.Context, cases []Case, n int, gate imageGate, unlinkedReady <-chan struct{}, run func(int, Case), skip func(int, Case, error), say func(string, ...any)) {
 	sem := semaphore.NewWeighted(int64(n))
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -197,21 +205,16 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, ready fu
 		order = bg.order(cases, order, gate)
 		defer func() { stop(errors.New("the matrix ended")); bg.wait() }()
 	}
-	if ready != nil {
-		// Stable: the unlinked cases keep their order among themselves, after all the others.
-		slices.SortStableFunc(order, func(a, b int) int { return cmpBool(cases[a].Unlinked(), cases[b].Unlinked()) })
-	}
-	for _, i := range order {
+	q := newCaseQueue(cases, order, unlinkedReady)
+	for {
+		i, ok := q.next(ctx)
+		if !ok {
+			break
+		}
 		c := cases[i]
 		if ctx.Err() != nil {
 			skip(i, c, context.Cause(ctx))
 			continue
-		}
-		if ready != nil {
-			if err := ready(ctx, c); err != nil {
-				skip(i, c, err)
-				continue
-			}
 		}
 		var missing []images.Role
 		if gate != nil {
@@ -242,6 +245,9 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, ready fu
 		} else if err := sem.Acquire(ctx, 1); err != nil {
 			skip(i, c, context.Cause(ctx))
 			continue
+		} else if j, ok := q.preempt(i, func(j int) bool { return gate == nil || len(gate.unbuilt(cases[j])) == 0 }); ok {
+			// The full binary came while this slot was awaited: the unlinked row takes it.
+			i, c = j, cases[j]
 		}
 		wg.Add(1)
 		go func() {
@@ -251,32 +257,70 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, ready fu
 	}
 }
 
-// readyFor is schedule's wait before an unlinked case takes a slot: until u is ready.
-func readyFor(u UnlinkedRunner) func(context.Context, Case) error {
-	if u == nil {
-		return nil
-	}
-	return func(ctx context.Context, c Case) error {
-		if !c.Unlinked() {
-			return nil
-		}
-		select {
-		case <-u.Ready():
-			return nil
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
+// caseQueue hands schedule its cases in order, the unlinked ones (Case.Unlinked) held back
+// until unlinkedReady is closed and then first.
+type caseQueue struct {
+	linked, unlinked []int
+	isUnlinked       map[int]bool
+	unlinkedReady    <-chan struct{}
 }
 
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
+func newCaseQueue(cases []Case, order []int, unlinkedReady <-chan struct{}) *caseQueue {
+	q := &caseQueue{unlinkedReady: unlinkedReady, isUnlinked: map[int]bool{}}
+	for _, i := range order {
+		if unlinkedReady != nil && cases[i].Unlinked() {
+			q.unlinked = append(q.unlinked, i)
+			q.isUnlinked[i] = true
+		} else {
+			q.linked = append(q.linked, i)
+		}
 	}
-	return -1
+	return q
+}
+
+// preempt swaps linked case i, about to take a slot, for the first unlinked case when the
+// unlinked ones became ready meanwhile and that case can start at once (imagesThere); i goes
+// back to the front of the queue.
+func (q *caseQueue) preempt(i int, imagesThere func(int) bool) (int, bool) {
+	if len(q.unlinked) == 0 || !imagesThere(q.unlinked[0]) {
+		return i, false
+	}
+	select {
+	case <-q.unlinkedReady:
+	default:
+		return i, false
+	}
+	if q.isUnlinked[i] {
+		return i, false
+	}
+	j := q.unlinked[0]
+	q.unlinked = q.unlinked[1:]
+	q.linked = append([]int{i}, q.linked...)
+	return j, true
+}
+
+// next is the next case; false when none is left. It waits only when the unlinked cases are
+// all that is left and not ready yet; a cancelled ctx then releases them, for schedule to skip.
+func (q *caseQueue) next(ctx context.Context) (int, bool) {
+	pop := func(s *[]int) int { i := (*s)[0]; *s = (*s)[1:]; return i }
+	if len(q.unlinked) > 0 {
+		select {
+		case <-q.unlinkedReady:
+			return pop(&q.unlinked), true
+		default:
+		}
+	}
+	if len(q.linked) > 0 {
+		return pop(&q.linked), true
+	}
+	if len(q.unlinked) == 0 {
+		return 0, false
+	}
+	select {
+	case <-q.unlinkedReady:
+	case <-ctx.Done():
+	}
+	return pop(&q.unlinked), true
 }
 
 // buildShared builds, before any row starts, the images that are no store server's (base,

@@ -48,7 +48,9 @@ func StartFullBuild(ctx context.Context, moduleRoot, path string, log io.Writer)
 		start := time.Now()
 		tmp := path + ".building"
 		var out bytes.Buffer
-		cmd := exec.CommandContext(ctx, "nice", "-n", "19", "go", "build", "-o", tmp, "./cmd/splitbrain")
+		// -trimpath as the store servers' builds (internal/images): the packages the full
+		// binary shares with kube-apiserver and etcd are compiled once for both.
+		cmd := exec.CommandContext(ctx, "nice", "-n", "19", "go", "build", "-trimpath", "-o", tmp, "./cmd/splitbrain")
 		cmd.Dir = moduleRoot
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static: the candidate image copies it
 		cmd.Stdout, cmd.Stderr = &out, &out
