@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -26,7 +27,7 @@ type imageGate interface {
 }
 
 // engineGate is the imageGate of a real engine. A role counts as built when any image of the
-// project carries its label: the builds that take minutes are the first of each role; an
+// project carries its label (and the run's salt): the builds that take minutes are the first of each role; an
 // older image brought up to date rebuilds one cheap layer (or one warm Go build).
 type engineGate struct {
 	pool  *harness.StorePool // nil = no reuse: ensure without caching
@@ -48,8 +49,9 @@ func newEngineGate(ctx context.Context, pool *harness.StorePool, log io.Writer) 
 		return nil
 	}
 	g := &engineGate{pool: pool, log: log, built: map[images.Role]bool{}}
+	salt := os.Getenv(images.EnvSalt)
 	for _, img := range imgs {
-		if len(img.Refs) > 0 {
+		if countsAsBuilt(img, salt) {
 			g.built[images.Role(img.Role)] = true
 		}
 	}
@@ -103,4 +105,11 @@ func roleNames(roles []images.Role) string {
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
+}
+
+// countsAsBuilt: a tagged image of the run's salt. A salted run (SPLITBRAIN_IMAGE_SALT: every
+// tag new, as on a bare machine) counts only the images of its own salt; an unsalted one only
+// unsalted images.
+func countsAsBuilt(img platform.Image, salt string) bool {
+	return len(img.Refs) > 0 && img.Labels[images.LabelSalt] == salt
 }

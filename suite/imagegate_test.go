@@ -12,6 +12,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
+	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 	"github.com/splitbrain-chaos/splitbrain/internal/stores"
 )
@@ -218,4 +219,21 @@ func TestUnlinkedRowsWaitWithoutASlot(t *testing.T) {
 			t.Errorf("order %v: want the linked row 1, then the unlinked 0 and 2 once ready, then 4 and 3", order)
 		}
 	})
+}
+
+// TestSaltedRunCountsOnlyItsOwnImages: with SPLITBRAIN_IMAGE_SALT set every tag is new, so the
+// unsalted images present must not let a row skip the shared builds (and the reverse).
+func TestSaltedRunCountsOnlyItsOwnImages(t *testing.T) {
+	plain := platform.Image{Refs: []string{"splitbrain.invalid/base:a"}, Role: "base", Labels: map[string]string{}}
+	salted := platform.Image{Refs: []string{"splitbrain.invalid/base:b"}, Role: "base", Labels: map[string]string{images.LabelSalt: "cold-1"}}
+	untagged := platform.Image{Role: "base", Labels: map[string]string{}}
+	for _, c := range []struct {
+		img  platform.Image
+		salt string
+		want bool
+	}{{plain, "", true}, {plain, "cold-1", false}, {salted, "cold-1", true}, {salted, "", false}, {salted, "cold-2", false}, {untagged, "", false}} {
+		if got := countsAsBuilt(c.img, c.salt); got != c.want {
+			t.Errorf("image %v with salt %q: counts %v, want %v", c.img.Refs, c.salt, got, c.want)
+		}
+	}
 }

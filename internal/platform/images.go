@@ -14,6 +14,7 @@ type Image struct {
 	ID      string
 	Refs    []string // repo:tag references
 	Role    string   // LabelRole of the image
+	Labels  map[string]string
 	Created time.Time
 	Size    int64
 }
@@ -33,7 +34,7 @@ func (e *Engine) ProjectImages(ctx context.Context) ([]Image, error) {
 				refs = append(refs, r)
 			}
 		}
-		out = append(out, Image{ID: s.ID, Refs: refs, Role: s.Labels[LabelRole], Created: time.Unix(s.Created, 0), Size: s.Size})
+		out = append(out, Image{ID: s.ID, Refs: refs, Role: s.Labels[LabelRole], Labels: s.Labels, Created: time.Unix(s.Created, 0), Size: s.Size})
 	}
 	return out, nil
 }
