@@ -61,8 +61,8 @@ type Options struct {
 	Unlinked UnlinkedRunner
 }
 
-// UnlinkedRunner runs the cases a core build cannot. They run last, each taking its slot only
-// once Ready is closed, so rows waiting for the runner never hold back the rows that can run.
+// UnlinkedRunner runs the cases a core build cannot. They take a slot only once Ready is
+// closed, so rows waiting for the runner never hold back the rows that can run (schedule).
 type UnlinkedRunner interface {
 	Ready() <-chan struct{}
 	Run(context.Context, Case) Result
