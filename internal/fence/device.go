@@ -5,6 +5,7 @@ package fence
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,11 +172,18 @@ func New(nodes []string, power Power, record func(history.Event) (history.Event,
 }
 
 // Serve starts answering on ln until close. Connections pass a gate (gateListener): only
-// the run's candidates, within the limits. Held requests (fence faults) are not cut by the
+// the run's candidates, within the limits; then plain HTTP or TLS (tls.go). Held requests (fence faults) are not cut by the
 // timeouts: the ReadTimeout ends once the request is read (net/http), and writeJSON sets
 // the write deadline when the answer is ready.
 func (d *Device) Serve(ln net.Listener) {
-	d.ln = &gateListener{Listener: ln, d: d, bySrc: map[netip.Addr]int{}}
+	gate := &gateListener{Listener: ln, d: d, bySrc: map[netip.Addr]int{}}
+	var cfg *tls.Config
+	if cert, err := selfSigned(); err == nil {
+		cfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	} else {
+		d.logf("fence device: no TLS (fence_docker needs it): %v", err)
+	}
+	d.ln = newSniffListener(gate, cfg, d.limits.readHeader)
 	d.srv = &http.Server{Handler: d, ReadHeaderTimeout: d.limits.readHeader, ReadTimeout: d.limits.read,
 		WriteTimeout: d.limits.write, IdleTimeout: d.limits.idle}
 	go func() { _ = d.srv.Serve(d.ln) }()

@@ -2,6 +2,7 @@ package fence
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -201,4 +202,29 @@ func TestFenceDockerFaceFaults(t *testing.T) {
 	}
 	<-fp.offDone
 	_ = heal(context.Background())
+}
+
+// fence_docker always speaks TLS (ssl_insecure without client certificates): the same port
+// answers it, with the same access rules.
+func TestFenceDockerFaceOverTLS(t *testing.T) {
+	_, fp, _, url := startTestFence(t, "c1")
+	cl := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	req, _ := http.NewRequest(http.MethodPost, strings.Replace(url, "http://", "https://", 1)+"/v1.41/containers/c2/kill", nil)
+	resp, err := cl.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent || resp.TLS == nil {
+		t.Fatalf("kill over TLS: %d (tls %v), want 204", resp.StatusCode, resp.TLS != nil)
+	}
+	if got := strings.Join(fp.callList(), "; "); got != "off c2 by c1" {
+		t.Errorf("power calls %q", got)
+	}
+	_, _, _, outside := startTestFence(t, "")
+	req, _ = http.NewRequest(http.MethodPost, strings.Replace(outside, "http://", "https://", 1)+"/v1.41/containers/c2/kill", nil)
+	if resp, err := cl.Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("an outside source got an answer over TLS: %d", resp.StatusCode)
+	}
 }
