@@ -172,9 +172,9 @@ func New(nodes []string, power Power, record func(history.Event) (history.Event,
 }
 
 // Serve starts answering on ln until close. Connections pass a gate (gateListener): only
-// the run's candidates, within the limits; then plain HTTP or TLS (tls.go). Held requests (fence faults) are not cut by the
-// timeouts: the ReadTimeout ends once the request is read (net/http), and writeJSON sets
-// the write deadline when the answer is ready.
+// the run's candidates, within the limits; then plain HTTP or TLS (tls.go). Held requests
+// (fence faults) are not cut by the timeouts: the ReadTimeout ends once the request is read
+// (net/http), and writeJSON sets the write deadline when the answer is ready.
 func (d *Device) Serve(ln net.Listener) {
 	gate := &gateListener{Listener: ln, d: d, bySrc: map[netip.Addr]int{}}
 	var cfg *tls.Config
