@@ -5,6 +5,7 @@ package fence
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,11 +172,18 @@ func New(nodes []string, power Power, record func(history.Event) (history.Event,
 }
 
 // Serve starts answering on ln until close. Connections pass a gate (gateListener): only
-// the run's candidates, within the limits. Held requests (fence faults) are not cut by the
-// timeouts: the ReadTimeout ends once the request is read (net/http), and writeJSON sets
-// the write deadline when the answer is ready.
+// the run's candidates, within the limits; then plain HTTP or TLS (tls.go). Held requests
+// (fence faults) are not cut by the timeouts: the ReadTimeout ends once the request is read
+// (net/http), and writeJSON sets the write deadline when the answer is ready.
 func (d *Device) Serve(ln net.Listener) {
-	d.ln = &gateListener{Listener: ln, d: d, bySrc: map[netip.Addr]int{}}
+	gate := &gateListener{Listener: ln, d: d, bySrc: map[netip.Addr]int{}}
+	var cfg *tls.Config
+	if cert, err := selfSigned(); err == nil {
+		cfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	} else {
+		d.logf("fence device: no TLS (fence_docker needs it): %v", err)
+	}
+	d.ln = newSniffListener(gate, cfg, d.limits.readHeader)
 	d.srv = &http.Server{Handler: d, ReadHeaderTimeout: d.limits.readHeader, ReadTimeout: d.limits.read,
 		WriteTimeout: d.limits.write, IdleTimeout: d.limits.idle}
 	go func() { _ = d.srv.Serve(d.ln) }()
@@ -296,7 +304,8 @@ const (
 	maxBody   = 64 << 10
 )
 
-// ServeHTTP handles POST /off/NODE, POST /on/NODE and GET /status/NODE.
+// ServeHTTP handles POST /off/NODE, POST /on/NODE and GET /status/NODE, and the same
+// actions through the Docker Engine API's few container calls fence_docker makes (docker.go).
 func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	requester, known := "", false
 	ap, err := netip.ParseAddrPort(req.RemoteAddr)
@@ -317,18 +326,13 @@ func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// request ends when its caller gives up.
 	_, bodyErr := io.Copy(io.Discard, http.MaxBytesReader(w, req.Body, maxBody))
 	id := int(d.nextID.Add(1))
-	action, target, _ := strings.Cut(strings.TrimPrefix(req.URL.Path, "/"), "/")
-	if len(target) > maxTarget {
-		target = target[:maxTarget]
-	}
-	if action != history.FenceOff && action != history.FenceOn && action != history.FenceStatus {
-		action = "invalid"
-	}
+	q := parseCall(req)
+	action, target := q.action, q.target
 	d.rec(history.Event{Kind: history.KindFenceRequest, Node: requester, FenceID: id, Action: action, Target: target})
 	refuse := func(code int, why string) {
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 			Result: history.FenceRefused, Reason: why})
-		d.writeJSON(w, code, Reply{Node: target, Error: why, ID: id})
+		d.answer(w, q, code, Reply{Node: target, Error: why, ID: id})
 	}
 	switch {
 	case bodyErr != nil:
@@ -336,19 +340,14 @@ func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		refuse(http.StatusBadRequest, fmt.Sprintf("reading the request: %v (a fence request needs no body)", bodyErr))
 		return
 	case action == "invalid":
-		refuse(http.StatusNotFound, fmt.Sprintf("unknown path %q: use POST /off/NODE, POST /on/NODE or GET /status/NODE", req.URL.Path))
+		refuse(http.StatusNotFound, q.invalid)
 		return
-	case !slices.Contains(d.nodes, target):
+	case !q.list() && !slices.Contains(d.nodes, target):
 		refuse(http.StatusNotFound, fmt.Sprintf("no node %q in this run: the device powers only the run's candidates (%s)", target, strings.Join(d.nodes, ", ")))
 		return
-	case action == history.FenceStatus && req.Method != http.MethodGet,
-		action != history.FenceStatus && req.Method != http.MethodPost:
-		want := http.MethodPost
-		if action == history.FenceStatus {
-			want = http.MethodGet
-		}
-		w.Header().Set("Allow", want)
-		refuse(http.StatusMethodNotAllowed, fmt.Sprintf("%s /%s needs method %s", req.Method, action, want))
+	case req.Method != q.method:
+		w.Header().Set("Allow", q.method)
+		refuse(http.StatusMethodNotAllowed, fmt.Sprintf("%s %s needs method %s", req.Method, q.what(), q.method))
 		return
 	}
 
@@ -404,7 +403,7 @@ func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 			Result: history.FenceAcknowledged, Power: "off",
 			Reason: joinNote(fmt.Sprintf("fence-lying (fault %d): answered off, the power-off follows %s later", lyingID, lag), note)})
-		d.writeJSON(w, http.StatusOK, Reply{Node: target, Power: "off", ID: id})
+		d.answer(w, q, http.StatusOK, Reply{Node: target, Power: "off", ID: id})
 		lyingOwed = false
 		d.wg.Add(1)
 		go func() {
@@ -442,17 +441,25 @@ func (d *Device) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		d.act.Unlock()
 		dropSlow()
 	}
-	power, err := d.do(ctx, action, target, requester, id)
+	var power string
+	var list []nodePower
+	if q.list() {
+		list, err = d.powerList(ctx)
+		note = joinNote(listNote(list), note)
+	} else {
+		power, err = d.do(ctx, action, target, requester, id)
+	}
 	d.act.Unlock()
 	if err != nil {
 		d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 			Result: history.FenceFailed, Reason: joinNote(err.Error(), note)})
-		d.writeJSON(w, http.StatusInternalServerError, Reply{Node: target, Error: err.Error(), ID: id})
+		d.answer(w, q, http.StatusInternalServerError, Reply{Node: target, Error: err.Error(), ID: id})
 		return
 	}
 	d.rec(history.Event{Kind: history.KindFenceReply, Node: requester, FenceID: id, Action: action, Target: target,
 		Result: history.FenceDone, Power: power, Reason: note})
-	d.writeJSON(w, http.StatusOK, Reply{Node: target, Power: power, ID: id})
+	q.nodes = list
+	d.answer(w, q, http.StatusOK, Reply{Node: target, Power: power, ID: id})
 }
 
 // do performs one action and returns the power state it leaves.

@@ -61,7 +61,10 @@ sb_env_ms() { # VAR DEFAULT: sets sb_ms_out, exits 64 on a bad value
 
 [ "${SPLITBRAIN_CONTRACT:-1}" = 1 ] || sb_die "SPLITBRAIN_CONTRACT=$SPLITBRAIN_CONTRACT: this helper speaks contract 1 only"
 sb_missing=
-for sb_k in SPLITBRAIN_NODE_ID SPLITBRAIN_STORE SPLITBRAIN_RESOURCE_URL SPLITBRAIN_STORE_ENDPOINTS; do
+sb_need="SPLITBRAIN_NODE_ID SPLITBRAIN_STORE SPLITBRAIN_RESOURCE_URL"
+# Store "none" (candidates that elect among themselves) has no endpoints.
+[ "${SPLITBRAIN_STORE:-}" = none ] || sb_need="$sb_need SPLITBRAIN_STORE_ENDPOINTS"
+for sb_k in $sb_need; do
 	eval "[ -n \"\${$sb_k:-}\" ]" || sb_missing="$sb_missing $sb_k"
 done
 [ -z "$sb_missing" ] || sb_die "required variable(s) not set:$sb_missing"
@@ -69,7 +72,7 @@ case $SPLITBRAIN_NODE_ID in *[!A-Za-z0-9_.-]*) sb_die "SPLITBRAIN_NODE_ID=$SPLIT
 sb_election=${SPLITBRAIN_ELECTION:-splitbrain}
 case $sb_election in *[!A-Za-z0-9_.-]*) sb_die "SPLITBRAIN_ELECTION=$sb_election: letters, digits, -_. only" ;; esac
 sb_node=$SPLITBRAIN_NODE_ID
-sb_endpoints=$SPLITBRAIN_STORE_ENDPOINTS
+sb_endpoints=${SPLITBRAIN_STORE_ENDPOINTS:-}
 sb_resource=${SPLITBRAIN_RESOURCE_URL%/}
 sb_env_ms SPLITBRAIN_LEASE_TTL 2s
 sb_ttl_ms=$sb_ms_out
