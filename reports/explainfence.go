@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // maxFenceSteps bounds the fence steps one explanation tells (the latest before the reason).
@@ -33,6 +34,14 @@ func (x *story) fenceSteps() {
 		picked = append(picked, op)
 	}
 	if len(picked) > maxFenceSteps {
+		// fence_docker reads the power state before and after every action: the power
+		// actions are the story, so the reads go first when steps must be left out.
+		actions := slices.DeleteFunc(slices.Clone(picked), func(op checkers.FenceOp) bool { return !isPowerAction(op.Action) })
+		if len(actions) > 0 {
+			picked = actions
+		}
+	}
+	if len(picked) > maxFenceSteps {
 		picked = picked[len(picked)-maxFenceSteps:]
 	}
 	for _, op := range picked {
@@ -41,7 +50,14 @@ func (x *story) fenceSteps() {
 		if by == "" {
 			by = "a sender outside the run"
 		}
-		x.at(op.T, "%s asked the fence device to power %s %s (fence %d)", by, op.Target, op.Action, op.ID)
+		switch {
+		case isPowerAction(op.Action):
+			x.at(op.T, "%s asked the fence device to power %s %s (fence %d)", by, op.Target, op.Action, op.ID)
+		case op.Target == "":
+			x.at(op.T, "%s asked the fence device for its nodes (fence %d)", by, op.ID)
+		default:
+			x.at(op.T, "%s asked the fence device for %s's power state (fence %d)", by, op.Target, op.ID)
+		}
 		if op.ReplyT == 0 {
 			x.note("fence %d got no answer before the run ended", op.ID)
 			continue
@@ -67,6 +83,8 @@ func (x *story) fenceSteps() {
 		}
 	}
 }
+
+func isPowerAction(action string) bool { return action == history.FenceOff || action == history.FenceOn }
 
 func reasonSuffix(s string) string {
 	if s == "" {
