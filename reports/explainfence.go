@@ -84,7 +84,9 @@ func (x *story) fenceSteps() {
 	}
 }
 
-func isPowerAction(action string) bool { return action == history.FenceOff || action == history.FenceOn }
+func isPowerAction(action string) bool {
+	return action == history.FenceOff || action == history.FenceOn
+}
 
 func reasonSuffix(s string) string {
 	if s == "" {
