@@ -24,7 +24,10 @@ func TestCutHoldsANodeRestartedInside(t *testing.T) {
 	cfg.Nemesis = "partition:shape=isolate,target=node:c1,peer=store,mode=reject,at=0s,for=10s;" +
 		"kill:target=node:c1,on=fault-start,after=1s,for=1s,count=1;" +
 		"kill:target=node:c2,on=fault-start,for=9s,count=1;kill:target=node:c3,on=fault-start,for=9s,count=1"
-	cfg.FaultTime = 12 * time.Second
+	// The phase ends when every fault healed: a trigger whose after+for would outlast the
+	// phase never fires, and at load 45 the cut took 3.7 s to go in, so c2's and c3's 9 s
+	// kills no longer fit a 12 s clock (2026-11-29). 45 s is only the timeout.
+	cfg.Until, cfg.FaultTime = "faults", 45*time.Second
 	_, evs := runAndRead(t, runCtx(t), cfg)
 	var cut, cutEnd, restart *history.Event
 	for i := range evs {
