@@ -42,8 +42,8 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) vet -tags chaos ./...
-	@# The core build's own files (unlinked_core.go); the chaos suite builds the core binary.
-	$(GO) vet -tags core ./candidates/ ./internal/stores/
+	@# The core build (make chaos): its own files and the command it makes compile.
+	$(GO) vet -tags core ./candidates/ ./internal/stores/ ./cmd/splitbrain/
 	@# The workflows run nowhere here; actionlint (a go tool in go.mod) checks their syntax,
 	@# expressions and action inputs so a broken nightly is caught before it is scheduled.
 	$(GO) tool actionlint -shellcheck= -pyflakes= .github/workflows/*.yml

@@ -70,6 +70,13 @@ func StartFullBuild(ctx context.Context, moduleRoot, path string, log io.Writer)
 	return f
 }
 
+// UseFullBinary is a FullBinary of a binary built already (path), ready at once.
+func UseFullBinary(path string) *FullBinary {
+	f := &FullBinary{Path: path, ready: make(chan struct{})}
+	close(f.ready)
+	return f
+}
+
 // Ready is closed when the build has ended (Run then reports a failed one).
 func (f *FullBinary) Ready() <-chan struct{} { return f.ready }
 

@@ -4,53 +4,71 @@ package suite
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/reports"
 )
 
-// TestCoreHandsUnlinkedRowsToTheFullBinary is `make chaos` in small: the core build runs the
-// Redis row itself and hands the DynamoDB row, whose client it does not link, to the full
-// binary it builds beside it; both rows land in one store, index and junit.xml.
-func TestCoreHandsUnlinkedRowsToTheFullBinary(t *testing.T) {
-	t.Parallel() // beside TestMatrix: its own processes, store and clusters
-	dir := t.TempDir()
-	core := filepath.Join(dir, "splitbrain-core")
-	build := exec.Command("go", "build", "-tags", "core", "-o", core, "./cmd/splitbrain")
-	build.Dir = ".."
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags core: %v\n%s", err, out)
+// TestFullBinaryRunsAHandedOnRow is the core build's hand-off in small, on real clusters: the
+// Redis row runs in this process, the DynamoDB row (one the core build does not link) as a
+// child `splitbrain matrix --results` of the full binary, as make chaos runs it; both land in
+// one store, junit.xml and index with their rendered reports. The core build itself is
+// compiled by `make vet` (go vet -tags core ./cmd/splitbrain/) and kept light by
+// TestCoreBuildStaysLight; the order of the hand-off by TestUnlinkedRowsWaitWithoutASlot.
+func TestFullBinaryRunsAHandedOnRow(t *testing.T) {
+	t.Parallel() // beside TestMatrix: its own store directory and clusters
+	bin := os.Getenv(images.EnvBinary)
+	if bin == "" {
+		t.Fatalf("%s is not set: make test sets it to bin/splitbrain", images.EnvBinary)
 	}
-	store := filepath.Join(dir, "store")
-	rows := []string{"dynamodb/dynamodb-lease/none", "redis/redis-setnx/none/handoff"}
-	cmd := exec.CommandContext(t.Context(), core, "matrix", "--file", filepath.Join("..", DefaultFile), "--tags", TierDefault,
-		"--filter", "^("+strings.Join(rows, "|")+")$", "--parallel", "2", "--store", store, "--full-binary", filepath.Join(dir, "splitbrain"))
-	cmd.Env = append(os.Environ(), "SPLITBRAIN_BINARY="+core)
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("core matrix: %v", err)
-	}
-	for _, want := range []string{"this core build runs 1 of the rows; the other 1 run with the full binary", "PASS: every row as expected"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("output lacks %q", want)
-		}
-	}
-	junit, err := os.ReadFile(filepath.Join(store, JUnitFile))
+	m, err := Load("matrix.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range rows {
-		if !strings.Contains(string(junit), `name="`+row+`"`) {
-			t.Errorf("junit.xml has no testcase %s", row)
+	store := t.TempDir()
+	full := UseFullBinary(bin)
+	full.MatrixFile, full.Tier, full.StoreRoot = filepath.Join("..", DefaultFile), TierDefault, store
+	var results []Result
+	for _, row := range []string{"redis/redis-setnx/none/handoff", "dynamodb/dynamodb-lease/none"} {
+		cases, err := m.Select(TierDefault, "^"+row+"$")
+		if err != nil || len(cases) != 1 {
+			t.Fatalf("row %s: %d cases, %v", row, len(cases), err)
 		}
-		report := filepath.Join(store, strings.ReplaceAll(row, "/", "--"), "latest", reports.ReportFile)
-		if _, err := os.Stat(report); err != nil {
-			t.Errorf("%s: no rendered report in the store: %v", row, err)
+		var r Result
+		if strings.HasPrefix(row, "dynamodb/") {
+			r = full.Run(t.Context(), cases[0])
+		} else {
+			r = RunCase(t.Context(), cases[0], store, logWriter{t})
 		}
+		if !r.Match() || r.Outcome == nil {
+			t.Errorf("%s: %s, diffs %v, error %v", row, r.Observed.Verdict, r.Diffs, r.Err)
+		}
+		results = append(results, r)
+	}
+	junit, err := Publish(store, results)
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	xml, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if !strings.Contains(string(xml), `name="`+r.Case.Name+`"`) {
+			t.Errorf("junit.xml has no testcase %s", r.Case.Name)
+		}
+		if r.Outcome == nil || !strings.HasPrefix(r.Outcome.RunDir, store) {
+			t.Errorf("%s: run directory outside the store %s: %+v", r.Case.Name, store, r.Outcome)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(r.Outcome.RunDir, reports.ReportFile)); err != nil {
+			t.Errorf("%s: no rendered report: %v", r.Case.Name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(store, IndexFile)); err != nil {
+		t.Errorf("no index: %v", err)
 	}
 }

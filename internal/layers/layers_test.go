@@ -133,7 +133,7 @@ func TestUserAPIStaysLight(t *testing.T) {
 
 // TestCoreBuildStaysLight: `make chaos` starts on the core build (-tags core) so a bare
 // machine's first verdict waits for no Heavy client; it must link none, even indirectly, and
-// still be a whole binary (the build itself runs in the Makefile's vet: go vet -tags core).
+// still be a whole binary (make vet type-checks it: go vet -tags core ./cmd/splitbrain/).
 func TestCoreBuildStaysLight(t *testing.T) {
 	deps := strings.Fields(string(goList(t, "-deps", "-tags", "core", "./cmd/splitbrain")))
 	for _, d := range deps {
