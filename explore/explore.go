@@ -437,6 +437,25 @@ func sameFind(a, b Try) bool {
 	return slices.ContainsFunc(strings.Split(codesA, ","), func(c string) bool { return slices.Contains(bs, c) })
 }
 
+// Regroup takes find i's cause as read again after its shrink (Minimized.Cause) and says
+// which other find it turned out to be: that find's index, or -1. A find is classed by its
+// schedule; once the shrink dropped the fault the class rested on, it may be another find's
+// bug (issue 48: zk-suspended's clock-step find, re-classed own-logic after the shrink
+// dropped the clock bump, stayed a second find beside the own-logic one). The find keeps the
+// new cause, so a later find re-classed the same way is matched to it too.
+func (r *Result) Regroup(i int, after *checkers.Cause) int {
+	if after == nil || i < 0 || i >= len(r.Finds) {
+		return -1
+	}
+	r.Finds[i].Cause = after
+	for j, f := range r.Finds {
+		if j != i && sameFind(f, r.Finds[i]) {
+			return j
+		}
+	}
+	return -1
+}
+
 func causeKeyClass(t Try) string {
 	if t.Cause != nil {
 		return t.Cause.Class

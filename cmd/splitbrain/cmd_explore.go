@@ -128,12 +128,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 		}
 		fmt.Fprintln(stdout)
 	}
-	for i := range res.Finds {
-		if ctx.Err() != nil || (*f.shrinkBudget <= 0 && *f.repro <= 0) {
-			break
-		}
-		minimizeFind(ctx, stdout, stderr, &res.Finds[i], pool, *f.shrinkBudget, *f.shrinkTries, *f.repro)
-	}
+	minimizeFinds(ctx, stdout, stderr, &res, pool, f)
 	return exploreExit(ctx, res)
 }
 
@@ -446,8 +441,46 @@ func newFeatures(fs []string) string {
 	return ": " + strings.Join(show, ", ") + more
 }
 
-// minimizeFind shrinks the find and measures the one-line reproduction.
-func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try, pool *harness.StorePool, budget time.Duration, tries, repro int) {
+// minimizeFinds shrinks and reproduces each find in turn. A find the shrink re-classed as
+// another find's cause is that find: said once, and a later find it matched is not shrunk
+// again (its cause has a line already).
+func minimizeFinds(ctx context.Context, stdout, stderr io.Writer, res *explore.Result, pool *harness.StorePool, f *exploreFlags) {
+	if *f.shrinkBudget <= 0 && *f.repro <= 0 {
+		return
+	}
+	one := map[int]int{} // a find → the earlier find whose shrink showed it is the same
+	for i := range res.Finds {
+		if ctx.Err() != nil {
+			return
+		}
+		t := res.Finds[i]
+		if j, ok := one[i]; ok {
+			fmt.Fprintf(stdout, "find %d (try %d) is find %d's cause (%s): one find, not shrunk again\n", i+1, t.N, j+1, res.Finds[j].Cause.Class)
+			continue
+		}
+		m, ok := minimizeFind(ctx, stdout, stderr, &t, pool, *f.shrinkBudget, *f.shrinkTries, *f.repro)
+		if !ok || !m.Reclassified(t.Cause) {
+			continue
+		}
+		j := res.Regroup(i, m.Cause)
+		switch {
+		case j < 0:
+		case j < i:
+			one[i] = j
+			fmt.Fprintf(stdout, "  find %d (try %d) is find %d again (try %d, %s): one find\n", i+1, t.N, j+1, res.Finds[j].N, m.Cause.Class)
+		default:
+			one[j] = i
+			fmt.Fprintf(stdout, "  find %d (try %d) has this cause too (%s): one find\n", j+1, res.Finds[j].N, m.Cause.Class)
+		}
+	}
+	if len(one) > 0 {
+		fmt.Fprintf(stdout, "distinct finds after the shrink: %d of %d\n", len(res.Finds)-len(one), len(res.Finds))
+	}
+}
+
+// minimizeFind shrinks the find and measures the one-line reproduction; ok is false when
+// it could not be shrunk.
+func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try, pool *harness.StorePool, budget time.Duration, tries, repro int) (explore.Minimized, bool) {
 	stdout = progress.PrintableWriter{W: stdout}
 	name := replayTestName(filepath.Base(filepath.Dir(f.RunDir)), "-shrink")
 	if budget > 0 {
@@ -484,7 +517,7 @@ func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try,
 	})
 	if err != nil {
 		fmt.Fprintf(stdout, "could not shrink the find: %v\n", err)
-		return
+		return m, false
 	}
 	if m.Shrunk {
 		fmt.Fprintf(stdout, "shrunk (%s after %d steps, %v): %s → %s\n", m.Shrink.Stopped, m.Shrink.Steps, m.Shrink.Elapsed.Round(time.Second), m.Shrink.Start.Size(), m.Shrink.Minimal.Size())
@@ -504,6 +537,7 @@ func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try,
 	if m.Race() {
 		fmt.Fprintf(stdout, "  a race: the line reproduced %s, under %d in 10; expect to run it several times (splitbrain replay RUN_DIR --times 10 measures it again)\n", m.Rate(), int(explore.RaceBelow*10))
 	}
+	return m, true
 }
 
 func orText(s, alt string) string {
