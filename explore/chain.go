@@ -139,7 +139,11 @@ var exclusiveKinds = []string{"freeze", "kill", "evict"}
 //   - a link aimed at the trigger's nodes on a fault's start or end after a fault on nodes of
 //     a class its kind cannot hit (slow-close, a candidate's proxy, on a store node's fault);
 //   - a link aimed at the trigger's nodes on a fault's start after a crash or an eviction:
-//     the node it would hit is down (loss on a container just killed).
+//     the node it would hit is down (loss on a container just killed);
+//   - a link aimed at the leader on the start or end of a crash or eviction of the leader:
+//     the leader is down, then back as a follower, and no candidate leads until its lease
+//     ran out and a successor won (issue 48: 7 of the 20 unknown runs of its searches were
+//     "target leader: no candidate believes it leads right now", 5 of them in one search).
 //
 // Each fails when it fires, and the run is unknown after its timeout.
 func (c Chain) Sane() bool {
@@ -150,6 +154,9 @@ func (c Chain) Sane() bool {
 		}
 		traits, known := nemesis.Info(l.Kind)
 		for _, prev := range c.Links[:i] {
+			if aimsAtLeader(l) && (prev.Kind == "kill" || prev.Kind == "evict") && (prev.Target == nemesis.TargetLeader || prev.Target == nemesis.TargetTrigger) {
+				return false
+			}
 			if l.On == nemesis.EventFaultStart && slices.Contains(exclusiveKinds, l.Kind) &&
 				prev.Kind == l.Kind && (l.Target == nemesis.TargetTrigger || storeSide(prev) == storeSide(l)) {
 				return false
@@ -166,6 +173,11 @@ func (c Chain) Sane() bool {
 		}
 	}
 	return true
+}
+
+// aimsAtLeader says the link resolves its nodes from whoever leads when it fires.
+func aimsAtLeader(l Link) bool {
+	return l.Target == nemesis.TargetLeader || l.Shape == "leader-from-store"
 }
 
 // classOf is the class of nodes a link's target names.
