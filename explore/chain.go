@@ -18,6 +18,7 @@ type Link struct {
 	Kind   string `json:"kind"`
 	Target string `json:"target,omitempty"` // a role: leader, follower, all-candidates, store-leader, all-store, trigger, ...
 	Shape  string `json:"shape,omitempty"`  // partitions: the shape instead of a target
+	Params string `json:"params,omitempty"` // further key=value pairs of the form, e.g. delta=+3xTTL
 	// On is the event it starts on; "" starts it At into the faults phase.
 	On    string `json:"on,omitempty"`
 	At    string `json:"at,omitempty"`
@@ -100,10 +101,14 @@ func holdFor(rng *rand.Rand, a atom) string {
 }
 
 func (l Link) atom() string {
+	s := l.Kind + ":target=" + l.Target
 	if l.Shape != "" {
-		return l.Kind + ":shape=" + l.Shape
+		s = l.Kind + ":shape=" + l.Shape
 	}
-	return l.Kind + ":target=" + l.Target
+	if l.Params != "" {
+		s += "," + l.Params
+	}
+	return s
 }
 
 // Spec renders the chain as a --nemesis spec. Every link fires once (a trigger's default
@@ -348,7 +353,7 @@ func (g Guide) drawLink(rng *rand.Rand, swarm []string, links []Link, first bool
 			a, forgets = crashes[rng.IntN(len(crashes))], true
 		}
 	}
-	l := Link{Kind: a.kind, Target: a.target, Shape: a.shape, For: holdFor(rng, a)}
+	l := Link{Kind: a.kind, Target: a.target, Shape: a.shape, Params: a.params, For: holdFor(rng, a)}
 	if forgets {
 		// Back at once, while holders still trust what the store forgot; a long outage would
 		// only be unavailability (a mutation may still lengthen it).
@@ -445,7 +450,7 @@ func (g Guide) mutateOnce(rng *rand.Rand, c *Chain, swarm []string) string {
 			return ""
 		}
 		a := pickAtom(rng, same)
-		l.Target, l.Shape = a.target, a.shape
+		l.Target, l.Shape, l.Params = a.target, a.shape, a.params
 		return MutTarget
 	case 2:
 		others := slices.Delete(slices.Clone(c.Links), i, i+1)
@@ -457,7 +462,7 @@ func (g Guide) mutateOnce(rng *rand.Rand, c *Chain, swarm []string) string {
 		if a.triggered && l.On == "" {
 			return ""
 		}
-		l.Kind, l.Target, l.Shape = a.kind, a.target, a.shape
+		l.Kind, l.Target, l.Shape, l.Params = a.kind, a.target, a.shape, a.params
 		return MutKind
 	case 3:
 		if l.On != "" && rng.IntN(2) == 0 {
@@ -499,9 +504,9 @@ func (g Guide) mutateOnce(rng *rand.Rand, c *Chain, swarm []string) string {
 // atomOf finds the vocabulary's atom of a link (its traits); a bare one if it has none.
 func (g Guide) atomOf(l Link) atom {
 	for _, a := range g.Vocabulary.atoms {
-		if a.kind == l.Kind && a.target == l.Target && a.shape == l.Shape {
+		if a.kind == l.Kind && a.target == l.Target && a.shape == l.Shape && a.params == l.Params {
 			return a
 		}
 	}
-	return atom{kind: l.Kind, target: l.Target, shape: l.Shape}
+	return atom{kind: l.Kind, target: l.Target, shape: l.Shape, params: l.Params}
 }

@@ -895,3 +895,48 @@ func TestOneBugWithVaryingCodesIsOneFind(t *testing.T) {
 		t.Errorf("repeats %v; want try 2 counted under try 1's find", r.Repeats)
 	}
 }
+
+// TestClockStepsBothWays: the vocabulary steps a clock ahead as well as back, on every
+// clock target, and a chain carries the form through its spec, its mutations and the corpus.
+func TestClockStepsBothWays(t *testing.T) {
+	v, err := NewVocabulary([]string{"clock"}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forms := v.Atoms()
+	for _, want := range []string{"clock:target=follower", "clock:target=follower," + clockAhead, "clock:target=leader," + clockAhead, "clock:target=trigger," + clockAhead} {
+		if !slices.Contains(forms, want) {
+			t.Errorf("no form %s in %v", want, forms)
+		}
+	}
+	for _, f := range forms {
+		s, err := nemesis.Parse(f + ",on=write:3,for=1xTTL")
+		if err != nil {
+			t.Fatalf("%s does not parse: %v", f, err)
+		}
+		if d := s.Faults[0].Params["delta"]; strings.Contains(f, clockAhead) != (d == "+3xTTL") {
+			t.Errorf("%s parses with delta %q", f, d)
+		}
+	}
+	g := Guide{Vocabulary: v, MinNodes: 3, MaxNodes: 3}
+	rng := rand.New(rand.NewPCG(3, 0))
+	ahead := 0
+	for range 200 {
+		c := g.Draw(rng, []string{"clock"})
+		for _, l := range c.Links {
+			if l.Params == clockAhead {
+				ahead++
+				if !strings.Contains(c.Spec(), l.atom()) || g.atomOf(l).params != clockAhead {
+					t.Fatalf("chain %s lost the link's form %s", c.Spec(), l.atom())
+				}
+			}
+		}
+		m, _ := g.Mutate(rng, c, []string{"clock"})
+		if _, err := nemesis.Parse(m.Spec()); err != nil {
+			t.Fatalf("mutant %s does not parse: %v", m.Spec(), err)
+		}
+	}
+	if ahead == 0 {
+		t.Error("200 chains of clock faults never stepped a clock ahead")
+	}
+}
