@@ -186,6 +186,14 @@ func TestShrinkReclassifiesAFindWhoseFaultWasDropped(t *testing.T) {
 	if m.Reclassified(&checkers.Cause{Class: checkers.CauseOwnLogic}) || (Minimized{}).Reclassified(&checkers.Cause{Class: checkers.CauseClockStep}) {
 		t.Error("reclassified with the same class, or with no shrunk run")
 	}
+	// The find's own run showed it without a clock step before it: a shrunk run that
+	// stepped one first does not make it a clock-step find.
+	if (Minimized{Cause: &checkers.Cause{Class: checkers.CauseClockStep}}).Reclassified(&checkers.Cause{Class: checkers.CauseOwnLogic}) {
+		t.Error("an own-logic find was re-classed clock-step by its shrunk run")
+	}
+	if !(Minimized{Cause: &checkers.Cause{Class: checkers.CauseClockStep}}).Reclassified(&checkers.Cause{Class: checkers.CauseStoreAmnesia}) {
+		t.Error("a store-amnesia find whose shrunk run failed with a clock step and no store crash before it kept its class")
+	}
 	if causeOf(t.TempDir()) != nil {
 		t.Error("a directory without results has a cause")
 	}

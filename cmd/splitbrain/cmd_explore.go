@@ -529,7 +529,7 @@ func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try,
 	}
 	fmt.Fprintln(stdout)
 	if m.Reclassified(f.Cause) {
-		fmt.Fprintf(stdout, "  cause after the shrink, %s — not %s: the shrink dropped the fault that class rested on and the bug still showed\n", m.Cause, f.Cause.Class)
+		fmt.Fprintf(stdout, "  cause after the shrink, %s — not %s: the shrunk line failed without the fault that class rested on before the violation\n", m.Cause, f.Cause.Class)
 	}
 	if m.NotRunnable() {
 		fmt.Fprintf(stdout, "  the line could not run (%s): it is not a reproduction; the find's own run is, splitbrain replay %s\n", m.Repro[0].Err, f.RunDir)
