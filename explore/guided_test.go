@@ -170,6 +170,10 @@ func TestChainSanity(t *testing.T) {
 		{{Kind: "kill", Target: "leader", On: "write:3", For: "0.1xTTL"}, {Kind: "slow-close", Target: "leader", On: "fault-end", After: "30ms", For: "1.5xTTL"}},
 		{{Kind: "kill", Target: "trigger", On: "write:3", For: "1.5xTTL"}, {Kind: "clock", Target: "leader", On: "fault-start", After: "0.5xTTL", For: "2xTTL"}},
 		{{Kind: "kill", Target: "leader", On: "write:3", For: "0.1xTTL"}, {Kind: "pause", Target: "follower", On: "fault-end", For: "1xTTL"}, {Kind: "partition", Shape: "leader-from-store", On: "fault-start", For: "1xTTL"}},
+		// No leader once the store has been down a while (redis-del-unowned s1, dynamodb-wallclock s1).
+		{{Kind: "kill", Target: "all-store", At: "0s", For: "0.1xTTL"}, {Kind: "pause", Target: "leader", On: "fault-end", For: "1.5xTTL"}},
+		{{Kind: "kill", Target: "all-store", On: "write:3", For: "0.1xTTL"}, {Kind: "delay", Target: "leader", On: "fault-start", After: "0.5xTTL", For: "2xTTL"}},
+		{{Kind: "kill", Target: "store-majority", On: "write:3", For: "0.1xTTL"}, {Kind: "reset", Target: "follower", On: "stepped-down", For: "1xTTL"}, {Kind: "reset", Target: "leader", On: "fault-start", After: "1xTTL", For: "3xTTL"}},
 	} {
 		if c := (Chain{Nodes: 3, Links: links}); c.Sane() {
 			t.Errorf("%s: a link that cannot apply passed", c.Spec())
@@ -181,6 +185,8 @@ func TestChainSanity(t *testing.T) {
 		{{Kind: "kill", Target: "store-majority", On: "write:3", For: "1xTTL"}, {Kind: "slow-close", Target: "leader", On: "fault-start", For: "1xTTL"}},
 		{{Kind: "kill", Target: "follower", On: "write:3", For: "0.1xTTL"}, {Kind: "slow-close", Target: "leader", On: "fault-end", For: "1xTTL"}},
 		{{Kind: "pause", Target: "leader", On: "write:3", For: "2xTTL"}, {Kind: "clock", Target: "leader", On: "fault-end", For: "2xTTL"}},
+		{{Kind: "kill", Target: "all-store", On: "write:3", For: "0.1xTTL"}, {Kind: "pause", Target: "leader", On: "fault-start", After: "10ms", For: "2xTTL"}},
+		{{Kind: "kill", Target: "store-node", On: "write:3", For: "0.1xTTL"}, {Kind: "pause", Target: "leader", On: "fault-end", For: "2xTTL"}},
 	} {
 		if c := (Chain{Nodes: 3, Links: links}); !c.Sane() {
 			t.Errorf("%s: a link that applies refused", c.Spec())
