@@ -128,7 +128,11 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 		}
 		fmt.Fprintln(stdout)
 	}
-	minimizeFinds(ctx, stdout, stderr, &res, pool, f)
+	if *f.shrinkBudget > 0 || *f.repro > 0 {
+		minimizeFinds(ctx, stdout, &res, func(t *explore.Try) (explore.Minimized, bool) {
+			return minimizeFind(ctx, stdout, stderr, t, pool, *f.shrinkBudget, *f.shrinkTries, *f.repro)
+		})
+	}
 	return exploreExit(ctx, res)
 }
 
@@ -444,21 +448,18 @@ func newFeatures(fs []string) string {
 // minimizeFinds shrinks and reproduces each find in turn. A find the shrink re-classed as
 // another find's cause is that find: said once, and a later find it matched is not shrunk
 // again (its cause has a line already).
-func minimizeFinds(ctx context.Context, stdout, stderr io.Writer, res *explore.Result, pool *harness.StorePool, f *exploreFlags) {
-	if *f.shrinkBudget <= 0 && *f.repro <= 0 {
-		return
-	}
-	one := map[int]int{} // a find → the earlier find whose shrink showed it is the same
+func minimizeFinds(ctx context.Context, stdout io.Writer, res *explore.Result, minimize func(*explore.Try) (explore.Minimized, bool)) {
+	dup := map[int]bool{}  // finds found to be another's cause
+	skip := map[int]bool{} // later finds whose cause has a line already
 	for i := range res.Finds {
 		if ctx.Err() != nil {
 			return
 		}
-		t := res.Finds[i]
-		if j, ok := one[i]; ok {
-			fmt.Fprintf(stdout, "find %d (try %d) is find %d's cause (%s): one find, not shrunk again\n", i+1, t.N, j+1, res.Finds[j].Cause.Class)
+		if skip[i] {
 			continue
 		}
-		m, ok := minimizeFind(ctx, stdout, stderr, &t, pool, *f.shrinkBudget, *f.shrinkTries, *f.repro)
+		t := res.Finds[i]
+		m, ok := minimize(&t)
 		if !ok || !m.Reclassified(t.Cause) {
 			continue
 		}
@@ -466,15 +467,20 @@ func minimizeFinds(ctx context.Context, stdout, stderr io.Writer, res *explore.R
 		switch {
 		case j < 0:
 		case j < i:
-			one[i] = j
+			dup[i] = true
 			fmt.Fprintf(stdout, "  find %d (try %d) is find %d again (try %d, %s): one find\n", i+1, t.N, j+1, res.Finds[j].N, m.Cause.Class)
+		case m.Race() || m.NotRunnable():
+			// Same cause, but this line is no reproduction: the other find's run may shrink
+			// to one (tooz-zookeeper s1: a 0/5 line stood for both finds).
+			dup[j] = true
+			fmt.Fprintf(stdout, "  find %d (try %d) has this cause too (%s): one find; shrunk in turn, for a line that reproduces\n", j+1, res.Finds[j].N, m.Cause.Class)
 		default:
-			one[j] = i
-			fmt.Fprintf(stdout, "  find %d (try %d) has this cause too (%s): one find\n", j+1, res.Finds[j].N, m.Cause.Class)
+			dup[j], skip[j] = true, true
+			fmt.Fprintf(stdout, "  find %d (try %d) has this cause too (%s): one find, not shrunk again\n", j+1, res.Finds[j].N, m.Cause.Class)
 		}
 	}
-	if len(one) > 0 {
-		fmt.Fprintf(stdout, "distinct finds after the shrink: %d of %d\n", len(res.Finds)-len(one), len(res.Finds))
+	if len(dup) > 0 {
+		fmt.Fprintf(stdout, "distinct finds after the shrink: %d of %d\n", len(res.Finds)-len(dup), len(res.Finds))
 	}
 }
 
