@@ -186,7 +186,44 @@ func TestShrinkReclassifiesAFindWhoseFaultWasDropped(t *testing.T) {
 	if m.Reclassified(&checkers.Cause{Class: checkers.CauseOwnLogic}) || (Minimized{}).Reclassified(&checkers.Cause{Class: checkers.CauseClockStep}) {
 		t.Error("reclassified with the same class, or with no shrunk run")
 	}
+	// The find's own run showed it without a clock step before it: a shrunk run that
+	// stepped one first does not make it a clock-step find.
+	if (Minimized{Cause: &checkers.Cause{Class: checkers.CauseClockStep}}).Reclassified(&checkers.Cause{Class: checkers.CauseOwnLogic}) {
+		t.Error("an own-logic find was re-classed clock-step by its shrunk run")
+	}
+	if !(Minimized{Cause: &checkers.Cause{Class: checkers.CauseClockStep}}).Reclassified(&checkers.Cause{Class: checkers.CauseStoreAmnesia}) {
+		t.Error("a store-amnesia find whose shrunk run failed with a clock step and no store crash before it kept its class")
+	}
 	if causeOf(t.TempDir()) != nil {
 		t.Error("a directory without results has a cause")
+	}
+}
+
+// TestRegroupMergesAFindReclassedByItsShrink: a clock-step find whose shrink read own-logic
+// is the search's own-logic find again (one cause class and an invalid code in common); a
+// find re-classed to a class no other find has stays distinct.
+func TestRegroupMergesAFindReclassedByItsShrink(t *testing.T) {
+	codes := "fenced-register-illegal,interleaving,stale-write-accepted"
+	res := Result{Finds: []Try{
+		{N: 3, Cause: &checkers.Cause{Class: checkers.CauseClockStep, Key: checkers.CauseClockStep + "|" + codes}},
+		{N: 4, Cause: &checkers.Cause{Class: checkers.CauseOwnLogic, Key: checkers.CauseOwnLogic + "|" + codes}},
+		{N: 7, Cause: &checkers.Cause{Class: checkers.CauseStoreAmnesia, Key: checkers.CauseStoreAmnesia + "|token-duplicate"}},
+	}}
+	ownLogic := &checkers.Cause{Class: checkers.CauseOwnLogic, Key: checkers.CauseOwnLogic + "|stale-write-accepted"}
+	if j := res.Regroup(0, ownLogic); j != 1 {
+		t.Errorf("the re-classed clock-step find is find %d, want 1 (the own-logic find)", j)
+	}
+	if res.Finds[0].Cause.Class != checkers.CauseOwnLogic {
+		t.Errorf("the re-classed find kept class %s", res.Finds[0].Cause.Class)
+	}
+	if j := res.Regroup(2, &checkers.Cause{Class: checkers.CauseStoreAmnesia, Key: checkers.CauseStoreAmnesia + "|token-duplicate"}); j != -1 {
+		t.Errorf("a find whose class the shrink kept was merged into find %d", j)
+	}
+	if j := res.Regroup(1, nil); j != -1 {
+		t.Errorf("a find without a cause after its shrink was merged into find %d", j)
+	}
+	lone := Result{Finds: []Try{{N: 2, Cause: &checkers.Cause{Class: checkers.CauseClockStep, Key: checkers.CauseClockStep + "|" + codes}}}}
+	if j := lone.Regroup(0, ownLogic); j != -1 {
+		t.Errorf("a lone find was merged into find %d (itself?)", j)
 	}
 }

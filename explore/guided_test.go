@@ -166,6 +166,14 @@ func TestChainSanity(t *testing.T) {
 		{{Kind: "pause", Target: "all-store", On: "write:3", For: "1xTTL"}, {Kind: "slow-close", Target: "trigger", On: "fault-end", For: "1xTTL"}},
 		{{Kind: "kill", Target: "leader", On: "write:3", For: "1xTTL"}, {Kind: "loss", Target: "trigger", On: "fault-start", For: "1xTTL"}},
 		{{Kind: "evict", Target: "leader", On: "write:3", For: "1xTTL"}, {Kind: "pause", Target: "trigger", On: "fault-start", For: "1xTTL"}},
+		// No leader while the leader is down or just back (issue 48, dynamodb-wallclock s1).
+		{{Kind: "kill", Target: "leader", On: "write:3", For: "0.1xTTL"}, {Kind: "slow-close", Target: "leader", On: "fault-end", After: "30ms", For: "1.5xTTL"}},
+		{{Kind: "kill", Target: "trigger", On: "write:3", For: "1.5xTTL"}, {Kind: "clock", Target: "leader", On: "fault-start", After: "0.5xTTL", For: "2xTTL"}},
+		{{Kind: "kill", Target: "leader", On: "write:3", For: "0.1xTTL"}, {Kind: "pause", Target: "follower", On: "fault-end", For: "1xTTL"}, {Kind: "partition", Shape: "leader-from-store", On: "fault-start", For: "1xTTL"}},
+		// No leader once the store has been down a while (redis-del-unowned s1, dynamodb-wallclock s1).
+		{{Kind: "kill", Target: "all-store", At: "0s", For: "0.1xTTL"}, {Kind: "pause", Target: "leader", On: "fault-end", For: "1.5xTTL"}},
+		{{Kind: "kill", Target: "all-store", On: "write:3", For: "0.1xTTL"}, {Kind: "delay", Target: "leader", On: "fault-start", After: "0.5xTTL", For: "2xTTL"}},
+		{{Kind: "kill", Target: "store-majority", On: "write:3", For: "0.1xTTL"}, {Kind: "reset", Target: "follower", On: "stepped-down", For: "1xTTL"}, {Kind: "reset", Target: "leader", On: "fault-start", After: "1xTTL", For: "3xTTL"}},
 	} {
 		if c := (Chain{Nodes: 3, Links: links}); c.Sane() {
 			t.Errorf("%s: a link that cannot apply passed", c.Spec())
@@ -175,6 +183,10 @@ func TestChainSanity(t *testing.T) {
 		{{Kind: "kill", Target: "leader", On: "write:3", For: "1xTTL"}, {Kind: "loss", Target: "trigger", On: "fault-end", For: "1xTTL"}},
 		{{Kind: "pause", Target: "leader", On: "write:3", For: "1xTTL"}, {Kind: "slow-close", Target: "trigger", On: "fault-start", For: "1xTTL"}},
 		{{Kind: "kill", Target: "store-majority", On: "write:3", For: "1xTTL"}, {Kind: "slow-close", Target: "leader", On: "fault-start", For: "1xTTL"}},
+		{{Kind: "kill", Target: "follower", On: "write:3", For: "0.1xTTL"}, {Kind: "slow-close", Target: "leader", On: "fault-end", For: "1xTTL"}},
+		{{Kind: "pause", Target: "leader", On: "write:3", For: "2xTTL"}, {Kind: "clock", Target: "leader", On: "fault-end", For: "2xTTL"}},
+		{{Kind: "kill", Target: "all-store", On: "write:3", For: "0.1xTTL"}, {Kind: "pause", Target: "leader", On: "fault-start", After: "10ms", For: "2xTTL"}},
+		{{Kind: "kill", Target: "store-node", On: "write:3", For: "0.1xTTL"}, {Kind: "pause", Target: "leader", On: "fault-end", For: "2xTTL"}},
 	} {
 		if c := (Chain{Nodes: 3, Links: links}); !c.Sane() {
 			t.Errorf("%s: a link that applies refused", c.Spec())
@@ -887,5 +899,50 @@ func TestOneBugWithVaryingCodesIsOneFind(t *testing.T) {
 	}
 	if r.Repeats["own-logic|token-duplicate"] != 1 || !r.Tries[1].Repeat {
 		t.Errorf("repeats %v; want try 2 counted under try 1's find", r.Repeats)
+	}
+}
+
+// TestClockStepsBothWays: the vocabulary steps a clock ahead as well as back, on every
+// clock target, and a chain carries the form through its spec, its mutations and the corpus.
+func TestClockStepsBothWays(t *testing.T) {
+	v, err := NewVocabulary([]string{"clock"}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forms := v.Atoms()
+	for _, want := range []string{"clock:target=follower", "clock:target=follower," + clockAhead, "clock:target=leader," + clockAhead, "clock:target=trigger," + clockAhead} {
+		if !slices.Contains(forms, want) {
+			t.Errorf("no form %s in %v", want, forms)
+		}
+	}
+	for _, f := range forms {
+		s, err := nemesis.Parse(f + ",on=write:3,for=1xTTL")
+		if err != nil {
+			t.Fatalf("%s does not parse: %v", f, err)
+		}
+		if d := s.Faults[0].Params["delta"]; strings.Contains(f, clockAhead) != (d == "+3xTTL") {
+			t.Errorf("%s parses with delta %q", f, d)
+		}
+	}
+	g := Guide{Vocabulary: v, MinNodes: 3, MaxNodes: 3}
+	rng := rand.New(rand.NewPCG(3, 0))
+	ahead := 0
+	for range 200 {
+		c := g.Draw(rng, []string{"clock"})
+		for _, l := range c.Links {
+			if l.Params == clockAhead {
+				ahead++
+				if !strings.Contains(c.Spec(), l.atom()) || g.atomOf(l).params != clockAhead {
+					t.Fatalf("chain %s lost the link's form %s", c.Spec(), l.atom())
+				}
+			}
+		}
+		m, _ := g.Mutate(rng, c, []string{"clock"})
+		if _, err := nemesis.Parse(m.Spec()); err != nil {
+			t.Fatalf("mutant %s does not parse: %v", m.Spec(), err)
+		}
+	}
+	if ahead == 0 {
+		t.Error("200 chains of clock faults never stepped a clock ahead")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
@@ -43,11 +44,19 @@ type Minimized struct {
 	Cause *checkers.Cause
 }
 
-// Reclassified says the shrink changed the find's cause class: the fault the first class
-// rested on was dropped and the bug still showed (issue 48: a zk-suspended find was a
-// clock-step one until the shrink dropped the clock bump; its line fails on its own logic).
+// Reclassified says the shrink changed the find's cause class: the shrunk line's failing run
+// showed the violation without the fault the first class rested on before it (dropped, or
+// come later), so the bug does not need it (issue 48: a zk-suspended find was a clock-step
+// one until the shrink dropped the clock bump; its line fails on its own logic). A class only
+// moves that way, towards own-logic (later in checkers.CauseClasses): the find's own run is
+// a witness that the bug shows without the fault the other class names (a dynamodb-wallclock
+// find, own-logic, whose line's runs stepped a clock before failing was re-classed
+// clock-step and merged into the clock-step find before this rule).
 func (m Minimized) Reclassified(found *checkers.Cause) bool {
-	return found != nil && m.Cause != nil && m.Cause.Class != found.Class
+	if found == nil || m.Cause == nil {
+		return false
+	}
+	return slices.Index(checkers.CauseClasses, m.Cause.Class) > slices.Index(checkers.CauseClasses, found.Class)
 }
 
 // causeOf reads the cause of the invalid run in dir (nil when it has none).

@@ -231,8 +231,11 @@ func (r *Recorded) CaseOf() (Case, error) {
 }
 
 // Limits are DefaultLimits fitted to the recorded run: when its faults phase ends on events
-// (--until), a shrunk phase keeps the goal's settle plus MinRecovery after the last fault,
-// the room its writes after the heal need, so a shrunk line does not time out unknown.
+// (--until), a shrunk phase keeps what that goal waited for after the last fault, so a
+// shrunk line does not time out unknown. The goal waits for the last fault's real heal
+// (a crash heals when its node has started again, seconds after its for=: HealLag) and
+// then for the settle and a leader's writes: the longer of the settle and the time the
+// recorded run's writes took to come back after its last heal, plus MinRecovery.
 func (r *Recorded) Limits() (Limits, error) {
 	lim := DefaultLimits
 	if r.Config.Until == "" {
@@ -242,8 +245,54 @@ func (r *Recorded) Limits() (Limits, error) {
 	if err != nil {
 		return lim, fmt.Errorf("%s/config.json: flags.until %q: %w", r.Dir, r.Config.Until, err)
 	}
-	lim.AfterLastFault = g.Settle + lim.MinRecovery
+	wait := g.Settle
+	if res, err := checkers.ReadResults(filepath.Join(r.Dir, harness.ResultsFile)); err == nil {
+		lim.HealLag = healLags(res, r.Config.TTL)
+		if !slices.Contains(r.Codes, "goal-not-met") { // its phase ended on the goal
+			wait = max(wait, goalWait(res))
+		}
+	}
+	lim.AfterLastFault = wait + lim.MinRecovery
 	return lim, nil
+}
+
+// healLags reads, per fault kind, the longest a recorded fault of that kind took to heal
+// beyond its for= (issue 48: a Redis kill for 200 ms was back 2.8 s later; a line shrunk to
+// the planned end plus the settle timed out goal-not-met in 2 of 5 reproductions).
+func healLags(res *checkers.Results, ttl time.Duration) map[string]time.Duration {
+	var lags map[string]time.Duration
+	for _, f := range res.Faults {
+		if f.Open || f.Error != "" || f.EndT <= f.StartT || f.Spec == "" {
+			continue
+		}
+		s, err := nemesis.Parse(f.Spec)
+		if err != nil || len(s.Faults) != 1 || !s.Faults[0].For.Set {
+			continue
+		}
+		lag := time.Duration(f.EndT-f.StartT) - s.Faults[0].For.Resolve(ttl)
+		if lag > lags[f.Kind] {
+			if lags == nil {
+				lags = map[string]time.Duration{}
+			}
+			lags[f.Kind] = lag
+		}
+	}
+	return lags
+}
+
+// goalWait is how long the recorded faults phase went on after its last fault healed: the
+// wait for its goal's writes and settle (0 when the run has no heal or no fault).
+func goalWait(res *checkers.Results) time.Duration {
+	var last int64
+	for _, f := range res.Faults {
+		if f.Error == "" && !f.Open {
+			last = max(last, f.EndT)
+		}
+	}
+	if last == 0 || res.Run.HealT <= last {
+		return 0
+	}
+	return time.Duration(res.Run.HealT - last)
 }
 
 // ForCase returns base run with the case's nodes, phases and plan.

@@ -101,6 +101,13 @@ type Limits struct {
 	// every try of a correct candidate is unknown (goal-not-met) and proves nothing; 0 keeps
 	// MinFault, for runs whose phase is a time table.
 	AfterLastFault time.Duration
+	// HealLag is, per fault kind, how much later than its planned end a fault of that kind
+	// really healed in the recorded run (a crashed node's restart); the phase keeps it too.
+	HealLag map[string]time.Duration
+}
+
+func (l Limits) zero() bool {
+	return l.MinNodes == 0 && l.MinWarmup == 0 && l.MinRecovery == 0 && l.MinFault == 0 && l.AfterLastFault == 0 && l.HealLag == nil
 }
 
 // DefaultLimits suit the harness's runs.
@@ -160,7 +167,7 @@ func Shrink(ctx context.Context, r Runner, start Case, opt Options) (Result, err
 	if opt.Tries <= 0 {
 		opt.Tries = 1
 	}
-	if opt.Limits == (Limits{}) {
+	if opt.Limits.zero() {
 		opt.Limits = DefaultLimits
 	}
 	now := opt.Now
@@ -348,7 +355,7 @@ func phaseMoves(c Case, lim Limits) []move {
 	// End the faults phase with the last fault (and what the run's goal needs after it).
 	var lastEnd time.Duration
 	for _, f := range fs {
-		lastEnd = max(lastEnd, time.Duration(f.At+f.For))
+		lastEnd = max(lastEnd, time.Duration(f.At+f.For)+lim.HealLag[f.Kind])
 	}
 	// Not with triggers: when they fire is up to the run, so the phase must keep its room.
 	if phase := max(lastEnd+lim.AfterLastFault, lim.MinFault); phase < c.FaultPhase() && len(c.Plan.Triggers) == 0 {

@@ -2,12 +2,17 @@ package shrink
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/checkers"
+	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
@@ -346,6 +351,72 @@ func TestShrinkKeepsTheGoalsRoom(t *testing.T) {
 		if room := time.Duration(m.Plan.FaultPhase) - time.Duration(f.At+f.For); room < lim.AfterLastFault {
 			t.Errorf("the faults phase ends %v after fault %d, want at least %v", room, f.ID, lim.AfterLastFault)
 		}
+	}
+}
+
+// TestShrinkKeepsACrashsRestart: the phase is cut after the crash's real heal, not its
+// planned end (issue 48: a Redis kill for 200 ms, back 2.8 s later, was cut to 4.325 s and 2
+// of 5 reproductions were goal-not-met).
+func TestShrinkKeepsACrashsRestart(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	fr := &fakeRunner{clock: clk, oracle: func(c Case) bool { return len(c.Plan.Faults) == 1 }}
+	lim := DefaultLimits
+	lim.AfterLastFault = 4 * time.Second
+	lim.HealLag = map[string]time.Duration{"kill": 2800 * time.Millisecond}
+	start := Case{Nodes: 2, Warmup: lim.MinWarmup, Recovery: lim.MinRecovery, Plan: nemesis.Plan{FaultPhase: nemesis.Duration(30 * time.Second),
+		Faults:   []nemesis.PlannedFault{{ID: 1, Kind: "kill", Target: "all-store", At: nemesis.Duration(2 * time.Second), For: nemesis.Duration(200 * time.Millisecond)}},
+		Topology: nemesis.Topology{Candidates: []string{"c1", "c2"}}}}
+	res, err := Shrink(context.Background(), fr, start, Options{Tries: 1, Now: clk.now, Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Minimal
+	if m.FaultPhase() >= start.FaultPhase() {
+		t.Fatalf("the faults phase was not cut at all (%v)", m.FaultPhase())
+	}
+	for _, f := range m.Plan.Faults {
+		if room, want := time.Duration(m.Plan.FaultPhase)-time.Duration(f.At+f.For), lim.HealLag["kill"]+lim.AfterLastFault; room < want {
+			t.Errorf("the faults phase ends %v after the kill's planned end, want at least its restart and the goal's room, %v", room, want)
+		}
+	}
+}
+
+// TestRecordedLimitsReadTheHeal: the limits come from what the recorded run's goal waited
+// for: the kill healed 2.8 s after its for=, and the writes came back 3 s after the heal.
+func TestRecordedLimitsReadTheHeal(t *testing.T) {
+	dir := t.TempDir()
+	const s = int64(time.Second)
+	res := checkers.Results{Schema: checkers.SchemaVersion, Verdict: checkers.Invalid,
+		Run: checkers.RunInfo{StartT: 1, HealT: 9 * s},
+		Faults: []checkers.FaultWindow{
+			{ID: 1, Kind: "kill", Spec: "kill:target=all-store,for=0.1xTTL,at=1xTTL", StartT: 3 * s, EndT: 6 * s},
+			{ID: 2, Kind: "pause", Spec: "pause:target=leader,for=1s,at=0s", StartT: 1 * s, EndT: 2 * s},
+		}}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, harness.ResultsFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &Recorded{Dir: dir, Codes: []string{"token-duplicate"}}
+	r.Config.Until, r.Config.TTL = "faults,settle=2s,stall=6s", 2*time.Second
+	lim, err := r.Limits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := lim.HealLag["kill"], 2800*time.Millisecond; got != want {
+		t.Errorf("kill's heal lag %v, want %v (healed 3 s after its start, for=0.1xTTL=200ms)", got, want)
+	}
+	if lag, ok := lim.HealLag["pause"]; ok {
+		t.Errorf("pause healed on time, yet has a lag of %v", lag)
+	}
+	if want := 3*time.Second + DefaultLimits.MinRecovery; lim.AfterLastFault != want {
+		t.Errorf("after the last fault %v, want the recorded 3 s wait for the writes + MinRecovery = %v", lim.AfterLastFault, want)
+	}
+	r.Codes = []string{"goal-not-met", "token-duplicate"}
+	if lim, _ := r.Limits(); lim.AfterLastFault != 2*time.Second+DefaultLimits.MinRecovery {
+		t.Errorf("a run that missed its goal: after the last fault %v, want only the settle + MinRecovery", lim.AfterLastFault)
 	}
 }
 

@@ -128,11 +128,10 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 		}
 		fmt.Fprintln(stdout)
 	}
-	for i := range res.Finds {
-		if ctx.Err() != nil || (*f.shrinkBudget <= 0 && *f.repro <= 0) {
-			break
-		}
-		minimizeFind(ctx, stdout, stderr, &res.Finds[i], pool, *f.shrinkBudget, *f.shrinkTries, *f.repro)
+	if *f.shrinkBudget > 0 || *f.repro > 0 {
+		minimizeFinds(ctx, stdout, &res, func(t *explore.Try) (explore.Minimized, bool) {
+			return minimizeFind(ctx, stdout, stderr, t, pool, *f.shrinkBudget, *f.shrinkTries, *f.repro)
+		})
 	}
 	return exploreExit(ctx, res)
 }
@@ -446,8 +445,48 @@ func newFeatures(fs []string) string {
 	return ": " + strings.Join(show, ", ") + more
 }
 
-// minimizeFind shrinks the find and measures the one-line reproduction.
-func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try, pool *harness.StorePool, budget time.Duration, tries, repro int) {
+// minimizeFinds shrinks and reproduces each find in turn. A find the shrink re-classed as
+// another find's cause is that find: said once, and a later find it matched is not shrunk
+// again (its cause has a line already).
+func minimizeFinds(ctx context.Context, stdout io.Writer, res *explore.Result, minimize func(*explore.Try) (explore.Minimized, bool)) {
+	dup := map[int]bool{}  // finds found to be another's cause
+	skip := map[int]bool{} // later finds whose cause has a line already
+	for i := range res.Finds {
+		if ctx.Err() != nil {
+			return
+		}
+		if skip[i] {
+			continue
+		}
+		t := res.Finds[i]
+		m, ok := minimize(&t)
+		if !ok || !m.Reclassified(t.Cause) {
+			continue
+		}
+		j := res.Regroup(i, m.Cause)
+		switch {
+		case j < 0:
+		case j < i:
+			dup[i] = true
+			fmt.Fprintf(stdout, "  find %d (try %d) is find %d again (try %d, %s): one find\n", i+1, t.N, j+1, res.Finds[j].N, m.Cause.Class)
+		case m.Race() || m.NotRunnable():
+			// Same cause, but this line is no reproduction: the other find's run may shrink
+			// to one (tooz-zookeeper s1: a 0/5 line stood for both finds).
+			dup[j] = true
+			fmt.Fprintf(stdout, "  find %d (try %d) has this cause too (%s): one find; shrunk in turn, for a line that reproduces\n", j+1, res.Finds[j].N, m.Cause.Class)
+		default:
+			dup[j], skip[j] = true, true
+			fmt.Fprintf(stdout, "  find %d (try %d) has this cause too (%s): one find, not shrunk again\n", j+1, res.Finds[j].N, m.Cause.Class)
+		}
+	}
+	if len(dup) > 0 {
+		fmt.Fprintf(stdout, "distinct finds after the shrink: %d of %d\n", len(res.Finds)-len(dup), len(res.Finds))
+	}
+}
+
+// minimizeFind shrinks the find and measures the one-line reproduction; ok is false when
+// it could not be shrunk.
+func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try, pool *harness.StorePool, budget time.Duration, tries, repro int) (explore.Minimized, bool) {
 	stdout = progress.PrintableWriter{W: stdout}
 	name := replayTestName(filepath.Base(filepath.Dir(f.RunDir)), "-shrink")
 	if budget > 0 {
@@ -484,7 +523,7 @@ func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try,
 	})
 	if err != nil {
 		fmt.Fprintf(stdout, "could not shrink the find: %v\n", err)
-		return
+		return m, false
 	}
 	if m.Shrunk {
 		fmt.Fprintf(stdout, "shrunk (%s after %d steps, %v): %s → %s\n", m.Shrink.Stopped, m.Shrink.Steps, m.Shrink.Elapsed.Round(time.Second), m.Shrink.Start.Size(), m.Shrink.Minimal.Size())
@@ -496,7 +535,7 @@ func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try,
 	}
 	fmt.Fprintln(stdout)
 	if m.Reclassified(f.Cause) {
-		fmt.Fprintf(stdout, "  cause after the shrink, %s — not %s: the shrink dropped the fault that class rested on and the bug still showed\n", m.Cause, f.Cause.Class)
+		fmt.Fprintf(stdout, "  cause after the shrink, %s — not %s: the shrunk line failed without the fault that class rested on before the violation\n", m.Cause, f.Cause.Class)
 	}
 	if m.NotRunnable() {
 		fmt.Fprintf(stdout, "  the line could not run (%s): it is not a reproduction; the find's own run is, splitbrain replay %s\n", m.Repro[0].Err, f.RunDir)
@@ -504,6 +543,7 @@ func minimizeFind(ctx context.Context, stdout, stderr io.Writer, f *explore.Try,
 	if m.Race() {
 		fmt.Fprintf(stdout, "  a race: the line reproduced %s, under %d in 10; expect to run it several times (splitbrain replay RUN_DIR --times 10 measures it again)\n", m.Rate(), int(explore.RaceBelow*10))
 	}
+	return m, true
 }
 
 func orText(s, alt string) string {

@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/checkers"
 	"github.com/splitbrain-chaos/splitbrain/explore"
+	"github.com/splitbrain-chaos/splitbrain/shrink"
 )
 
 func TestExploreRefusesBadInputBeforeAnyRun(t *testing.T) {
@@ -121,5 +124,42 @@ func TestExploreStopsAfterHarnessErrorsInARow(t *testing.T) {
 	}
 	if n := strings.Count(stdout.String(), ": harness error: "); n != 3 || !strings.Contains(stdout.String(), "stopped: harness-errors") {
 		t.Errorf("%d tries reported, want 3 and the summary's stop reason:\n%s", n, stdout.String())
+	}
+}
+
+// TestMinimizeFindsMergesAReclassedFind: a clock-step find whose shrunk line fails on its own
+// logic is the own-logic find that came after it: said once, and that find is not shrunk
+// again when the line reproduces; when the line is a race, it is shrunk in turn.
+func TestMinimizeFindsMergesAReclassedFind(t *testing.T) {
+	codes := "fenced-register-illegal,interleaving,stale-write-accepted"
+	finds := func() explore.Result {
+		return explore.Result{Finds: []explore.Try{
+			{N: 2, Cause: &checkers.Cause{Class: checkers.CauseClockStep, Key: checkers.CauseClockStep + "|" + codes}},
+			{N: 4, Cause: &checkers.Cause{Class: checkers.CauseOwnLogic, Key: checkers.CauseOwnLogic + "|" + codes}},
+		}}
+	}
+	ownLogic := &checkers.Cause{Class: checkers.CauseOwnLogic, Key: checkers.CauseOwnLogic + "|stale-write-accepted"}
+	for _, tc := range []struct {
+		name       string
+		reproduced int
+		shrunk     []int
+	}{{"reproduces", 5, []int{2}}, {"a race", 1, []int{2, 4}}} {
+		res := finds()
+		var shrunk []int
+		var out bytes.Buffer
+		minimizeFinds(context.Background(), &out, &res, func(f *explore.Try) (explore.Minimized, bool) {
+			shrunk = append(shrunk, f.N)
+			m := explore.Minimized{Reproduced: tc.reproduced, Repro: make([]shrink.Outcome, 5)}
+			if f.N == 2 {
+				m.Cause = ownLogic
+			}
+			return m, true
+		})
+		if !slices.Equal(shrunk, tc.shrunk) {
+			t.Errorf("%s: shrunk tries %v, want %v", tc.name, shrunk, tc.shrunk)
+		}
+		if !strings.Contains(out.String(), "find 2 (try 4) has this cause too (own-logic): one find") || !strings.Contains(out.String(), "distinct finds after the shrink: 1 of 2") {
+			t.Errorf("%s: output does not say the two finds are one:\n%s", tc.name, out.String())
+		}
 	}
 }
