@@ -17,6 +17,7 @@ import (
 	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
@@ -141,10 +142,19 @@ var debianName = regexp.MustCompile(`^[a-z0-9][a-z0-9.+-]+$`)
 
 var pinned = regexp.MustCompile(`^([a-z0-9][a-z0-9.+-]+)=([A-Za-z0-9.+~:-]+)$`)
 
-// Image reads the recipe's folder: its image file, its files and the runtime helper.
+// Image reads the recipe's folder: its image file, its files and the runtime helper. The
+// folders are embedded, so each is read once: a matrix load describes every recipe once per
+// row, and reading the folders (npm lockfiles included) each time cost it 5 s.
 func (r Recipe) Image() (Image, error) {
-	return readImage(folders, r.Folder)
+	c, _ := images.LoadOrStore(r.Folder, sync.OnceValues(func() (Image, error) { return readImage(folders, r.Folder) }))
+	img, err := c.(func() (Image, error))()
+	// Copies of the lists: a caller may change its Image.
+	img.Debian, img.Versions, img.Files = slices.Clone(img.Debian), slices.Clone(img.Versions), slices.Clone(img.Files)
+	return img, err
 }
+
+// images holds each folder's readImage, by folder name.
+var images sync.Map
 
 func readImage(fsys fs.FS, folder string) (Image, error) {
 	var img Image

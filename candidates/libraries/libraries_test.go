@@ -113,3 +113,18 @@ func TestWorkGapStepDeclared(t *testing.T) {
 		}
 	}
 }
+
+// TestImageCopiesItsLists: a recipe's folder is read once (a matrix load describes every
+// recipe once per row), so each caller must get lists of its own.
+func TestImageCopiesItsLists(t *testing.T) {
+	r := Registry[0]
+	first, err := r.Image()
+	if err != nil || len(first.Versions) == 0 || len(first.Files) == 0 {
+		t.Fatalf("%s: image %+v, %v", r.Name, first, err)
+	}
+	first.Versions[0], first.Files[0].Name = "changed", "changed"
+	second, _ := r.Image()
+	if second.Versions[0] == "changed" || second.Files[0].Name == "changed" {
+		t.Errorf("%s: a caller's change to its Image reached the next caller", r.Name)
+	}
+}
