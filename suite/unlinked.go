@@ -39,7 +39,7 @@ type FullBinary struct {
 func StartFullBuild(ctx context.Context, moduleRoot, path string, log io.Writer) *FullBinary {
 	f := &FullBinary{Path: path, ready: make(chan struct{})}
 	if moduleRoot == "" {
-		f.err = errors.New("no source tree to build the full binary from: give --matrix a file inside the splitbrain module")
+		f.err = errors.New("no source tree to build the full binary from: give --file a matrix inside the splitbrain module")
 		close(f.ready)
 		return f
 	}
@@ -62,7 +62,9 @@ func StartFullBuild(ctx context.Context, moduleRoot, path string, log io.Writer)
 		}
 		// Renamed into place whole: a reader never sees a half-written binary.
 		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
 			f.err = fmt.Errorf("full binary: %w", err)
+			fmt.Fprintf(log, "matrix: %v\n", f.err)
 			return
 		}
 		fmt.Fprintf(log, "matrix: full binary %s built in %v (for the rows the core build does not link)\n", path, time.Since(start).Round(time.Second))
