@@ -32,6 +32,16 @@ const (
 // CauseClasses lists the classes, most specific first (the order AttributeCause picks in).
 var CauseClasses = []string{CauseStoreAmnesia, CauseEviction, CauseClockStep, CauseFenceLie, CauseOwnLogic}
 
+// CauseFaultKinds are, per class, the fault kinds it rests on: the faults a shrink drops
+// first, since a find that still fails without them is the candidate's own (own-logic rests
+// on none in particular).
+var CauseFaultKinds = map[string][]string{
+	CauseStoreAmnesia: {"kill"},
+	CauseEviction:     {"evict"},
+	CauseClockStep:    {"clock"},
+	CauseFenceLie:     {"fence-lying"},
+}
+
 // CauseText says what each class means, for --accept's help and the report.
 var CauseText = map[string]string{
 	CauseStoreAmnesia: "an in-memory store crashed and came back empty before the violation",

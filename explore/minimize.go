@@ -148,7 +148,8 @@ func Minimize(ctx context.Context, runDir string, opt MinimizeOptions) (Minimize
 		if tries <= 0 {
 			tries = 2
 		}
-		m.Shrink, err = shrink.Shrink(ctx, runner, start, shrink.Options{Tries: tries, Budget: opt.ShrinkBudget, Limits: limits, Trying: opt.Trying, Step: opt.Step})
+		m.Shrink, err = shrink.Shrink(ctx, runner, start, shrink.Options{Tries: tries, Budget: opt.ShrinkBudget, Limits: limits,
+			Suspects: rec.Suspects(), Trying: opt.Trying, Step: opt.Step})
 		if err != nil {
 			return m, err
 		}

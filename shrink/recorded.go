@@ -222,6 +222,26 @@ func (h HarnessRunner) Run(ctx context.Context, c Case) (Outcome, error) {
 }
 
 // CaseOf is the recorded run as a case to shrink.
+// Suspects are the fault kinds the recorded failure's cause class rests on (a clock step for
+// clock-step, a crash for store-amnesia), nil for own-logic or a run without results: the
+// drops a shrink tries first (Options.Suspects).
+func (r *Recorded) Suspects() []string {
+	res, err := checkers.ReadResults(filepath.Join(r.Dir, harness.ResultsFile))
+	if err != nil || res.Verdict != harness.VerdictInvalid {
+		return nil
+	}
+	c := res.Cause
+	if c == nil {
+		a := checkers.AttributeCause(res)
+		c = &a
+	}
+	var kinds []string
+	for _, class := range append([]string{c.Class}, c.Also...) {
+		kinds = append(kinds, checkers.CauseFaultKinds[class]...)
+	}
+	return kinds
+}
+
 func (r *Recorded) CaseOf() (Case, error) {
 	c := r.Config
 	if c.Plan == nil {

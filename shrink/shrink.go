@@ -118,6 +118,12 @@ type Options struct {
 	Tries  int           // tries per candidate case; kept if at least one fails (default 1)
 	Budget time.Duration // wall time for the whole shrink; 0 = none
 	Limits Limits        // zero = DefaultLimits
+	// Suspects are fault kinds whose drops are tried before any other move (Recorded.Suspects:
+	// the kinds the failure's cause class rests on). Whether a clock-step find still fails
+	// without its clock step decides whether it is the candidate's own bug, and at a 2-minute
+	// budget the first moves are often the only ones tried (issue 48: four searches reported
+	// one bug twice, the clock step still in the shrunk line).
+	Suspects []string
 	// Now is the clock (tests use a fake one); nil = time.Now.
 	Now func() time.Time
 	// Trying is called before each try (progress); Step after every candidate case, kept
@@ -198,7 +204,7 @@ func Shrink(ctx context.Context, r Runner, start Case, opt Options) (Result, err
 	cur := start
 	for {
 		kept := false
-		for _, m := range moves(cur, opt.Limits) {
+		for _, m := range moves(cur, opt.Limits, opt.Suspects) {
 			if !m.c.Size().Less(cur.Size()) || tried[key(m.c)] || needed[m.name] {
 				continue
 			}
@@ -278,13 +284,58 @@ type move struct {
 // time) and triggered links, shorten them, then shorten the phases, lower the node count.
 // With the phases first, the budget went on warmup and recovery and no fault was ever
 // removed (12 of 13 explore finds, issue 48).
-func moves(c Case, lim Limits) []move {
+// The drops that remove only faults of a suspect kind go first, in their own order.
+func moves(c Case, lim Limits, suspects []string) []move {
 	faults, phases := faultMoves(c, lim), phaseMoves(c, lim)
 	// A case whose links can never fire is not tried: it cannot fail, so its tries only
 	// spend the budget (issue 48: dropping a chain's first link left two on=fault-start links
 	// waiting on each other, both tries came out unknown, nothing-faulted, and a 90 s shrink
 	// ended there).
-	return slices.DeleteFunc(slices.Concat(faults, phases), func(m move) bool { return stalled(m.c) })
+	all := slices.DeleteFunc(slices.Concat(faults, phases), func(m move) bool { return stalled(m.c) })
+	if len(suspects) == 0 {
+		return all
+	}
+	have := faultKinds(c)
+	first := func(m move) bool {
+		if !strings.HasPrefix(m.name, "drop fault ") {
+			return false
+		}
+		left := faultKinds(m.c)
+		dropped := false
+		for kind, n := range have {
+			if left[kind] == n {
+				continue
+			}
+			if !slices.Contains(suspects, kind) {
+				return false
+			}
+			dropped = true
+		}
+		return dropped
+	}
+	slices.SortStableFunc(all, func(a, b move) int {
+		fa, fb := first(a), first(b)
+		switch {
+		case fa && !fb:
+			return -1
+		case fb && !fa:
+			return 1
+		}
+		return 0
+	})
+	return all
+}
+
+// faultKinds counts c's faults, planned and triggered, by kind.
+func faultKinds(c Case) map[string]int {
+	n := map[string]int{}
+	for _, f := range c.Plan.Faults {
+		n[f.Kind]++
+	}
+	for _, t := range c.Plan.Triggers {
+		n[t.Fault.Kind]++
+	}
+	return n
 }
 
 // stalled reports whether c's triggered links can never fire: links chained on other

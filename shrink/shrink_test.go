@@ -435,3 +435,72 @@ func TestRecordedLimits(t *testing.T) {
 		t.Errorf("a bad until: %v, want an error naming flags.until", err)
 	}
 }
+
+// TestShrinkTriesTheSuspectsFirst: a clock-step find whose bug does not need its clock step
+// (the oracle fails on the delay alone) tries dropping the clock step first, so even a
+// budget of one step says whether the find is the candidate's own; without suspects the
+// first move is the ddmin drop of the first fault, as before.
+func TestShrinkTriesTheSuspectsFirst(t *testing.T) {
+	c := Case{Nodes: 3, Warmup: 5 * time.Second, Recovery: 5 * time.Second, Plan: nemesis.Plan{
+		FaultPhase: nemesis.Duration(30 * time.Second),
+		Faults: []nemesis.PlannedFault{
+			{ID: 1, Kind: "delay", Target: "leader", At: nemesis.Duration(2 * time.Second), For: nemesis.Duration(8 * time.Second)},
+			{ID: 2, Kind: "pause", Target: "node:c2", Chosen: []string{"c2"}, At: nemesis.Duration(4 * time.Second), For: nemesis.Duration(4 * time.Second)},
+			{ID: 3, Kind: "clock", Target: "leader", At: nemesis.Duration(6 * time.Second), For: nemesis.Duration(8 * time.Second)},
+		},
+		Topology: nemesis.Topology{Candidates: []string{"c1", "c2", "c3"}}}}
+	first := func(suspects []string) (string, Case) {
+		clk := &fakeClock{t: time.Unix(0, 0)}
+		fr := &fakeRunner{clock: clk, oracle: func(c Case) bool { return hasFault(c, 1, 0) }}
+		var move string
+		res, err := Shrink(context.Background(), fr, c, Options{Tries: 1, Now: clk.now, Suspects: suspects,
+			Step: func(s Step) {
+				if move == "" {
+					move = s.Move
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return move, res.Minimal
+	}
+	move, minimal := first([]string{"clock"})
+	if move != "drop fault 3" {
+		t.Errorf("first move with the clock suspected: %q, want drop fault 3 (the clock step)", move)
+	}
+	if len(minimal.Plan.Faults) != 1 || minimal.Plan.Faults[0].ID != 1 {
+		t.Errorf("minimal faults %+v, want the delay alone", minimal.Plan.Faults)
+	}
+	if move, _ := first(nil); move == "drop fault 3" {
+		t.Error("without suspects the clock step was dropped first too: the test cannot tell the order")
+	}
+	// A triggered clock link is a suspect as well.
+	trig := c.clone()
+	trig.Plan.Triggers = []nemesis.PlannedTrigger{{On: "fault-start", Fault: trig.Plan.Faults[2]}}
+	trig.Plan.Faults = trig.Plan.Faults[:2]
+	if got := moves(trig, DefaultLimits, []string{"clock"}); len(got) == 0 || !strings.HasPrefix(got[0].name, "drop fault clock on=fault-start") {
+		t.Errorf("first move of a case with a clock link: %+v", got[0].name)
+	}
+}
+
+// TestRecordedSuspectsReadTheCause: the kinds come from the recorded run's cause class and
+// the classes also before the violation; an own-logic or unreadable run suspects nothing.
+func TestRecordedSuspectsReadTheCause(t *testing.T) {
+	write := func(cause string) *Recorded {
+		dir := t.TempDir()
+		body := `{"schema":1,"verdict":"invalid","reasons":[{"code":"stale-write-accepted","severity":"invalid"}],"cause":` + cause + `}`
+		if err := os.WriteFile(filepath.Join(dir, harness.ResultsFile), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return &Recorded{Dir: dir}
+	}
+	if got := write(`{"class":"clock-step","also":["fence-lie"],"key":"k"}`).Suspects(); strings.Join(got, ",") != "clock,fence-lying" {
+		t.Errorf("clock-step, also fence-lie: %v", got)
+	}
+	if got := write(`{"class":"own-logic","key":"k"}`).Suspects(); len(got) != 0 {
+		t.Errorf("own-logic: %v", got)
+	}
+	if got := (&Recorded{Dir: t.TempDir()}).Suspects(); got != nil {
+		t.Errorf("no results: %v", got)
+	}
+}

@@ -101,7 +101,7 @@ the minimal plan as a --nemesis spec and a replay command.
 		rec.Dir, shrink.Label(rec.Verdict, rec.Codes), start.Size(), *tries, *budget)
 	t0 := time.Now()
 	res, err := shrink.Shrink(ctx, runner, start, shrink.Options{
-		Tries: *tries, Budget: *budget, Limits: limits,
+		Tries: *tries, Budget: *budget, Limits: limits, Suspects: rec.Suspects(),
 		Trying: func(step int, move string, size shrink.Size, try int) {
 			fmt.Fprintf(stdout, "step %d try %d/%d: %s → %s (elapsed %v of %v)\n", step, try, *tries, move, size,
 				time.Since(t0).Round(time.Second), *budget)
