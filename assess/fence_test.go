@@ -109,7 +109,8 @@ func TestFenceCheckFailureFailsTheAssessment(t *testing.T) {
 	}
 }
 
-// A valid run is a pass only if a power-off reached the device while the fault was on.
+// A valid run is a pass only if a fencing attempt reached the device while the fault was on:
+// a power-off, or (unreachable, slow) a status read of a named node.
 func TestFenceNotExercised(t *testing.T) {
 	res := func(ops ...checkers.FenceOp) *checkers.Results {
 		return &checkers.Results{
@@ -119,7 +120,7 @@ func TestFenceNotExercised(t *testing.T) {
 		}
 	}
 	off := func(t int64) checkers.FenceOp { return checkers.FenceOp{Action: history.FenceOff, T: t} }
-	if why := fenceUnexercised("fence-lying", res()); !strings.Contains(why, "no power-off reached") {
+	if why := fenceUnexercised("fence-lying", res()); !strings.Contains(why, "no fencing attempt reached") {
 		t.Errorf("no request: %q", why)
 	}
 	if why := fenceUnexercised("fence-lying", res(off(50), off(800), checkers.FenceOp{Action: "status", T: 300})); why == "" {
@@ -130,6 +131,23 @@ func TestFenceNotExercised(t *testing.T) {
 	}
 	if why := fenceUnexercised("fence-slow", res(off(300))); !strings.Contains(why, "never took effect") {
 		t.Errorf("another kind's fault: %q", why)
+	}
+	unreachable := func(ops ...checkers.FenceOp) *checkers.Results {
+		r := res(ops...)
+		r.Faults[1].Kind = "fence-unreachable"
+		return r
+	}
+	inspect := checkers.FenceOp{Action: history.FenceStatus, By: "c2", Target: "c1", T: 300, Result: history.FenceDropped}
+	if why := fenceUnexercised("fence-unreachable", unreachable(inspect)); why != "" {
+		t.Errorf("a swallowed status read of the target (fence_docker's first step of a power-off): %q", why)
+	}
+	list := checkers.FenceOp{Action: history.FenceStatus, By: "c2", T: 300, Result: history.FenceDropped}
+	if why := fenceUnexercised("fence-unreachable", unreachable(list)); why == "" {
+		t.Error("a list of every node (the device's monitor) counts as a fencing attempt")
+	}
+	inspect.T = 800
+	if why := fenceUnexercised("fence-unreachable", unreachable(inspect)); why == "" {
+		t.Error("a status read after the fault counts as exercised")
 	}
 }
 
