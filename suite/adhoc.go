@@ -25,6 +25,9 @@ func CaseOf(r Row, def Timing, seed int64) (Case, error) {
 	t := m.resolve(TierDefault, r.Timing)
 	t.Seeds = []int64{seed}
 	c := Case{Name: r.FullName(m.Defaults), Row: r, Tier: TierDefault, Seed: seed, Timing: t, Config: m.config(r, t, seed)}
+	if r.Candidate != "" { // assess runs k.Config itself: the candidate is built here
+		c.Config.CandidateCmd = c.BuildCandidate()
+	}
 	if r.Expect.FailoverMaxSpec == BoundDerived {
 		b, err := DerivedBound(c.Config)
 		if err != nil {

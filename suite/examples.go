@@ -101,16 +101,12 @@ func (r Row) BuildCandidate(root string) (string, error) {
 	return b.out, b.err
 }
 
-func (r Row) build(root string) *goBuild {
+// candidateOut is where the row's candidate executable is or will be: the file itself, or,
+// for a Go main package directory (pkg true), its build's output in the cache.
+func (r Row) candidateOut(root string) (out string, pkg bool) {
 	src := filepath.Join(root, r.Candidate)
 	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
-		return &goBuild{out: src}
-	}
-	key := src + " " + strings.Join(r.BuildTags, ",")
-	goBuildMu.Lock()
-	defer goBuildMu.Unlock()
-	if b, ok := goBuildCache[key]; ok {
-		return b
+		return src, false
 	}
 	cache := os.Getenv("SPLITBRAIN_CACHE_DIR")
 	if cache == "" {
@@ -120,7 +116,21 @@ func (r Row) build(root string) *goBuild {
 			cache = os.TempDir()
 		}
 	}
-	out := filepath.Join(cache, "examples", r.candidateLabel())
+	return filepath.Join(cache, "examples", r.candidateLabel()), true
+}
+
+func (r Row) build(root string) *goBuild {
+	src := filepath.Join(root, r.Candidate)
+	out, pkg := r.candidateOut(root)
+	if !pkg {
+		return &goBuild{out: out}
+	}
+	key := src + " " + strings.Join(r.BuildTags, ",")
+	goBuildMu.Lock()
+	defer goBuildMu.Unlock()
+	if b, ok := goBuildCache[key]; ok {
+		return b
+	}
 	args := []string{"build", "-trimpath", "-o", out}
 	if len(r.BuildTags) > 0 {
 		args = append(args, "-tags", strings.Join(slices.Clone(r.BuildTags), ","))

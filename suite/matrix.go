@@ -512,7 +512,22 @@ type Case struct {
 	Tier   string
 	Seed   int64
 	Timing Timing // resolved
+	// Config runs the case; a Go package candidate's CandidateCmd is where its build goes,
+	// built when the case runs (RunCasePooled) or by BuildCandidate: selecting rows to list,
+	// shard or refuse them builds nothing (a cold `go build` of each example candidate held
+	// up the start of every matrix).
 	Config harness.Config
+	root   string // the module root the row's candidate path is relative to
+}
+
+// BuildCandidate builds the case's Go package candidate (once per process) and returns its
+// executable; a failed build's output goes to stderr once and the path returned does not
+// exist, so the harness names the problem. "" when the case runs a recipe.
+func (c Case) BuildCandidate() string {
+	if c.Row.Candidate == "" {
+		return ""
+	}
+	return candidatePath(c.root, c.Row)
 }
 
 // Select returns the cases of the tier whose names match filter (a regular expression; ""
@@ -543,7 +558,7 @@ func (m *Matrix) Select(tier, filter string) ([]Case, error) {
 			if re != nil && !re.MatchString(cn) {
 				continue
 			}
-			c := Case{Name: cn, Row: r, Tier: tier, Seed: seed, Timing: t, Config: m.config(r, t, seed)}
+			c := Case{Name: cn, Row: r, Tier: tier, Seed: seed, Timing: t, Config: m.config(r, t, seed), root: m.root}
 			if c.Unlinked() { // its recipe is not in this build: the full binary derives the bounds
 				out = append(out, c)
 				continue
@@ -625,7 +640,8 @@ func (m *Matrix) config(r Row, t Timing, seed int64) harness.Config {
 		HandoffEvery: r.HandoffEvery,
 	}
 	if r.Candidate != "" {
-		cfg.CandidateCmd, cfg.CandidatePackages = candidatePath(m.root, r), slices.Clone(r.Packages)
+		cfg.CandidateCmd, _ = r.candidateOut(m.root)
+		cfg.CandidatePackages = slices.Clone(r.Packages)
 	}
 	if r.LeaderWork != nil {
 		cfg.LeaderWork, cfg.LeaderWorkSet = *r.LeaderWork, true

@@ -503,6 +503,9 @@ func TestMatrixFile(t *testing.T) {
 	}
 	for _, c := range all {
 		cfg := c.Config
+		if c.Row.Candidate != "" {
+			cfg.CandidateCmd = c.BuildCandidate()
+		}
 		if err := harness.CheckConfig(&cfg); err != nil {
 			t.Errorf("%s: harness rejects the row: %v", c.Name, err)
 		}

@@ -76,6 +76,9 @@ func RunCase(ctx context.Context, c Case, storeRoot string, progress io.Writer) 
 // RunCasePooled is RunCase with the store cluster leased from pool (nil = a fresh one).
 func RunCasePooled(ctx context.Context, c Case, storeRoot string, progress io.Writer, pool *harness.StorePool) Result {
 	cfg := c.Config
+	if c.Row.Candidate != "" {
+		cfg.CandidateCmd = c.BuildCandidate()
+	}
 	cfg.StoreRoot = storeRoot
 	cfg.Progress = progress
 	cfg.StorePool = pool
