@@ -11,7 +11,7 @@ export SPLITBRAIN_BINARY := $(abspath $(BIN))
 # Run directories and store/index.html land here whichever package's tests made them.
 export SPLITBRAIN_STORE_DIR ?= $(abspath store)
 
-.PHONY: all deps browser build core images test unit chaos-test chaos nightly vet clean-docker
+.PHONY: all deps browser build core rootfs images test unit chaos-test chaos nightly vet clean-docker
 
 all: build
 
@@ -35,7 +35,16 @@ CORE := bin/splitbrain-core
 core:
 	$(GO) build -trimpath -tags core -o $(CORE) ./cmd/splitbrain
 
-images: deps build
+# The base image's debootstrap, started in the background before the harness compiles: a
+# program of the standard library only (seconds to build) that prepares the tree the image
+# builder then imports, so on a bare machine the downloads and unpacking overlap the compile
+# (internal/images/rootfs). With the base image there it exits at once. Its log: ROOTFS_LOG.
+ROOTFS_LOG ?= /var/tmp/splitbrain-rootfs.log
+rootfs: deps
+	@$(GO) build -o bin/splitbrain-rootfs ./cmd/splitbrain-rootfs
+	@./bin/splitbrain-rootfs >$(ROOTFS_LOG) 2>&1 </dev/null &
+
+images: deps rootfs build
 	./$(BIN) images build
 
 vet:
@@ -71,13 +80,13 @@ test: vet chaos-test
 # The images every row needs are built first; each store's image then builds in the
 # background at the lowest CPU weight while the rows whose images exist run (docs/suite.md).
 MATRIX_PARALLEL ?= 4
-chaos: deps core
+chaos: deps rootfs core
 	SPLITBRAIN_BINARY=$(abspath $(CORE)) ./$(CORE) matrix --tags default --parallel $(MATRIX_PARALLEL) --full-binary $(BIN)
 
 # Every row of the matrix; store/junit.xml has one testcase per row. SHARD=I/N runs one
 # balanced share (the nightly workflow fans out that way; docs/scale.md).
 SHARD ?=
-nightly: deps core
+nightly: deps rootfs core
 	SPLITBRAIN_BINARY=$(abspath $(CORE)) ./$(CORE) matrix --tags nightly --parallel $(MATRIX_PARALLEL) --full-binary $(BIN) $(if $(SHARD),--shard $(SHARD))
 
 clean-docker:

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/splitbrain-chaos/splitbrain/internal/images/rootfs"
 )
 
 // Where binaries for images come from.
@@ -20,7 +22,7 @@ const (
 	// EnvSalt goes into the base and candidate tags: a new value rebuilds every image from
 	// debootstrap on under new tags (fresh packages, or measuring a cold build) without
 	// touching images in use.
-	EnvSalt = "SPLITBRAIN_IMAGE_SALT"
+	EnvSalt = rootfs.EnvSalt
 
 	modulePath      = "github.com/splitbrain-chaos/splitbrain"
 	mainPackage     = modulePath + "/cmd/splitbrain"

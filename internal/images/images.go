@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splitbrain-chaos/splitbrain/internal/images/rootfs"
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
@@ -34,7 +35,7 @@ const EnvProfile = "SPLITBRAIN_IMAGE_PROFILE"
 type Role string
 
 const (
-	RoleBase Role = "base" // debootstrapped Debian bookworm minbase (local profile only)
+	RoleBase Role = rootfs.Role // debootstrapped Debian bookworm minbase (local profile only)
 	// A store server's image role is its store kind's name (internal/storekinds): etcd,
 	// zookeeper, postgres, redis, dynamodb (dynalite), consul, kubernetes.
 	RoleTools     Role = "tools"     // iptables, iproute2, procps: fault-injection sidecars
@@ -59,14 +60,14 @@ func storeRoles() []Role {
 
 // Namespace prefixes every local tag. ".invalid" can never resolve (RFC 2606), so a local
 // image can never be pulled by accident.
-const Namespace = "splitbrain.invalid/"
+const Namespace = rootfs.Namespace
 
-// Labels every image built here carries.
+// Labels every image built here carries (the base image's, rootfs.ImportChanges, too).
 const (
-	LabelProject = "io.splitbrain.project" // always ProjectName
-	LabelRole    = "io.splitbrain.role"
+	LabelProject = rootfs.LabelProject // always ProjectName
+	LabelRole    = rootfs.LabelRole
 	LabelSalt    = "io.splitbrain.salt" // SPLITBRAIN_IMAGE_SALT, on salted builds only
-	ProjectName  = "splitbrain"
+	ProjectName  = rootfs.ProjectName
 )
 
 // CandidateBinary is where the candidate image (FROM scratch, dockerfiles/candidate.Dockerfile)

@@ -20,7 +20,9 @@ var Layers = [][]string{
 		// the line protocol of splitbraintest and `splitbrain assess --driven`
 		"assess/assessproto"},
 	// 1 platform: the Docker engine, the images, the TCP fault proxy and the fence device.
-	{"internal/platform", "internal/images", "internal/faultproxy", "internal/fence"},
+	{"internal/platform", "internal/images", "internal/faultproxy", "internal/fence",
+		// the base image's tree and name (the standard library only: cmd/splitbrain-rootfs)
+		"internal/images/rootfs"},
 	// 2 stages that produce the history: store clusters, candidates, workloads, faults.
 	{"internal/stores", "internal/platform/platformtest",
 		"candidates/contract", "candidates/runtime", "candidates/libraries", "candidates",
@@ -37,7 +39,7 @@ var Layers = [][]string{
 	{"assess"},
 	// 8 the command line, and the example candidates (programs that import nothing of the
 	// module: they show the contract from outside), and the tests of the shell scripts.
-	{"cmd/splitbrain", "examples", "examples/go", "scripts",
+	{"cmd/splitbrain", "cmd/splitbrain-rootfs", "examples", "examples/go", "scripts",
 		"examples/internal/candidate", "examples/stores/consul", "examples/stores/dynamodb",
 		"examples/stores/kubernetes", "examples/stores/none", "examples/stores/redis-multi",
 		// the published election bugs (issue 36), buggy and fixed from one source
@@ -56,7 +58,7 @@ var Layers = [][]string{
 var Light = []string{"history", "internal/storekinds", "internal/faultkinds", "checkers", "reports", "nemesis", "assess/scorecard"}
 
 // Leaves import only the standard library: they are the facts everything else reads.
-var Leaves = []string{"internal/storekinds", "internal/faultkinds", "assess/scorecard"}
+var Leaves = []string{"internal/storekinds", "internal/faultkinds", "assess/scorecard", "internal/images/rootfs"}
 
 // Heavy are the import path prefixes of the store client libraries Light packages must not
 // depend on, even indirectly.
