@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -50,7 +51,13 @@ func (b *builder) buildBase(ctx context.Context, ref string) error {
 	if err != nil {
 		return &BuildError{Role: RoleBase, Step: "find mirror", Err: err}
 	}
-	dir, err := os.MkdirTemp("/var/tmp", "splitbrain-base-")
+	// Every base build holds the lock, so a tree left here is the remains of a killed one.
+	if old, _ := filepath.Glob(filepath.Join(rootfs.WorkDir, "splitbrain-base-*")); len(old) > 0 {
+		for _, o := range old {
+			os.RemoveAll(o)
+		}
+	}
+	dir, err := os.MkdirTemp(rootfs.WorkDir, "splitbrain-base-")
 	if err != nil {
 		return &BuildError{Role: RoleBase, Step: "debootstrap", Err: err}
 	}
