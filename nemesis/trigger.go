@@ -219,6 +219,17 @@ func planTrigger(f FaultSpec, phase time.Duration, topo Topology, rng *rand.Rand
 		Fault: tmpl, Seed: rng.Uint64(), trig: f.On}, nil
 }
 
+// WithOn is p firing on another event (on as written in a spec), e.g. a chained link
+// re-anchored on the event of the link it followed when that one is dropped (shrink).
+func (p PlannedTrigger) WithOn(on string) (PlannedTrigger, error) {
+	t, err := ParseTrigger(on)
+	if err != nil {
+		return p, err
+	}
+	p.On, p.trig = on, t
+	return p, nil
+}
+
 // trigger returns the parsed trigger (plans read back from JSON carry only On).
 func (p *PlannedTrigger) trigger() Trigger {
 	if !p.trig.IsSet() {

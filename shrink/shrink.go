@@ -463,7 +463,22 @@ func triggerMoves(c Case, lim Limits) (drops, sooner, shorter []move) {
 		if len(c.Plan.Faults)+len(c.Plan.Triggers) > 1 || len(c.Plan.Triggers) == 1 {
 			n := c.clone()
 			n.Plan.Triggers = slices.Delete(n.Plan.Triggers, i, i+1)
-			drops = append(drops, move{"drop fault " + name + " (" + t.Fault.Spec + ")", n})
+			move := move{"drop fault " + name + " (" + t.Fault.Spec + ")", n}
+			// Dropping the link that opens a chain leaves the links chained on it waiting
+			// for a fault that never comes (stalled); the first of them then takes over
+			// its event, so the bug's need of the opener can be tried (issue 48: a
+			// clock-step find's clock opened the chain and stayed in every shrunk line).
+			if stalled(n) && !onFault(t) {
+				if j := slices.IndexFunc(n.Plan.Triggers, onFault); j >= 0 {
+					if next, err := n.Plan.Triggers[j].WithOn(t.On); err == nil {
+						next.Every += t.After - next.After // its cooldown's excess over its delay stays
+						next.After, next.Count = t.After, t.Count
+						n.Plan.Triggers[j] = next
+						move.name += fmt.Sprintf(", %s now on=%s", next.Fault.Kind, t.On)
+					}
+				}
+			}
+			drops = append(drops, move)
 		}
 		if a := time.Duration(t.After); a > 0 {
 			next := (a / 2).Round(time.Millisecond)

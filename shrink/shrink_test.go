@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -297,10 +298,10 @@ func threeLinkCase() Case {
 }
 
 // TestShrinkCutsFaultsFirst: a chain of three faults whose bug needs one (the pause) ends at
-// that one and the fault it is chained on within explore's default shrink budget (10 min, 2
-// tries a step, runs of about a minute), and the first case the shrink keeps drops a fault
-// rather than trimming a phase. The pause alone (on=fault-end with no other fault) is not a
-// smaller case: it could never fire, and `splitbrain run` refuses it as a --nemesis spec.
+// that one within explore's default shrink budget (10 min, 2 tries a step, runs of about a
+// minute), and the first case the shrink keeps drops a fault rather than trimming a phase.
+// The pause alone on=fault-end could never fire (`splitbrain run` refuses it as a --nemesis
+// spec): dropping the kill that opened the chain hands the pause the kill's event.
 func TestShrinkCutsFaultsFirst(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(0, 0)}
 	oracle := func(c Case) bool {
@@ -318,8 +319,8 @@ func TestShrinkCutsFaultsFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := res.Minimal.Plan.Triggers; len(m) != 2 || m[0].Fault.Kind != "kill" || m[1].Fault.Kind != "pause" {
-		t.Fatalf("minimal chain %+v (stopped: %s after %d steps), want the kill and the pause chained on it", m, res.Stopped, res.Steps)
+	if m := res.Minimal.Plan.Triggers; len(m) != 1 || m[0].Fault.Kind != "pause" || m[0].On != "write:3" {
+		t.Fatalf("minimal chain %+v (stopped: %s after %d steps), want the pause alone on the kill's write:3", m, res.Stopped, res.Steps)
 	}
 	for _, s := range steps {
 		if s.Kept {
@@ -473,6 +474,42 @@ func TestShrinkTriesTheSuspectsFirst(t *testing.T) {
 	}
 	if move, _ := first(nil); move == "drop fault 3" {
 		t.Error("without suspects the clock step was dropped first too: the test cannot tell the order")
+	}
+	// A clock step that opens a chain: dropping it hands the loss chained on it the clock's
+	// event, and the shrunk line is a spec the nemesis takes.
+	chain := Case{Nodes: 3, Warmup: 5 * time.Second, Recovery: 5 * time.Second, Plan: nemesis.Plan{
+		FaultPhase: nemesis.Duration(30 * time.Second),
+		Triggers: []nemesis.PlannedTrigger{
+			{On: "write:3", After: nemesis.Duration(500 * time.Millisecond), Count: 1,
+				Fault: nemesis.PlannedFault{Kind: "clock", Target: "leader", Spec: "clock:target=leader", For: nemesis.Duration(3 * time.Second)}},
+			{On: "fault-end", After: nemesis.Duration(30 * time.Millisecond), Count: 1,
+				Fault: nemesis.PlannedFault{Kind: "loss", Target: "leader", Spec: "loss:target=leader", For: nemesis.Duration(3 * time.Second)}},
+		},
+		Topology: nemesis.Topology{Candidates: []string{"c1", "c2", "c3"}}}}
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	fr := &fakeRunner{clock: clk, oracle: func(c Case) bool {
+		return slices.ContainsFunc(c.Plan.Triggers, func(t nemesis.PlannedTrigger) bool { return t.Fault.Kind == "loss" })
+	}}
+	var firstMove string
+	res, err := Shrink(context.Background(), fr, chain, Options{Tries: 1, Now: clk.now, Suspects: []string{"clock"},
+		Step: func(s Step) {
+			if firstMove == "" {
+				firstMove = s.Move
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(firstMove, "drop fault clock on=write:3") || !strings.Contains(firstMove, "loss now on=write:3") {
+		t.Errorf("first move on the chain: %q", firstMove)
+	}
+	m := res.Minimal.Plan.Triggers
+	if len(m) != 1 || m[0].Fault.Kind != "loss" || m[0].On != "write:3" {
+		t.Fatalf("minimal chain %+v, want the loss alone on write:3", m)
+	}
+	spec, _ := Spec(res.Minimal.Plan)
+	if _, err := nemesis.Parse(spec); err != nil || !strings.Contains(spec, "on=write:3") {
+		t.Errorf("the shrunk line's spec %q: %v", spec, err)
 	}
 	// A triggered clock link is a suspect as well.
 	trig := c.clone()
