@@ -166,3 +166,26 @@ func TestJudgedTextNamesTheFenceChecks(t *testing.T) {
 		t.Errorf("unfenced assessment: %q", got)
 	}
 }
+
+// A recipe whose candidates run on the host's clock (Pacemaker) gets no clock check: it
+// would be valid with nothing to show. Its fence checks stay.
+func TestNoClockChecksWhereClockFaultsDoNotReach(t *testing.T) {
+	cs, skipped, err := PlanWithSkips(Options{Store: "none", Recipe: "pacemaker-stonith", OutDir: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(cs, func(c Check) bool { return strings.HasPrefix(c.Name, "clock-") }) {
+		t.Errorf("a clock check planned for pacemaker-stonith: %v", names(cs))
+	}
+	i := slices.IndexFunc(skipped, func(s Skipped) bool { return s.Name == "clock-bump" })
+	if i < 0 || !strings.Contains(skipped[i].Why, "host's clock") {
+		t.Errorf("clock-bump not left out with its reason: %+v", skipped)
+	}
+	if !slices.ContainsFunc(cs, func(c Check) bool { return c.Name == "fence-unreachable" }) {
+		t.Errorf("the fence checks went too: %v", names(cs))
+	}
+	cs, err = Plan(Options{Store: "none", Recipe: "raft", OutDir: "x"})
+	if err != nil || !slices.ContainsFunc(cs, func(c Check) bool { return c.Name == "clock-bump" }) {
+		t.Errorf("raft lost its clock check: %v %v", names(cs), err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 	"github.com/splitbrain-chaos/splitbrain/harness"
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
 // stepName is the form of a step a user declares with --steps.
@@ -223,6 +224,7 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 		def = d
 	}
 	var steps []string
+	var noClock string
 	fences := opts.Fence
 	_, library := libraries.Lookup(opts.Recipe)
 	if opts.Recipe != "" {
@@ -236,6 +238,7 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 		}
 		steps = in.Steps
 		fences = fences || in.Fences
+		noClock = in.NoClockFaults
 	} else {
 		steps = opts.Steps
 	}
@@ -258,6 +261,10 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 		}
 		if library && e.notForLibraries != "" {
 			skipped = append(skipped, Skipped{Name: e.Name, Why: e.notForLibraries})
+			continue
+		}
+		if noClock != "" && movesCandidateClocks(e.Fault) {
+			skipped = append(skipped, Skipped{Name: e.Name, Why: "clock faults do not reach this recipe's candidates: " + noClock})
 			continue
 		}
 		if e.needsFence && !fences {
@@ -283,6 +290,17 @@ func PlanWithSkips(opts Options) ([]Check, []Skipped, error) {
 		return nil, skipped, fmt.Errorf("no check of %v applies to store %s: %s", opts.Checks, opts.Store, skipText(skipped))
 	}
 	return out, skipped, nil
+}
+
+// movesCandidateClocks says the check's fault steps or slows a candidate's clock.
+func movesCandidateClocks(fault string) bool {
+	sched, err := nemesis.Parse(fault)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(sched.Faults, func(f nemesis.FaultSpec) bool {
+		return f.Kind == "clock" && harness.ClockOnCandidates(f)
+	})
 }
 
 func skipText(s []Skipped) string {

@@ -14,6 +14,24 @@ import (
 // candidates work as in any run; anything aimed at the store is refused before anything
 // starts, since there is nothing it could hit.
 
+// checkNoClock refuses the clock faults of sched aimed at candidates of a recipe that
+// declares clock faults do not reach them (runtime.Info.NoClockFaults): the step would be
+// recorded, and the run judged, though nothing read the clock it moved.
+func checkNoClock(sched nemesis.Schedule, recipe, why string) error {
+	var errs []error
+	for i, f := range sched.Faults {
+		if f.Kind == "clock" && ClockOnCandidates(f) {
+			errs = append(errs, fmt.Errorf("fault %d (clock): recipe %s's candidates run on the host's clock (%s); clock faults do not reach them", i+1, recipe, why))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ClockOnCandidates says a clock fault moves candidates' clocks (not only store nodes').
+func ClockOnCandidates(f nemesis.FaultSpec) bool {
+	return f.Target != nemesis.TargetAllStore && !strings.HasPrefix(f.Target, "store-")
+}
+
 // peerAddrs are the candidates' peer addresses on the run network: each candidate's
 // network alias is its node id.
 func peerAddrs(names []string) []string {

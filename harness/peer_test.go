@@ -48,3 +48,30 @@ func TestStorelessRefusesStoreFaults(t *testing.T) {
 		t.Errorf("store recipe on --store none: %v", err)
 	}
 }
+
+// TestRecipeWithoutClockRefusesClockFaults: a recipe whose candidates run on the host's clock
+// (Pacemaker) refuses clock faults aimed at them before anything starts, naming why; its other
+// faults are taken.
+func TestRecipeWithoutClockRefusesClockFaults(t *testing.T) {
+	base := func(nem string) Config {
+		return Config{Store: "none", Recipe: "pacemaker-stonith", Nodes: 3, FaultTime: 30 * time.Second, Nemesis: nem, StoreRoot: t.TempDir()}
+	}
+	for _, ok := range []string{"none", "pause-leader", "kill-leader", "fence-lying-pause-leader"} {
+		c := base(ok)
+		if err := CheckConfig(&c); err != nil {
+			t.Errorf("%s: refused: %v", ok, err)
+		}
+	}
+	for _, nem := range []string{"clock-bump-leader", "clock:op=bump,target=random-candidate,delta=-3xTTL,for=3xTTL",
+		"pause:target=leader,on=write:3,count=1; clock:target=leader,on=fault-end,count=1"} {
+		c := base(nem)
+		err := CheckConfig(&c)
+		if err == nil || !strings.Contains(err.Error(), "clock faults do not reach them") || !strings.Contains(err.Error(), "pacemaker-stonith") {
+			t.Errorf("%s: error %v, want a refusal naming the recipe and why", nem, err)
+		}
+	}
+	c := Config{Store: "none", Recipe: "raft", Nodes: 3, FaultTime: 10 * time.Second, Nemesis: "clock-bump-leader", StoreRoot: t.TempDir()}
+	if err := CheckConfig(&c); err != nil {
+		t.Errorf("a recipe whose clock faults apply refused one: %v", err)
+	}
+}

@@ -53,6 +53,11 @@ func prepare(cfg *Config) (prepared, error) {
 				errs = append(errs, fmt.Errorf("--nemesis %q: %w", cfg.Nemesis, err))
 			}
 		}
+		if why := p.recipe.NoClockFaults; why != "" {
+			if err := checkNoClock(p.schedule, p.recipe.Name, why); err != nil {
+				errs = append(errs, fmt.Errorf("--nemesis %q: %w", cfg.Nemesis, err))
+			}
+		}
 		// A Go recipe declares its steps; an external candidate's are unknown, so its step
 		// triggers are taken on trust.
 		if p.recipe.Name != "" {

@@ -58,13 +58,17 @@ type Recipe struct {
 	// Fences: the adapter powers nodes off through the run's fence device (STONITH), so the
 	// fence-* faults act on it and assess runs its fence checks.
 	Fences bool
-	Timing func(c contract.Config) runtime.Timing
+	// NoClockFaults says why clock faults do not reach its candidates ("": libfaketime
+	// carries them, as for every other library).
+	NoClockFaults string
+	Timing        func(c contract.Config) runtime.Timing
 	// Upstream: issues, docs and pull requests this recipe's rows speak to.
 	Upstream []string
 }
 
 func (r Recipe) Describe() runtime.Info {
-	info := runtime.Info{Name: r.Name, Store: r.Store, Summary: r.Summary + " [" + r.Variant + "; " + r.Library() + "]", Fences: r.Fences}
+	info := runtime.Info{Name: r.Name, Store: r.Store, Summary: r.Summary + " [" + r.Variant + "; " + r.Library() + "]",
+		Fences: r.Fences, NoClockFaults: r.NoClockFaults}
 	if img, err := r.Image(); err == nil && workGapRuntimes[img.Runtime] {
 		info.Steps = []string{runtime.StepLeaderWork}
 	}

@@ -31,6 +31,8 @@ func pacemakerRecipe(name string, args []string, how string) Recipe {
 		Token: "none from Pacemaker: the label is the host's uptime in ms when the resource started, which grows " +
 			"with every start",
 		Fences: true,
+		NoClockFaults: "the cluster runs on the host's clock: under libfaketime Python's time.sleep fails with EINVAL " +
+			"and fence_docker died in every power-off wait (libraries/pacemaker/candidate)",
 		Timing: pacemakerTiming,
 		Upstream: []string{
 			"https://clusterlabs.org/pacemaker/doc/2.1/Pacemaker_Explained/html/options.html",

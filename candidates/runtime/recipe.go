@@ -93,6 +93,9 @@ type Info struct {
 	// Fences: the recipe powers nodes off through the run's fence device (STONITH), so the
 	// fence-* faults act on it and assess runs its fence checks.
 	Fences bool
+	// NoClockFaults says why clock faults do not reach the recipe's candidates ("": they
+	// do): a run would record a clock step that nothing read, so such faults are refused.
+	NoClockFaults string
 }
 
 // Definition is one entry of the recipe registry (candidates.Registry). Spec is the usual
