@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
 )
 
 // TestStorelessRefusesStoreFaults: a --store none run refuses, before anything starts, every
@@ -73,5 +75,24 @@ func TestRecipeWithoutClockRefusesClockFaults(t *testing.T) {
 	c := Config{Store: "none", Recipe: "raft", Nodes: 3, FaultTime: 10 * time.Second, Nemesis: "clock-bump-leader", StoreRoot: t.TempDir()}
 	if err := CheckConfig(&c); err != nil {
 		t.Errorf("a recipe whose clock faults apply refused one: %v", err)
+	}
+}
+
+// The warmup of an event-ended run waits up to a slow recipe's start bound (it ends on the
+// first leader's writes anyway); a time-ended run keeps its length, as does a fast recipe.
+func TestWarmupWaitsForASlowRecipesFirstLeader(t *testing.T) {
+	slow := runtime.Timing{StartBound: 90 * time.Second}
+	if got := warmupWait(3*time.Second, slow, true); got != 90*time.Second {
+		t.Errorf("event-ended, slow recipe: %v", got)
+	}
+	if got := warmupWait(3*time.Second, slow, false); got != 3*time.Second {
+		t.Errorf("time-ended: %v", got)
+	}
+	if got := warmupWait(3*time.Second, runtime.Timing{}, true); got != 3*time.Second {
+		t.Errorf("a recipe without a start bound: %v", got)
+	}
+	r, err := lookupRecipe("pacemaker-stonith", "none", &Config{TTL: 2 * time.Second})
+	if err != nil || r.Timing.StartBound < 47*time.Second {
+		t.Errorf("pacemaker-stonith's start bound %v (%v): its first leader comes up to 47 s after the start", r.Timing.StartBound, err)
 	}
 }

@@ -54,6 +54,10 @@ type Timing struct {
 	HandoffBound time.Duration
 	// FailoverBound: crash (SIGKILL) of the leader until another candidate is elected.
 	FailoverBound time.Duration
+	// StartBound: from every candidate's campaigning to a first leader's writes, at most, for
+	// a recipe slower to start than any warmup would allow (0: a warmup's length is enough).
+	// The warmup of an event-ended run waits up to it for that leader.
+	StartBound time.Duration
 }
 
 // Env is what a recipe gets to work with.
