@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -90,6 +91,23 @@ func (r *Recorder) CandidateLine(node string, line []byte) {
 		}
 	}
 	r.violation(node, line, err)
+	if lineKind(line) == string(history.KindCampaigning) {
+		// A campaigning line the contract rejects still shows the candidate's runtime is up:
+		// the warmup's wait for every candidate to campaign is over for it (it waited out its
+		// whole 3-minute bound for two such candidates, in every `candidate check` of one).
+		r.state.markCampaigned(node)
+	}
+}
+
+// lineKind is the "kind" of a JSON line, "" when it has none.
+func lineKind(line []byte) string {
+	var k struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal(line, &k) != nil {
+		return ""
+	}
+	return k.Kind
 }
 
 // ResourceLine records one stdout line of the resource (its decision log).

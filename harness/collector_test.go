@@ -185,3 +185,21 @@ func TestTruncateLine(t *testing.T) {
 		t.Errorf("invalid utf-8: %q", got)
 	}
 }
+
+// A campaigning line the contract rejects (an unknown field) is a violation, and still counts
+// as the candidate campaigning for the warmup's wait; other rejected lines do not.
+func TestRejectedCampaigningStillEndsTheWaitForIt(t *testing.T) {
+	r, st, w, path := newTestRecorder(t)
+	r.CandidateLine("c1", []byte(`{"kind":"campaigning","leader":"me"}`))
+	r.CandidateLine("c2", []byte(`{"kind":"error","reason":""}`))
+	if !st.Campaigned([]string{"c1"}) {
+		t.Error("c1's rejected campaigning line did not count")
+	}
+	if st.Campaigned([]string{"c2"}) {
+		t.Error("c2 printed no campaigning line and counts as campaigning")
+	}
+	evs := readBack(t, w, path)
+	if len(evs) != 2 || evs[0].Kind != history.KindContractViolation {
+		t.Errorf("the rejected line is not a contract violation: %+v", evs)
+	}
+}

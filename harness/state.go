@@ -99,6 +99,13 @@ func (s *LiveState) Observe(e history.Event) {
 	}
 }
 
+// markCampaigned records that node printed a campaigning line, valid or not (Recorder).
+func (s *LiveState) markCampaigned(node string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.campaigned[node] = true
+}
+
 // Campaigned reports whether every one of nodes has printed campaigning at least once.
 func (s *LiveState) Campaigned(nodes []string) bool {
 	s.mu.Lock()
