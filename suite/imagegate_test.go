@@ -237,3 +237,35 @@ func TestSaltedRunCountsOnlyItsOwnImages(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildLanesShareWhatIsLeft: the short lane, done with its own builds, takes the cheapest
+// long build left (etcd) instead of idling while etcd waits behind Kubernetes; the estimates
+// follow the same play, so etcd's rows are ordered before Kubernetes's.
+func TestBuildLanesShareWhatIsLeft(t *testing.T) {
+	long := []images.Role{storekinds.Consul, storekinds.Kubernetes, storekinds.Etcd}
+	short := []images.Role{storekinds.Redis, storekinds.ZooKeeper, storekinds.Postgres, storekinds.DynamoDB}
+	q := &buildQueue{long: slices.Clone(long), short: slices.Clone(short)}
+	ready := q.estimate()
+	if ready[storekinds.Etcd] >= ready[storekinds.Kubernetes] {
+		t.Errorf("etcd expected at %.1f min, Kubernetes at %.1f: etcd must not wait behind it", ready[storekinds.Etcd], ready[storekinds.Kubernetes])
+	}
+	var shortLane []images.Role
+	for range 5 {
+		r, ok := q.next(false)
+		if !ok {
+			t.Fatal("the short lane ran out with etcd left")
+		}
+		shortLane = append(shortLane, r)
+	}
+	if want := append(slices.Clone(short), storekinds.Etcd); !slices.Equal(shortLane, want) {
+		t.Errorf("short lane took %v, want %v", shortLane, want)
+	}
+	for _, want := range []images.Role{storekinds.Consul, storekinds.Kubernetes} {
+		if r, ok := q.next(true); !ok || r != want {
+			t.Errorf("long lane took %v, want %v", r, want)
+		}
+	}
+	if r, ok := q.next(true); ok {
+		t.Errorf("a build handed out twice: %v", r)
+	}
+}
