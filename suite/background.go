@@ -35,6 +35,8 @@ type backgroundBuilds struct {
 	wg    sync.WaitGroup
 	mu    sync.Mutex
 	errs  map[images.Role]error
+	// changed is closed, and replaced, whenever a build ends (schedule waits on it).
+	changed chan struct{}
 }
 
 // startBackgroundBuilds starts the builds of every store server's image a case needs and
@@ -55,7 +57,8 @@ func startBackgroundBuilds(ctx context.Context, cases []Case, gate imageGate, sa
 			}
 		}
 	}
-	b := &backgroundBuilds{done: map[images.Role]chan struct{}{}, ready: map[images.Role]float64{}, errs: map[images.Role]error{}}
+	b := &backgroundBuilds{done: map[images.Role]chan struct{}{}, ready: map[images.Role]float64{}, errs: map[images.Role]error{},
+		changed: make(chan struct{})}
 	var long, short []images.Role
 	for r := range firstNeed {
 		b.done[r] = make(chan struct{})
@@ -109,8 +112,10 @@ func startBackgroundBuilds(ctx context.Context, cases []Case, gate imageGate, sa
 				}
 				b.mu.Lock()
 				b.errs[r] = err
-				b.mu.Unlock()
 				close(b.done[r])
+				close(b.changed)
+				b.changed = make(chan struct{})
+				b.mu.Unlock()
 			}
 		}()
 	}
@@ -201,27 +206,40 @@ func (b *backgroundBuilds) order(cases []Case, order []int, gate imageGate) []in
 	return out
 }
 
-// await waits until every background build c needs has ended, and says which failed.
-func (b *backgroundBuilds) await(ctx context.Context, c Case, gate imageGate) ([]images.Role, error) {
-	var failed []images.Role
+// changes is closed when the next build ends.
+func (b *backgroundBuilds) changes() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.changed
+}
+
+// settled says every background build c needs has ended (built or failed).
+func (b *backgroundBuilds) settled(c Case, gate imageGate) bool {
 	for _, r := range gate.unbuilt(c) {
 		ch, ok := b.done[r]
 		if !ok {
-			continue
+			continue // no background build: schedule builds it alone
 		}
 		select {
 		case <-ch:
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-		b.mu.Lock()
-		berr := b.errs[r]
-		b.mu.Unlock()
-		if berr != nil {
-			failed = append(failed, r)
+		default:
+			return false
 		}
 	}
-	return failed, nil
+	return true
+}
+
+// failed lists the background builds c needs that ended in an error (c settled).
+func (b *backgroundBuilds) failed(c Case, gate imageGate) []images.Role {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []images.Role
+	for _, r := range gate.unbuilt(c) {
+		if _, ok := b.done[r]; ok && b.errs[r] != nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // wait returns once every background build has ended (they end early when ctx ends).

@@ -269,3 +269,42 @@ func TestBuildLanesShareWhatIsLeft(t *testing.T) {
 		t.Errorf("a build handed out twice: %v", r)
 	}
 }
+
+// TestScheduleDoesNotWaitBehindOneImage: a row whose image is still building does not hold
+// back the rows behind it whose images are there: the unlinked Consul row, its image and the
+// full binary ready, runs while the etcd row ahead of it waits for a long etcd build (on an
+// emulated bare machine the Consul and DynamoDB rows waited 15 minutes that way).
+func TestScheduleDoesNotWaitBehindOneImage(t *testing.T) {
+	defer func(f func(stores.Kind) bool) { storeLinked = f }(storeLinked)
+	storeLinked = func(k stores.Kind) bool { return k != storekinds.Consul }
+	synctest.Test(t, func(t *testing.T) {
+		var cases []Case
+		for i, s := range []string{storekinds.Redis, storekinds.Etcd, storekinds.Consul} {
+			cases = append(cases, Case{Name: fmt.Sprintf("%d-%s", i, s), Config: harness.Config{Store: s}})
+		}
+		cnt := &counter{mu: &sync.Mutex{}}
+		gate := &fakeGate{mu: cnt.mu, running: &cnt.running, built: map[string]bool{"tools": true, "redis": true},
+			took: map[string]time.Duration{"etcd": 10 * time.Second, "consul": time.Second}}
+		ready := make(chan struct{})
+		started := map[string]time.Time{}
+		run := cnt.run(100 * time.Millisecond)
+		schedule(context.Background(), cases, 2, gate, ready, func(i int, c Case) {
+			cnt.mu.Lock()
+			started[c.Name] = time.Now()
+			cnt.mu.Unlock()
+			if c.Name == "0-redis" {
+				close(ready) // the full binary is built while the first row runs
+			}
+			run(i, c)
+		}, func(i int, c Case, err error) { t.Errorf("case %s skipped: %v", c.Name, err) }, func(string, ...any) {})
+		if len(cnt.order) != 3 {
+			t.Fatalf("ran %v", cnt.order)
+		}
+		if !started["2-consul"].Before(gate.ended["etcd"]) {
+			t.Errorf("the Consul row started %v after the etcd image was built: it waited behind the etcd row", started["2-consul"].Sub(gate.ended["etcd"]))
+		}
+		if started["1-etcd"].Before(gate.ended["etcd"]) {
+			t.Error("the etcd row started before its image was built")
+		}
+	})
+}

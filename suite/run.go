@@ -209,8 +209,17 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, unlinked
 		defer func() { stop(errors.New("the matrix ended")); bg.wait() }()
 	}
 	q := newCaseQueue(cases, order, unlinkedReady)
+	// A case is taken once its background builds have ended, the first such in queue order:
+	// waiting for one case's image held back every case behind it, so on a bare machine the
+	// Consul and DynamoDB rows, binary and images ready, waited 15 minutes behind an etcd row
+	// whose image queued behind Kubernetes's (2026-11-29, /work/runs/cold3).
+	settled, changes := func(int) bool { return true }, func() <-chan struct{} { return nil }
+	if bg != nil {
+		settled = func(i int) bool { return bg.settled(cases[i], gate) }
+		changes = bg.changes
+	}
 	for {
-		i, ok := q.next(ctx)
+		i, ok := q.nextSettled(ctx, settled, changes)
 		if !ok {
 			break
 		}
@@ -221,11 +230,7 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, unlinked
 		}
 		var missing []images.Role
 		if gate != nil {
-			failed, err := bg.await(ctx, c, gate)
-			if err != nil {
-				skip(i, c, err)
-				continue
-			}
+			failed := bg.failed(c, gate)
 			for _, r := range gate.unbuilt(c) {
 				if !slices.Contains(failed, r) {
 					missing = append(missing, r)
@@ -302,28 +307,48 @@ func (q *caseQueue) preempt(i int, imagesThere func(int) bool) (int, bool) {
 	return j, true
 }
 
-// next is the next case; false when none is left. It waits only when the unlinked cases are
-// all that is left and not ready yet; a cancelled ctx then releases them, for schedule to skip.
-func (q *caseQueue) next(ctx context.Context) (int, bool) {
-	pop := func(s *[]int) int { i := (*s)[0]; *s = (*s)[1:]; return i }
-	if len(q.unlinked) > 0 {
+// nextSettled is the first case, in queue order, that can be taken now: settled (its
+// background builds have ended) and, when unlinked, with the full binary ready (unlinked
+// cases then come first). When none can, it waits for a build to end (changes: a channel
+// closed on the next one), for the full binary or for ctx; false when no case is left. A
+// cancelled ctx releases the cases in order, for schedule to skip.
+func (q *caseQueue) nextSettled(ctx context.Context, settled func(int) bool, changes func() <-chan struct{}) (int, bool) {
+	take := func(s *[]int, k int) int { i := (*s)[k]; *s = slices.Delete(*s, k, k+1); return i }
+	for {
+		if len(q.linked) == 0 && len(q.unlinked) == 0 {
+			return 0, false
+		}
+		if ctx.Err() != nil {
+			if len(q.linked) > 0 {
+				return take(&q.linked, 0), true
+			}
+			return take(&q.unlinked, 0), true
+		}
+		changed := changes() // before the look, so a build ending during it is not missed
+		ready := false
 		select {
 		case <-q.unlinkedReady:
-			return pop(&q.unlinked), true
+			ready = true
 		default:
 		}
+		if ready {
+			if k := slices.IndexFunc(q.unlinked, settled); k >= 0 {
+				return take(&q.unlinked, k), true
+			}
+		}
+		if k := slices.IndexFunc(q.linked, settled); k >= 0 {
+			return take(&q.linked, k), true
+		}
+		unlinkedReady := q.unlinkedReady
+		if ready {
+			unlinkedReady = nil // closed: it would wake the wait at once
+		}
+		select {
+		case <-changed:
+		case <-unlinkedReady:
+		case <-ctx.Done():
+		}
 	}
-	if len(q.linked) > 0 {
-		return pop(&q.linked), true
-	}
-	if len(q.unlinked) == 0 {
-		return 0, false
-	}
-	select {
-	case <-q.unlinkedReady:
-	case <-ctx.Done():
-	}
-	return pop(&q.unlinked), true
 }
 
 // buildShared builds, before any row starts, the images that are no store server's (base,
