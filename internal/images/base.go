@@ -40,7 +40,7 @@ func (b *builder) buildBase(ctx context.Context, ref string) error {
 	}
 	defer unlock()
 	if dir, ok := rootfs.Take(); ok {
-		defer os.RemoveAll(dir)
+		defer rootfs.RemoveTree(dir)
 		b.logf("images: building %s from the tree debootstrapped beside the build (cmd/splitbrain-rootfs)", ref)
 		return b.importRootfs(ctx, dir, ref)
 	}
@@ -54,14 +54,16 @@ func (b *builder) buildBase(ctx context.Context, ref string) error {
 	// Every base build holds the lock, so a tree left here is the remains of a killed one.
 	if old, _ := filepath.Glob(filepath.Join(rootfs.WorkDir, "splitbrain-base-*")); len(old) > 0 {
 		for _, o := range old {
-			os.RemoveAll(o)
+			if err := rootfs.RemoveTree(o); err != nil {
+				b.logf("images: %v", err)
+			}
 		}
 	}
 	dir, err := os.MkdirTemp(rootfs.WorkDir, "splitbrain-base-")
 	if err != nil {
 		return &BuildError{Role: RoleBase, Step: "debootstrap", Err: err}
 	}
-	defer os.RemoveAll(dir)
+	defer rootfs.RemoveTree(dir) // a debootstrap killed mid-way leaves /proc mounted in it
 	b.logf("images: building %s: debootstrap --variant=%s %s from %s", ref, rootfs.Variant, rootfs.Suite, mirror)
 
 	cmd := hostCommand(ctx, "debootstrap", "--variant="+rootfs.Variant, rootfs.Suite, dir, mirror)

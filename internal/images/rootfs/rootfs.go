@@ -16,6 +16,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -107,6 +110,60 @@ func Clean(dir string) error {
 	return nil
 }
 
+// RemoveTree removes a debootstrapped tree. A debootstrap killed mid-way leaves /proc (and
+// maybe /sys) mounted inside it, and a plain recursive removal would walk into them, so
+// whatever is mounted below dir is unmounted first, deepest first; when an unmount fails
+// nothing is removed.
+func RemoveTree(dir string) error {
+	mounts, err := mountsBelow(dir)
+	if err != nil {
+		return err
+	}
+	for _, m := range mounts {
+		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
+			return fmt.Errorf("unmounting %s (left mounted by a killed debootstrap): %w; the tree is kept", m, err)
+		}
+	}
+	return os.RemoveAll(dir)
+}
+
+// mountsBelow lists the mount points under dir, deepest first.
+func mountsBelow(dir string) ([]string, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	dir = filepath.Clean(dir) + "/"
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		// Field 5 is the mount point, with spaces and such octal-escaped (\040).
+		if mp := unescapeMount(f[4]); strings.HasPrefix(mp, dir) {
+			out = append(out, mp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out, nil
+}
+
+func unescapeMount(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
 // Debootstrap is the command that makes a tree in dir from mirror.
 func Debootstrap(ctx context.Context, dir, mirror string) *exec.Cmd {
 	return exec.CommandContext(ctx, "debootstrap", "--variant="+Variant, Suite, dir, mirror)
@@ -185,7 +242,7 @@ func Prepare(ctx context.Context, mirror string, log io.Writer) error {
 	old, _ := filepath.Glob(filepath.Join(WorkDir, prefix+"*"))
 	for _, o := range old {
 		if o != preparedPath() {
-			os.RemoveAll(o)
+			RemoveTree(o)
 		}
 	}
 	if Prepared() {
@@ -195,7 +252,7 @@ func Prepare(ctx context.Context, mirror string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp) // gone after the rename; the remains of a failure otherwise
+	defer RemoveTree(tmp) // gone after the rename; the remains of a failure otherwise
 	cmd := Debootstrap(ctx, tmp, mirror)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Run(); err != nil {

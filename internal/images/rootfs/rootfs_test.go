@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -110,5 +111,35 @@ func TestCleanWritesFilesAndDropsCaches(t *testing.T) {
 		if err != nil || fi.Mode().Perm() != f.Mode {
 			t.Errorf("%s: %v, mode %v", f.Path, err, fi)
 		}
+	}
+}
+
+// A tree a killed debootstrap left with a mount inside (its /proc) is removed without
+// reaching through the mount: the mounted directory's own files stay.
+func TestRemoveTreeUnmountsFirst(t *testing.T) {
+	tree, outside := t.TempDir(), t.TempDir()
+	keep := filepath.Join(outside, "keep")
+	if err := os.WriteFile(keep, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mp := filepath.Join(tree, "proc")
+	if err := os.MkdirAll(mp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount(outside, mp, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind-mount here (needs root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mp, syscall.MNT_DETACH) })
+	if got, err := mountsBelow(tree); err != nil || len(got) != 1 || got[0] != mp {
+		t.Fatalf("mounts below the tree: %v %v", got, err)
+	}
+	if err := RemoveTree(tree); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("the removal reached through the mount: %v", err)
+	}
+	if _, err := os.Stat(tree); !os.IsNotExist(err) {
+		t.Errorf("the tree is still there: %v", err)
 	}
 }
