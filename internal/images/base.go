@@ -66,7 +66,7 @@ func (b *builder) buildBase(ctx context.Context, ref string) error {
 	defer rootfs.RemoveTree(dir) // a debootstrap killed mid-way leaves /proc mounted in it
 	b.logf("images: building %s: debootstrap --variant=%s %s from %s", ref, rootfs.Variant, rootfs.Suite, mirror)
 
-	cmd := hostCommand(ctx, "debootstrap", "--variant="+rootfs.Variant, rootfs.Suite, dir, mirror)
+	cmd := hostCommand(ctx, "debootstrap", rootfs.DebootstrapArgs(dir, mirror)...)
 	if err := b.runLogged(cmd, RoleBase, "debootstrap"); err != nil {
 		return err
 	}

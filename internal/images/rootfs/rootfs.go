@@ -69,13 +69,17 @@ var ImportChanges = []string{
 func Ref() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "splitbrain-base-v1\n%s\n%s\n%s\n", Suite, Variant, os.Getenv(EnvSalt))
-	for _, f := range Files {
-		fmt.Fprintf(h, "%s %o %d\n%s", f.Path, f.Mode, len(f.Data), f.Data)
-	}
+	hashFiles(h)
 	for _, c := range ImportChanges {
 		fmt.Fprintf(h, "%s\n", c)
 	}
 	return Namespace + Role + ":" + Suite + "-" + hex.EncodeToString(h.Sum(nil))[:hashLen]
+}
+
+func hashFiles(w io.Writer) {
+	for _, f := range Files {
+		fmt.Fprintf(w, "%s %o %d\n%s", f.Path, f.Mode, len(f.Data), f.Data)
+	}
 }
 
 // Clean drops apt lists, caches and downloaded packages from a debootstrapped tree and
@@ -164,9 +168,9 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
-// Debootstrap is the command that makes a tree in dir from mirror.
-func Debootstrap(ctx context.Context, dir, mirror string) *exec.Cmd {
-	return exec.CommandContext(ctx, "debootstrap", "--variant="+Variant, Suite, dir, mirror)
+// DebootstrapArgs are debootstrap's arguments that make a tree in dir from mirror.
+func DebootstrapArgs(dir, mirror string) []string {
+	return []string{"--variant=" + Variant, Suite, dir, mirror}
 }
 
 // WorkDir holds the prepared tree, its lock and the trees being made (on one file system,
@@ -178,9 +182,7 @@ var WorkDir = "/var/tmp"
 func key() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "splitbrain-rootfs-v1\n%s\n%s\n%s\n", Suite, Variant, os.Getenv(EnvSalt))
-	for _, f := range Files {
-		fmt.Fprintf(h, "%s %o %d\n%s", f.Path, f.Mode, len(f.Data), f.Data)
-	}
+	hashFiles(h)
 	return hex.EncodeToString(h.Sum(nil))[:hashLen]
 }
 
@@ -253,7 +255,7 @@ func Prepare(ctx context.Context, mirror string, log io.Writer) error {
 		return err
 	}
 	defer RemoveTree(tmp) // gone after the rename; the remains of a failure otherwise
-	cmd := Debootstrap(ctx, tmp, mirror)
+	cmd := exec.CommandContext(ctx, "debootstrap", DebootstrapArgs(tmp, mirror)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("debootstrap --variant=%s %s from %s: %w", Variant, Suite, mirror, err)
