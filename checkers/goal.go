@@ -27,6 +27,13 @@ type Goal struct {
 	// point (a negative control needs enough leader changes for a miss to be improbable).
 	Elections int `json:"elections,omitempty"`
 	Handoffs  int `json:"handoffs,omitempty"`
+	// Renewed is how many leaders the store must grant anew after the last disruption: an
+	// election, with no fault in effect, whose token is above every token elected before
+	// that disruption. A leader re-asserting its old grant on reconnect does not count. It
+	// is the event a fault on sessions is for when the old grants outlive the heal (servers
+	// restored from disk expire the old sessions a timeout later) and no other event shows
+	// them gone. Writes then count from the last of these elections.
+	Renewed int `json:"renewed,omitempty"`
 	// Stall, when set, also ends the phase once the schedule has stopped moving: some
 	// faults ran and healed, none is in effect, a leader is back (Writes), and no fault
 	// started or ended for Stall. The faults still missing wait on events that did not
@@ -46,7 +53,7 @@ type Goal struct {
 const DefaultGoalWrites = 3
 
 // goalForm is shown with every --until error.
-const goalForm = `valid form: a comma-separated list of writes=K (writes accepted after the last fault healed; default 3), elections=E (elections in the fault phase), handoffs=N (handoff SIGTERMs in the fault phase), settle=D (and D passed since the last fault started or ended), stall=D (also end the phase, unknown, once faults ran and healed, a leader is back and no fault started or ended for D: the rest of the schedule waits on events that did not come), e.g. --until writes=3 or --until elections=20,writes=3; every planned fault (and every triggered fault's count=) must also have run`
+const goalForm = `valid form: a comma-separated list of writes=K (writes accepted after the last fault healed; default 3), elections=E (elections in the fault phase), handoffs=N (handoff SIGTERMs in the fault phase), renewed=N (leaders granted anew after the last heal: elected with a token above every token elected before it; needs a recipe with tokens), settle=D (and D passed since the last fault started or ended), stall=D (also end the phase, unknown, once faults ran and healed, a leader is back and no fault started or ended for D: the rest of the schedule waits on events that did not come), e.g. --until writes=3 or --until elections=20,writes=3; every planned fault (and every triggered fault's count=) must also have run`
 
 // ParseGoal reads an --until value. Faults is left to the harness (it comes from the plan).
 func ParseGoal(s string) (Goal, error) {
@@ -97,6 +104,8 @@ func ParseGoal(s string) (Goal, error) {
 			g.Elections = n
 		case "handoffs":
 			g.Handoffs = n
+		case "renewed":
+			g.Renewed = n
 		default:
 			return Goal{}, fmt.Errorf("--until %q: unknown condition %q; %s", s, key, goalForm)
 		}
@@ -112,6 +121,9 @@ func (g Goal) String() string {
 	}
 	if g.Handoffs > 0 {
 		parts = append(parts, fmt.Sprintf("%d handoff(s)", g.Handoffs))
+	}
+	if g.Renewed > 0 {
+		parts = append(parts, fmt.Sprintf("%d leader(s) granted anew after the last heal", g.Renewed))
 	}
 	if g.Settle > 0 {
 		parts = append(parts, fmt.Sprintf("%v since the last fault", g.Settle))
@@ -142,6 +154,11 @@ type GoalTracker struct {
 	writes    int // accepted since the last disruption, with no fault active
 	elections int
 	handoffs  int
+	// renewed counts elections, since the last disruption and with no fault active, whose
+	// token is above floor: the highest token elected before that disruption.
+	renewed  int
+	topToken int64 // the highest token elected so far
+	floor    int64
 }
 
 // NewGoalTracker starts tracking g.
@@ -161,11 +178,15 @@ func (t *GoalTracker) Observe(e history.Event) bool {
 		return t.check(e) // a goal with nothing to wait for is met when the phase begins
 	}
 	if !t.inPhase || t.met || t.stalled {
+		if e.Source == history.SourceCandidate && e.Kind == history.KindElected {
+			t.topToken = max(t.topToken, e.Token) // warmup's leaders were granted before any fault
+		}
 		return false
 	}
 	switch {
 	case e.Source == history.SourceNemesis && e.Kind == history.KindFaultStart:
 		t.writes, t.moved = 0, e.T
+		t.renewed, t.floor = 0, t.topToken
 		if e.Err == "" {
 			t.started[e.FaultID] = true
 			t.active[e.FaultID] = true
@@ -174,6 +195,7 @@ func (t *GoalTracker) Observe(e history.Event) bool {
 		}
 	case e.Source == history.SourceNemesis && e.Kind == history.KindFaultEnd:
 		t.writes, t.moved = 0, e.T
+		t.renewed, t.floor = 0, t.topToken
 		if t.active[e.FaultID] && e.Err == "" {
 			t.healed++
 		}
@@ -183,6 +205,11 @@ func (t *GoalTracker) Observe(e history.Event) bool {
 		t.handoffs++
 	case e.Source == history.SourceCandidate && e.Kind == history.KindElected:
 		t.elections++
+		if len(t.active) == 0 && e.Token > t.floor && t.renewed < t.goal.Renewed {
+			t.renewed++
+			t.writes = 0 // the writes to wait for are the new leader's era
+		}
+		t.topToken = max(t.topToken, e.Token)
 	case e.Source == history.SourceResource && e.Kind == history.KindDecision && e.Result == history.ResultAccepted:
 		if len(t.active) == 0 {
 			t.writes++
@@ -197,7 +224,7 @@ func (t *GoalTracker) check(e history.Event) bool {
 	}
 	g := t.goal
 	settled := g.Settle == 0 || e.T-t.moved >= int64(g.Settle)
-	if t.healed >= g.Faults && len(t.active) == 0 && t.writes >= g.Writes && t.elections >= g.Elections && t.handoffs >= g.Handoffs && settled {
+	if t.healed >= g.Faults && len(t.active) == 0 && t.writes >= g.Writes && t.elections >= g.Elections && t.handoffs >= g.Handoffs && t.renewed >= g.Renewed && settled {
 		t.met = true
 		return true
 	}
@@ -239,6 +266,9 @@ func (t *GoalTracker) Missing() string {
 	}
 	if t.handoffs < g.Handoffs {
 		out = append(out, fmt.Sprintf("%d of %d handoff(s)", t.handoffs, g.Handoffs))
+	}
+	if t.renewed < g.Renewed {
+		out = append(out, fmt.Sprintf("%d of %d leader(s) granted anew after the last heal (elected with a token above %d)", t.renewed, g.Renewed, t.floor))
 	}
 	return strings.Join(out, "; ")
 }

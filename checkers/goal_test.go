@@ -23,6 +23,7 @@ func TestParseGoal(t *testing.T) {
 		"writes=3,handoffs=1,faults": {Writes: 3, Handoffs: 1},
 		"faults,stall=6s":            {Writes: DefaultGoalWrites, Stall: 6 * time.Second},
 		"faults,settle=2s,stall=6s":  {Writes: DefaultGoalWrites, Settle: 2 * time.Second, Stall: 6 * time.Second},
+		"writes=3,renewed=1":         {Writes: 3, Renewed: 1},
 	}
 	for in, want := range ok {
 		g, err := ParseGoal(in)
@@ -31,16 +32,18 @@ func TestParseGoal(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		"writes":            "not key=value",
-		"writes=-1":         "whole number",
-		"writes=1e9":        "whole number",
-		"elections=100001":  "whole number",
-		"leaders=3":         "unknown condition",
-		"writes=1,writes=2": "given twice",
-		"stall=0s":          "positive duration",
-		"stall=soon":        "positive duration",
-		"stall=1s,stall=2s": "given twice",
-		"settle=-1s":        "positive duration",
+		"writes":              "not key=value",
+		"writes=-1":           "whole number",
+		"writes=1e9":          "whole number",
+		"elections=100001":    "whole number",
+		"leaders=3":           "unknown condition",
+		"writes=1,writes=2":   "given twice",
+		"stall=0s":            "positive duration",
+		"stall=soon":          "positive duration",
+		"stall=1s,stall=2s":   "given twice",
+		"settle=-1s":          "positive duration",
+		"renewed=-1":          "whole number",
+		"renewed=1,renewed=1": "given twice",
 	} {
 		if _, err := ParseGoal(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseGoal(%q): %v, want an error with %q", in, err, want)
@@ -205,5 +208,51 @@ func TestGoalEndsWhenAFaultCannotApply(t *testing.T) {
 	}
 	if f := tr.Failed(); len(f) != 1 || !strings.Contains(f[0], "fault 2 (pause) could not be applied: OCI runtime pause failed") {
 		t.Fatalf("failed %q", f)
+	}
+}
+
+// renewed= waits for a leader the store granted after the heal, not for the old leader
+// re-asserting its grant on reconnect (CURATOR-696: the latch's old node, restored from disk,
+// is found lowest again at once; the new grant comes when the restored sessions expire).
+func TestGoalRenewed(t *testing.T) {
+	elected := func(at, token int64) history.Event {
+		return history.Event{Source: history.SourceCandidate, Kind: history.KindElected, Token: token, T: at}
+	}
+	tr := NewGoalTracker(Goal{Faults: 1, Writes: 2, Renewed: 1})
+	for _, e := range []history.Event{
+		elected(1, 7), // warmup's leader: granted before any fault
+		{Source: history.SourceHarness, Kind: history.KindPhase, Phase: history.PhaseFaults, T: 2},
+		acceptedAt(3),
+		{Source: history.SourceNemesis, Kind: history.KindFaultStart, FaultID: 1, T: 10},
+		elected(15, 9), // elected while the fault is in effect: before the heal
+		{Source: history.SourceNemesis, Kind: history.KindFaultEnd, FaultID: 1, T: 20},
+		elected(30, 9), acceptedAt(31), acceptedAt(32), acceptedAt(33), // re-asserted, not granted anew
+		elected(40, 8), acceptedAt(41), // an older grant is not anew either
+		elected(50, 12), acceptedAt(51), // granted anew; writes count from here
+	} {
+		if tr.Observe(e) {
+			t.Fatalf("met at %+v", e)
+		}
+	}
+	if m := tr.Missing(); m != "1 of 2 write(s) accepted after the last heal" {
+		t.Fatalf("missing: %q", m)
+	}
+	if !tr.Observe(acceptedAt(52)) || !tr.Met() {
+		t.Fatalf("not met after two writes following the new grant: %s", tr.Missing())
+	}
+	// A recipe without tokens never meets it, and the run says why.
+	tr = NewGoalTracker(Goal{Faults: 1, Writes: 1, Renewed: 1})
+	for _, e := range []history.Event{
+		{Source: history.SourceHarness, Kind: history.KindPhase, Phase: history.PhaseFaults, T: 2},
+		{Source: history.SourceNemesis, Kind: history.KindFaultStart, FaultID: 1, T: 10},
+		{Source: history.SourceNemesis, Kind: history.KindFaultEnd, FaultID: 1, T: 20},
+		elected(30, 0), acceptedAt(31), acceptedAt(32),
+	} {
+		if tr.Observe(e) {
+			t.Fatalf("met at %+v without a token", e)
+		}
+	}
+	if m := tr.Missing(); !strings.Contains(m, "0 of 1 leader(s) granted anew after the last heal") {
+		t.Fatalf("missing: %q", m)
 	}
 }

@@ -655,6 +655,30 @@ func TestPoolOrderStartsEachStoreOnce(t *testing.T) {
 	}
 }
 
+// TestPoolOrderLongestFirst: the longest rows start first, as far as the grouping by store
+// cluster allows (in file order the Pacemaker rows, a minute each, ran alone at the end).
+func TestPoolOrderLongestFirst(t *testing.T) {
+	m, err := Load("matrix.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := m.Select(TierDefault, "")
+	order := poolOrder(cs)
+	var longest time.Duration
+	for _, c := range cs {
+		longest = max(longest, c.Planned())
+	}
+	if first := cs[order[0]]; first.Planned() != longest {
+		t.Errorf("first row %s plans %v; the longest row plans %v", first.Name, first.Planned(), longest)
+	}
+	for j := 1; j < len(order); j++ {
+		a, b := cs[order[j-1]], cs[order[j]]
+		if a.Config.Store == b.Config.Store && a.Config.StoreNodes == b.Config.StoreNodes && a.Planned() < b.Planned() {
+			t.Errorf("%s (%v) before the longer %s (%v) of the same store cluster", a.Name, a.Planned(), b.Name, b.Planned())
+		}
+	}
+}
+
 // TestPacingAsListed: the listing's classification (matrix --list -v) agrees with the rows:
 // no tier (nightly, which runs every row, included) has a time-tabled row (a fault on the
 // clock with no stated miss probability), a profile row with cycles lists the triggers it
