@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -219,24 +220,58 @@ func (n *Network) Remove(ctx context.Context) error {
 // (a TestMatrix pool close once failed on it). A missing network is no error.
 func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
 	// The detach takes milliseconds; an endpoint still there after 10 s is stale in the
-	// engine (seen once: no container attached, and no forced disconnect removes it), so
-	// waiting longer only delays the error.
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	// engine, so waiting longer only delays the error.
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for {
-		_, err := cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
+		_, err := cli.NetworkRemove(rctx, id, client.NetworkRemoveOptions{})
 		if err == nil || isNotFound(err) {
 			return nil
 		}
-		if !strings.Contains(strings.ToLower(err.Error()), "active endpoints") {
+		if !isActiveEndpoints(err) {
 			return err
 		}
 		select {
-		case <-ctx.Done():
-			return err
+		case <-rctx.Done():
+			return staleEndpoints(ctx, cli, id, err)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+func isActiveEndpoints(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "active endpoints")
+}
+
+// staleEndpoints handles a network the engine will not remove although its containers are
+// gone: endpoints the engine kept for containers that no longer exist (Docker 20.10.24, twice
+// in a default tier; moby/moby#17217, #33156). A forced disconnect by the endpoint's name
+// clears them on some engine versions, so it is tried once; when the network still stays, the
+// error names the stale endpoints and the one remedy seen to work, an engine restart.
+func staleEndpoints(ctx context.Context, cli *client.Client, id string, removeErr error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	res, err := cli.NetworkInspect(ctx, id, client.NetworkInspectOptions{})
+	if err != nil {
+		return removeErr
+	}
+	var stale []string
+	for cid, ep := range res.Network.Containers {
+		if _, err := cli.ContainerInspect(ctx, cid, client.ContainerInspectOptions{}); err == nil || !isNotFound(err) {
+			continue // a container still attached: not the engine's fault
+		}
+		stale = append(stale, ep.Name)
+		_, _ = cli.NetworkDisconnect(ctx, id, client.NetworkDisconnectOptions{Container: ep.Name, Force: true})
+	}
+	if len(stale) == 0 {
+		return removeErr
+	}
+	_, err = cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
+	if err == nil || isNotFound(err) {
+		return nil
+	}
+	slices.Sort(stale)
+	return fmt.Errorf("%w: the engine keeps endpoint(s) %s for containers that no longer exist, and a forced disconnect did not clear them (a Docker engine defect: moby/moby#17217); restarting the engine removes them: stop dockerd when nothing else uses it, run scripts/ensure-docker.sh, then splitbrain clean --all", err, strings.Join(stale, ", "))
 }
 
 func isNotFound(err error) bool {

@@ -294,3 +294,26 @@ func TestConcurrentNetworksGetDistinctSubnets(t *testing.T) {
 		}
 	}
 }
+
+// A network that still has a live container is not removed, and the error does not blame the
+// engine: only endpoints of containers that no longer exist are called stale (those come with
+// the advice to restart the engine, which a live container must not trigger).
+func TestNetworkWithALiveContainerIsNotCalledStale(t *testing.T) {
+	ctx, eng, net, runID := setup(t)
+	n, err := eng.Start(ctx, runID, net, platform.NodeSpec{
+		Name: "holder", Role: "test", Image: toolsImage(t, ctx), Cmd: []string{"sleep", "600"}, LogDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = net.Remove(ctx)
+	if err == nil || !strings.Contains(err.Error(), "active endpoints") || strings.Contains(err.Error(), "no longer exist") {
+		t.Fatalf("removing a network with a live container: %v", err)
+	}
+	if err := n.Terminate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := net.Remove(ctx); err != nil {
+		t.Fatalf("removing the network once its container is gone: %v", err)
+	}
+}
