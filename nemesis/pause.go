@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 )
 
 // pause: SIGSTOP every process of the target container (PID 1 and its descendants, found
@@ -51,7 +50,7 @@ func (pauseKind) apply(ctx context.Context, s *signals, pf PlannedFault) (*appli
 		if err != nil {
 			return err
 		}
-		return waitState(procs, 'T', false, 2*time.Second)
+		return waitState(procs, 'T', false, signalTakesEffect)
 	})
 	heal := func(context.Context) error { return s.release(key) }
 	return &applied{targets: names, heal: heal}, err

@@ -215,8 +215,16 @@ func continueProcs(procs []proc) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	return waitState(procs, 'T', true, 3*time.Second)
+	return waitState(procs, 'T', true, signalTakesEffect)
 }
+
+// signalTakesEffect bounds the wait for a SIGSTOP or SIGCONT to show in the processes'
+// state. Neither can be refused or blocked, and no event tells that a task has stopped (only
+// its parent or tracer could wait for it), so the state is polled and the bound only stops a
+// wait for a task that will never be scheduled; in a quiet run the state changes in
+// milliseconds. It is the scheduler's delay under load: 2 s was not enough at load 60
+// (a candidate still in S 2 s after its SIGSTOP, make test beside a make chaos, 2026-11-29).
+const signalTakesEffect = 20 * time.Second
 
 // ProcessState returns the one-letter state of a host process (R, S, T, ...), for tests.
 func ProcessState(pid int) (byte, error) {
