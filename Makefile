@@ -76,8 +76,8 @@ test: vet chaos-test
 
 # The default tier of the known-answer matrix (docs/suite.md): every store, recipe and fault
 # kind, the zombie leader fenced and unfenced, every negative control, one telling pair per library and three Pacemaker rows (84 rows, event-paced:
-# phases end on events; four rows at once: 4m27s on a quiet machine, the same outcomes in ten
-# consecutive runs, docs/performance.md; MATRIX_PARALLEL=N runs N at once). Prints the verdict table and store/index.html;
+# phases end on events; four rows at once, longest first: 8m33s on a quiet machine with images
+# present, docs/performance.md; MATRIX_PARALLEL=N runs N at once). Prints the verdict table and store/index.html;
 # fails when any row's outcome differs from the matrix.
 # The images every row needs are built first; each store's image then builds in the
 # background at the lowest CPU weight while the rows whose images exist run (docs/suite.md).

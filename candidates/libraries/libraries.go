@@ -142,6 +142,10 @@ const ImageDir = "/splitbrain-lib"
 // Launcher is the folder's executable every run starts, with the recipe's Args.
 const Launcher = "candidate"
 
+// Prepare, when the folder has it, is run once by the image build after the folder is copied
+// in (compiling the adapter's sources), so no candidate start repeats that work.
+const Prepare = "prepare"
+
 var debianName = regexp.MustCompile(`^[a-z0-9][a-z0-9.+-]+$`)
 
 var pinned = regexp.MustCompile(`^([a-z0-9][a-z0-9.+-]+)=([A-Za-z0-9.+~:-]+)$`)
@@ -230,7 +234,7 @@ func readImage(fsys fs.FS, folder string) (Image, error) {
 			}
 			name := strings.TrimPrefix(p, prefix)
 			mode := int64(0o644)
-			if name == Launcher || strings.HasSuffix(name, ".sh") {
+			if name == Launcher || name == Prepare || strings.HasSuffix(name, ".sh") {
 				mode = 0o755
 			}
 			img.Files = append(img.Files, File{Name: name, Mode: mode, Data: data})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/runtime"
+	imagebuild "github.com/splitbrain-chaos/splitbrain/internal/images"
 )
 
 // Every entry's folder builds an image recipe: a launcher, a runtime, pinned versions.
@@ -126,5 +127,22 @@ func TestImageCopiesItsLists(t *testing.T) {
 	second, _ := r.Image()
 	if second.Versions[0] == "changed" || second.Files[0].Name == "changed" {
 		t.Errorf("%s: a caller's change to its Image reached the next caller", r.Name)
+	}
+}
+
+// The curator adapter compiles in the image build (prepare), executable like the launcher;
+// the name is the one the image build runs.
+func TestPrepareRunsInTheBuild(t *testing.T) {
+	if Prepare != imagebuild.LibraryPrepare {
+		t.Fatalf("libraries.Prepare %q, imagebuild.LibraryPrepare %q", Prepare, imagebuild.LibraryPrepare)
+	}
+	r, _ := Lookup("curator-leaderlatch")
+	img, err := r.Image()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(img.Files, func(f File) bool { return f.Name == Prepare })
+	if i < 0 || img.Files[i].Mode != 0o755 {
+		t.Fatalf("curator's prepare missing or not executable: %+v", img.Files)
 	}
 }

@@ -223,3 +223,18 @@ func TestBackgroundBuildsYield(t *testing.T) {
 		t.Errorf("background: %q, shares %d", bg.Args, buildShares(ctx))
 	}
 }
+
+// A library folder's prepare step runs once in the build, after the adapter is copied in and
+// before the entrypoint; a folder without one gets no such step.
+func TestLibraryDockerfileRunsPrepare(t *testing.T) {
+	spec := LibrarySpec{Folder: "x", Debian: []string{"python3"}, Files: []LibraryFile{{Name: "candidate", Mode: 0o755}}}
+	if df := libraryDockerfile("base", spec); strings.Contains(df, LibraryPrepare) {
+		t.Errorf("no prepare file, yet:\n%s", df)
+	}
+	spec.Files = append(spec.Files, LibraryFile{Name: LibraryPrepare, Mode: 0o755})
+	df := libraryDockerfile("base", spec)
+	copyAt, runAt := strings.Index(df, "COPY lib "+LibraryDir), strings.Index(df, "RUN "+LibraryDir+"/"+LibraryPrepare+"\n")
+	if copyAt < 0 || runAt < copyAt || runAt > strings.Index(df, "ENTRYPOINT") {
+		t.Errorf("want the prepare step after the COPY and before the ENTRYPOINT:\n%s", df)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -40,19 +41,26 @@ type LibraryFile struct {
 	Data []byte
 }
 
+// LibraryPrepare is the adapter file the build runs once after copying the adapter in, when
+// the folder has one (libraries.Prepare).
+const LibraryPrepare = "prepare"
+
 // libraryDockerfile installs the packages (libfaketime always: clock faults reach the
-// process through LD_PRELOAD) and copies the adapter. apt refuses a pin it cannot satisfy,
-// so a library version that left the mirror fails the build by name.
+// process through LD_PRELOAD), copies the adapter and runs its prepare step. apt refuses a
+// pin it cannot satisfy, so a library version that left the mirror fails the build by name.
 func libraryDockerfile(parent string, spec LibrarySpec) string {
 	pkgs := append([]string{"libfaketime"}, spec.Debian...)
 	sort.Strings(pkgs)
-	return "# Election library run as shipped: libraries/" + spec.Folder + "\n" +
+	df := "# Election library run as shipped: libraries/" + spec.Folder + "\n" +
 		"FROM " + parent + "\n" +
 		"RUN apt-get update \\\n" +
 		" && apt-get install -y --no-install-recommends " + strings.Join(pkgs, " ") + " \\\n" +
 		" && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin\n" +
-		"COPY lib " + LibraryDir + "\n" +
-		"ENTRYPOINT [\"" + LibraryDir + "/candidate\"]\n"
+		"COPY lib " + LibraryDir + "\n"
+	if slices.ContainsFunc(spec.Files, func(f LibraryFile) bool { return f.Name == LibraryPrepare }) {
+		df += "RUN " + LibraryDir + "/" + LibraryPrepare + "\n"
+	}
+	return df + "ENTRYPOINT [\"" + LibraryDir + "/candidate\"]\n"
 }
 
 // EnsureLibrary returns the image of a library folder (local profile), building it when its
