@@ -158,6 +158,11 @@ func AttributeCause(res *Results) Cause {
 		at := "the first violation at " + rel(first)
 		if c.Evidence == "" {
 			c.Evidence = "no store crash, eviction, clock step or lying fence came before " + at
+			if !slices.ContainsFunc(res.Faults, func(f FaultWindow) bool { return f.Error == "" && before(f.StartT) }) {
+				// Nothing the nemesis did can have caused it: a starved host pauses candidates
+				// too (a kazoo session expired unprompted at load 78, 2026-11-29).
+				c.Evidence += ", nor had any fault started: the system broke with no fault in effect (a host too loaded to schedule a candidate in time acts as a pause)"
+			}
 		} else {
 			c.Evidence += "; " + at
 		}

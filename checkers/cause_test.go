@@ -59,16 +59,18 @@ func TestCauseTellsTheStoreFromTheCandidate(t *testing.T) {
 		want        string
 		also        []string
 		says        string
+		unsaid      string
 	}{
-		{"redis crashed and back before", "redis", []history.Event{fault("kill", "kill:target=all-store,for=100ms", 500, 600, "redis")}, CauseStoreAmnesia, nil, "redis crashed"},
-		{"a durable store crashed", "etcd", []history.Event{fault("kill", "kill:target=store-node", 500, 600, "etcd-2")}, CauseOwnLogic, nil, "no store crash"},
-		{"redis crashed after the violation", "redis", []history.Event{fault("kill", "kill:target=all-store", 3500, 3600, "redis")}, CauseOwnLogic, nil, "first violation"},
-		{"redis still down at the violation", "redis", []history.Event{fault("kill", "kill:target=all-store", 500, 3600, "redis")}, CauseOwnLogic, nil, ""},
-		{"a candidate crashed on redis", "redis", []history.Event{fault("kill", "kill:target=leader", 500, 600, "c1")}, CauseOwnLogic, nil, ""},
-		{"a clock stepped", "etcd", []history.Event{fault("clock", "clock:target=leader,delta=-3xTTL", 500, 900, "c1")}, CauseClockStep, nil, "stepped"},
-		{"a clock ran fast", "etcd", []history.Event{fault("clock", "clock:target=leader,op=rate,rate=2", 500, 900, "c1")}, CauseOwnLogic, nil, ""},
-		{"an eviction and an amnesia", "redis", []history.Event{fault("evict", "evict", 400, 0, "c1"), fault("kill", "kill:target=all-store", 500, 600, "redis")}, CauseStoreAmnesia, []string{CauseEviction}, ""},
-		{"a lying fence", "none", []history.Event{fault("fence-lying", "fence-lying", 200, 3000)}, CauseFenceLie, nil, "lied"},
+		{"redis crashed and back before", "redis", []history.Event{fault("kill", "kill:target=all-store,for=100ms", 500, 600, "redis")}, CauseStoreAmnesia, nil, "redis crashed", ""},
+		{"a durable store crashed", "etcd", []history.Event{fault("kill", "kill:target=store-node", 500, 600, "etcd-2")}, CauseOwnLogic, nil, "no store crash", "no fault in effect"},
+		{"redis crashed after the violation", "redis", []history.Event{fault("kill", "kill:target=all-store", 3500, 3600, "redis")}, CauseOwnLogic, nil, "first violation", ""},
+		{"no fault before the violation", "zookeeper", nil, CauseOwnLogic, nil, "nor had any fault started: the system broke with no fault in effect", ""},
+		{"redis still down at the violation", "redis", []history.Event{fault("kill", "kill:target=all-store", 500, 3600, "redis")}, CauseOwnLogic, nil, "", ""},
+		{"a candidate crashed on redis", "redis", []history.Event{fault("kill", "kill:target=leader", 500, 600, "c1")}, CauseOwnLogic, nil, "", ""},
+		{"a clock stepped", "etcd", []history.Event{fault("clock", "clock:target=leader,delta=-3xTTL", 500, 900, "c1")}, CauseClockStep, nil, "stepped", ""},
+		{"a clock ran fast", "etcd", []history.Event{fault("clock", "clock:target=leader,op=rate,rate=2", 500, 900, "c1")}, CauseOwnLogic, nil, "", ""},
+		{"an eviction and an amnesia", "redis", []history.Event{fault("evict", "evict", 400, 0, "c1"), fault("kill", "kill:target=all-store", 500, 600, "redis")}, CauseStoreAmnesia, []string{CauseEviction}, "", ""},
+		{"a lying fence", "none", []history.Event{fault("fence-lying", "fence-lying", 200, 3000)}, CauseFenceLie, nil, "lied", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := causeOf(t, tc.store, withFaults(stale, tc.faults...))
@@ -77,6 +79,9 @@ func TestCauseTellsTheStoreFromTheCandidate(t *testing.T) {
 			}
 			if !strings.Contains(c.String(), tc.says) {
 				t.Errorf("cause %q does not say %q", c, tc.says)
+			}
+			if tc.unsaid != "" && strings.Contains(c.String(), tc.unsaid) {
+				t.Errorf("cause %q says %q", c, tc.unsaid)
 			}
 			if !strings.HasPrefix(c.Key, c.Class+"|") || !strings.Contains(c.Key, "stale-write-accepted") {
 				t.Errorf("key %q: want the class and the reason codes", c.Key)
