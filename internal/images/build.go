@@ -204,6 +204,9 @@ func tmpDirTar() []byte {
 
 // buildIfMissing builds rec under its content tag unless that tag exists.
 func (b *builder) buildIfMissing(ctx context.Context, rec recipe, start time.Time) (Result, error) {
+	if rec.role == RoleCandidate {
+		holdImage(rec.ref()) // before the lookup: no prune can remove it after that
+	}
 	return b.ensureTag(ctx, rec.role, rec.ref(), "docker build", start, func(ref string) error {
 		return b.buildContext(ctx, rec, ref)
 	})

@@ -203,7 +203,26 @@ func TestCandidateBuildPrunesOlderCandidate(t *testing.T) {
 	}
 
 	var log bytes.Buffer
-	for _, s := range []string{"a", "b"} {
+	present := func(ref string) bool {
+		ok, err := eng.ImagePresent(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for _, s := range []string{"a", "b", "c"} {
+		if s == "c" {
+			// The first image is spared while a process uses it (this one, holdImage);
+			// once that process is gone (its hold dropped here), the next build prunes it.
+			if !present(refs[0]) {
+				t.Fatalf("the prune after the second build removed %s, which this process holds\n%s", refs[0], log.String())
+			}
+			if f, ok := holds.LoadAndDelete(refs[0]); ok {
+				f.(*os.File).Close()
+			} else {
+				t.Fatalf("no hold on %s after it was ensured", refs[0])
+			}
+		}
 		t.Setenv(EnvSalt, salt+"-"+s)
 		set, res, err := EnsureWith(ctx, ProfileLocal, EnsureOptions{Log: &log}, RoleCandidate)
 		if err != nil {
@@ -214,19 +233,11 @@ func TestCandidateBuildPrunesOlderCandidate(t *testing.T) {
 		}
 		refs = append(refs, set[RoleCandidate])
 	}
-	if refs[0] == refs[1] {
-		t.Fatalf("both salts gave tag %s", refs[0])
+	if refs[0] == refs[1] || refs[1] == refs[2] {
+		t.Fatalf("the salts gave tags %v", refs)
 	}
-	older, err := eng.ImagePresent(ctx, refs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	newer, err := eng.ImagePresent(ctx, refs[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if older || !newer {
-		t.Fatalf("after the second build: older %s present=%v (want pruned), newer %s present=%v\n%s", refs[0], older, refs[1], newer, log.String())
+	if older, newest := present(refs[0]), present(refs[2]); older || !newest {
+		t.Fatalf("after the third build: older %s present=%v (want pruned), newest %s present=%v\n%s", refs[0], older, refs[2], newest, log.String())
 	}
 	if !strings.Contains(log.String(), "removed old candidate image "+refs[0]) {
 		t.Errorf("the prune was not logged:\n%s", log.String())

@@ -56,7 +56,13 @@ func removeProjectImages(ctx context.Context, keep func(platform.Image) bool) ([
 	var removed []string
 	var errs []error
 	for _, ref := range pruneSelect(imgs, inUse, keep) {
-		if err := eng.RemoveImage(ctx, ref); err != nil {
+		release, ok := claimForRemoval(ref)
+		if !ok {
+			continue // a splitbrain process still uses it (holdImage)
+		}
+		err := eng.RemoveImage(ctx, ref)
+		release()
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
