@@ -32,7 +32,10 @@ var clockProbes = map[string]struct {
 	libraries.RuntimeNode: {"probe.js", "setInterval(() => console.log(`${BigInt(Date.now()) * 1000000n} ${process.hrtime.bigint()}`), 100);\n",
 		[]string{"node", "/probe/probe.js"}},
 	libraries.RuntimeJava: {"Probe.java", "public class Probe { public static void main(String[] a) throws Exception { while (true) { System.out.println(System.currentTimeMillis() * 1000000L + \" \" + System.nanoTime()); Thread.sleep(100); } } }\n",
-		[]string{"java", "/probe/Probe.java"}},
+		// Compiled outside libfaketime first, as the curator adapter is at its image build:
+		// the source launcher compiles under it, 5-8x slower, and at load 40 the first line
+		// took longer than a minute (2026-11-29).
+		[]string{"sh", "-c", "env -u LD_PRELOAD java -m jdk.compiler/com.sun.tools.javac.Main -nowarn -d /tmp/probe /probe/Probe.java && exec java -cp /tmp/probe Probe"}},
 	"go": {"probe.go", "package main\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\nfunc main() {\n\tstart := time.Now()\n\tfor {\n\t\tfmt.Println(time.Now().UnixNano(), time.Since(start).Nanoseconds())\n\t\ttime.Sleep(100 * time.Millisecond)\n\t}\n}\n",
 		[]string{"/probe/probe"}},
 }
