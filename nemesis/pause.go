@@ -45,8 +45,7 @@ func (pauseKind) apply(ctx context.Context, s *signals, pf PlannedFault) (*appli
 		if err != nil {
 			return fmt.Errorf("host pid: %w", err)
 		}
-		procs, err := stopSelected(pid, pf.Params["process"])
-		s.hold(key, procs)
+		procs, err := s.stopAndHold(key, pid, pf.Params["process"])
 		if err != nil {
 			return err
 		}

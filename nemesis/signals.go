@@ -13,6 +13,20 @@ type signals struct {
 	mu      sync.Mutex
 	stopped map[string][]proc // by fault key
 	holds   map[proc]int
+	// turn serializes a pause's stop-and-hold with a heal's drop-and-continue: a heal that
+	// found a process unheld and sent its SIGCONT after the next pause had stopped and held
+	// it left that pause in effect on paper only (under load the heal of one occurrence of
+	// a repeating pause ran into the next: "not in state T after 20s: 19002=S", 2026-11-29).
+	turn sync.Mutex
+}
+
+// stopAndHold stops the processes sel names under root and holds them for the fault with key.
+func (s *signals) stopAndHold(key string, root int, sel string) ([]proc, error) {
+	s.turn.Lock()
+	defer s.turn.Unlock()
+	procs, err := stopSelected(root, sel)
+	s.hold(key, procs)
+	return procs, err
 }
 
 func newSignals(l *live) *signals { return &signals{live: l} }
@@ -32,6 +46,8 @@ func (s *signals) hold(key string, procs []proc) {
 
 // release drops the fault's hold and continues the processes no other fault holds.
 func (s *signals) release(key string) error {
+	s.turn.Lock()
+	defer s.turn.Unlock()
 	s.mu.Lock()
 	var resume []proc
 	for _, p := range s.stopped[key] {
@@ -47,6 +63,8 @@ func (s *signals) release(key string) error {
 
 // sweep continues every process still stopped.
 func (s *signals) sweep(context.Context) []error {
+	s.turn.Lock()
+	defer s.turn.Unlock()
 	s.mu.Lock()
 	stopped := s.stopped
 	s.stopped, s.holds = nil, nil
