@@ -270,8 +270,13 @@ func staleEndpoints(ctx context.Context, cli *client.Client, id string, removeEr
 		stale = append(stale, ep.Name)
 		_, _ = cli.NetworkDisconnect(ctx, id, client.NetworkDisconnectOptions{Container: ep.Name, Force: true})
 	}
+	if len(stale) == 0 && len(res.Network.Containers) > 0 {
+		return removeErr // live containers hold it
+	}
 	if len(stale) == 0 {
-		return removeErr
+		// Nothing attached, yet the engine counts endpoints (seen 2026-11-29): nothing to
+		// disconnect either.
+		return fmt.Errorf("%w: no container is attached, yet the engine counts endpoints on it (a Docker engine defect: moby/moby#17217); restarting the engine removes them: stop dockerd when nothing else uses it, run scripts/ensure-docker.sh, then splitbrain clean --all", removeErr)
 	}
 	_, err = cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
 	if err == nil || isNotFound(err) {
