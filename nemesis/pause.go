@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync/atomic"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // pause: SIGSTOP every process of the target container (PID 1 and its descendants, found
@@ -36,7 +39,13 @@ func (pauseKind) apply(ctx context.Context, s *signals, pf PlannedFault) (*appli
 		return nil, err
 	}
 	key := "fault-" + strconv.Itoa(pf.ID)
-	_, err = forEachTarget(names, func(name string) error {
+	// Every target is signalled before any state is awaited, and the fault begins when the
+	// last SIGSTOP is sent: from then on the signal is pending on every thread, and none
+	// returns to user space without stopping, so nothing of the target runs; state T shows
+	// when the scheduler gets to the task: milliseconds, but seconds at load 40, where a start
+	// stamped after that wait put 3.7 s between a trigger and its pause.
+	held := map[string][]proc{}
+	signalled, err := forEachTarget(names, func(name string) error {
 		nd, err := s.node(name)
 		if err != nil {
 			return err
@@ -45,12 +54,28 @@ func (pauseKind) apply(ctx context.Context, s *signals, pf PlannedFault) (*appli
 		if err != nil {
 			return fmt.Errorf("host pid: %w", err)
 		}
-		procs, err := s.stopAndHold(key, pid, pf.Params["process"])
-		if err != nil {
-			return err
-		}
-		return waitState(procs, 'T', false, signalTakesEffect)
+		held[name], err = s.stopAndHold(key, pid, pf.Params["process"])
+		return err
 	})
-	heal := func(context.Context) error { return s.release(key) }
-	return &applied{targets: names, heal: heal}, err
+	var sentT int64
+	if len(signalled) > 0 {
+		sentT = history.Now()
+	}
+	for _, name := range signalled {
+		if err != nil {
+			break
+		}
+		if werr := waitState(held[name], 'T', false, signalTakesEffect); werr != nil {
+			err = fmt.Errorf("%s: %w", name, werr)
+		}
+	}
+	var resumedT atomic.Int64
+	heal := func(context.Context) error {
+		t, err := s.release(key)
+		resumedT.Store(t)
+		return err
+	}
+	// The pause ends the moment before the first SIGCONT, so nothing ran inside it.
+	ended := func() int64 { return resumedT.Load() }
+	return &applied{targets: names, heal: heal, beganT: sentT, endedT: ended}, err
 }

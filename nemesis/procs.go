@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
 // procRoot is the host's /proc. The harness runs on the Docker host (as root), where every
@@ -200,22 +202,28 @@ func sigPendingIn(status string, sig syscall.Signal) bool {
 	return false
 }
 
-// continueProcs SIGCONTs the processes we stopped (children first) if they still exist.
-func continueProcs(procs []proc) error {
+// continueProcs SIGCONTs the processes we stopped (children first) if they still exist and
+// waits until they left state T. It returns when the pause ended: the moment before the
+// first SIGCONT (0 when there was none to send), so nothing of the node ran before it.
+func continueProcs(procs []proc) (int64, error) {
 	var errs []error
+	var endT int64
 	for i := len(procs) - 1; i >= 0; i-- {
 		p := procs[i]
 		if !p.same() {
 			continue
+		}
+		if endT == 0 {
+			endT = history.Now()
 		}
 		if err := syscall.Kill(p.PID, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
 			errs = append(errs, fmt.Errorf("SIGCONT host pid %d: %w", p.PID, err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return err
+		return endT, err
 	}
-	return waitState(procs, 'T', true, signalTakesEffect)
+	return endT, waitState(procs, 'T', true, signalTakesEffect)
 }
 
 // signalTakesEffect bounds the wait for a SIGSTOP or SIGCONT to show in the processes'

@@ -55,7 +55,7 @@ func TestStopTreeReal(t *testing.T) {
 	if err := waitState(procs, 'T', false, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if err := continueProcs(procs); err != nil {
+	if _, err := continueProcs(procs); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range procs {

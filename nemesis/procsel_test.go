@@ -55,7 +55,7 @@ func TestStopSelectedReal(t *testing.T) {
 				t.Fatalf("process=%s: pid %d (argv[0] %q) stopped=%v", c.sel, p.PID, argv0(p.PID), stopped)
 			}
 		}
-		if err := continueProcs(procs); err != nil {
+		if _, err := continueProcs(procs); err != nil {
 			t.Fatal(err)
 		}
 	}

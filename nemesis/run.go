@@ -216,7 +216,8 @@ func (n *Nemesis) runOne(ctx context.Context, pf PlannedFault) error {
 	}
 	// Stamped once the fault is in effect (the rules are listed): a partition's sidecar may
 	// take a second to start, which must not count as failover time. A kill says when it
-	// began instead (its send), since the next leader may be elected before the call returns.
+	// began instead (its send), since the next leader may be elected before the call returns,
+	// and so does a pause (its last SIGSTOP's send: the state shows later, under load seconds).
 	startT := history.Now()
 	if ap != nil && ap.beganT > 0 {
 		startT = ap.beganT

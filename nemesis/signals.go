@@ -44,8 +44,10 @@ func (s *signals) hold(key string, procs []proc) {
 	}
 }
 
-// release drops the fault's hold and continues the processes no other fault holds.
-func (s *signals) release(key string) error {
+// release drops the fault's hold and continues the processes no other fault holds. It
+// returns when the pause ended for them, the moment before the first SIGCONT (0 when none was
+// sent: another fault still holds them).
+func (s *signals) release(key string) (int64, error) {
 	s.turn.Lock()
 	defer s.turn.Unlock()
 	s.mu.Lock()
@@ -71,7 +73,7 @@ func (s *signals) sweep(context.Context) []error {
 	s.mu.Unlock()
 	var errs []error
 	for _, procs := range stopped {
-		if err := continueProcs(procs); err != nil {
+		if _, err := continueProcs(procs); err != nil {
 			errs = append(errs, err)
 		}
 	}
