@@ -18,31 +18,40 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
 
-// pingRTTs runs n Redis PINGs over one TCP connection from inside node (bash /dev/tcp) to
-// addr and returns each round trip, timed in the container: what a candidate there sees.
-func pingRTTs(t *testing.T, ctx context.Context, node *platform.Node, host string, port, n int) []time.Duration {
+// pingPair runs n Redis PINGs over each of two TCP connections from inside node (bash
+// /dev/tcp) to host:portA and host:portB, alternately, and returns each connection's round
+// trips, timed in the container (what a candidate there sees) with bash's own clock, no
+// fork per sample. Taken in turns, both see the same load, so their difference is the
+// delay; a loaded machine inflates each (80 ms over a 100 ms delay at load 40, timed with
+// date(1) and the two measured a second apart).
+func pingPair(t *testing.T, ctx context.Context, node *platform.Node, host string, portA, portB, n int) (a, b []time.Duration) {
 	t.Helper()
-	script := fmt.Sprintf(`exec 3<>/dev/tcp/%s/%d || exit 3
-for i in $(seq %d); do s=$(date +%%s%%N); printf 'PING\r\n' >&3; read -r -t 10 line <&3 || exit 4; e=$(date +%%s%%N); echo $((e-s)); done`, host, port, n)
+	script := fmt.Sprintf(`exec 3<>/dev/tcp/%[1]s/%[2]d 4<>/dev/tcp/%[1]s/%[3]d || exit 3
+for i in $(seq %[4]d); do for fd in 3 4; do s=${EPOCHREALTIME/./}; printf 'PING\r\n' >&$fd; read -r -t 10 line <&$fd || exit 4; e=${EPOCHREALTIME/./}; echo $fd $((e-s)); done; done`, host, portA, portB, n)
 	code, out, err := node.Exec(ctx, []string{"bash", "-c", script})
 	if err != nil || code != 0 {
-		t.Fatalf("ping from %s to %s:%d: exit %d %v: %s", node.Name(), host, port, code, err, out)
+		t.Fatalf("ping from %s to %s:%d and :%d: exit %d %v: %s", node.Name(), host, portA, portB, code, err, out)
 	}
-	var rtts []time.Duration
-	for _, l := range strings.Fields(out) {
-		if ns, err := strconv.ParseInt(l, 10, 64); err == nil {
-			rtts = append(rtts, time.Duration(ns))
+	for l := range strings.Lines(out) {
+		var fd, us int64
+		if _, err := fmt.Sscan(l, &fd, &us); err != nil {
+			continue
+		}
+		if fd == 3 {
+			a = append(a, time.Duration(us)*time.Microsecond)
+		} else {
+			b = append(b, time.Duration(us)*time.Microsecond)
 		}
 	}
-	if len(rtts) != n {
-		t.Fatalf("ping output %q, want %d round trips", out, n)
+	if len(a) != n || len(b) != n {
+		t.Fatalf("ping output %q, want %d round trips on each connection", out, n)
 	}
-	return rtts
+	return a, b
 }
 
 // A real fault-proxy container (the candidate image's faultproxy) between two candidate
 // containers and a real Redis: a delay on c2 adds 2×latency to c2's round trips as timed
-// inside c2, c1 keeps its speed, and the heal takes it away.
+// inside c2, c1's link beside it keeps its speed, and the heal takes the delay away.
 func TestChaosDelayThroughProxy(t *testing.T) {
 	ctx, e := newChaosEnv(t, storekinds.Redis, 1) // c2 is a bash probe
 	px, err := e.eng.Start(ctx, e.runID, e.net, platform.NodeSpec{
@@ -71,27 +80,32 @@ func TestChaosDelayThroughProxy(t *testing.T) {
 		t.Fatalf("c2's endpoints %v", got)
 	}
 	probe := e.node("c2")
-	base := median(pingRTTs(t, ctx, probe, "store-proxy", c2Port, 20))
-	direct := median(pingRTTs(t, ctx, probe, e.store[0].Name(), 6379, 20))
-	t.Logf("PING round trip from c2: %v direct, %v through the idle proxy", direct, base)
+	c1Port := faultproxy.FirstLinkPort
+	c2Idle, c1Idle := pingPair(t, ctx, probe, "store-proxy", c2Port, c1Port, 20)
+	direct, _ := pingPair(t, ctx, probe, e.store[0].Name(), 6379, 6379, 10)
+	t.Logf("PING round trip from c2: %v direct, %v and %v through the idle proxy (c2's and c1's links)", median(direct), median(c2Idle), median(c1Idle))
 
 	for _, lat := range []time.Duration{50 * time.Millisecond, 200 * time.Millisecond} {
 		_, _, heal := applyNow(t, ctx, e, fmt.Sprintf("delay:target=node:c2,latency=%s,dir=both,at=0s,for=1m", lat), 1)
-		rtts := pingRTTs(t, ctx, probe, "store-proxy", c2Port, 20)
-		got := median(rtts)
-		other := median(pingRTTs(t, ctx, probe, "store-proxy", faultproxy.FirstLinkPort, 10))
-		t.Logf("latency=%v dir=both: c2 round trip median %v (min %v, max %v), added %v; c1's link %v", lat, got, minDur(rtts), maxDur(rtts), got-base, other)
-		if got < 2*lat || got > 2*lat+base+50*time.Millisecond {
-			t.Errorf("latency=%v dir=both: c2's round trip is %v, want %v..%v", lat, got, 2*lat, 2*lat+base+50*time.Millisecond)
+		rtts, c1 := pingPair(t, ctx, probe, "store-proxy", c2Port, c1Port, 20)
+		got, other := median(rtts), median(c1)
+		added := got - other
+		t.Logf("latency=%v dir=both: c2 round trip median %v (min %v, max %v); c1's link beside it %v: added %v", lat, got, minDur(rtts), maxDur(rtts), other, added)
+		// Both directions carry the delay, so no round trip of c2's link is shorter than
+		// 2×latency; c1's link carries none (else the difference would shrink), and the proxy
+		// adds nothing beyond what was asked (the slack is the proxy's own scheduling).
+		if got < 2*lat {
+			t.Errorf("latency=%v dir=both: c2's round trip is %v, under 2×latency", lat, got)
 		}
-		if other > base+30*time.Millisecond {
-			t.Errorf("c1's link is not delayed but its round trip is %v", other)
+		if added < 2*lat-20*time.Millisecond || added > 2*lat+50*time.Millisecond {
+			t.Errorf("latency=%v dir=both: c2's round trip %v is %v above c1's undelayed link (%v), want %v..%v", lat, got, added, other, 2*lat-20*time.Millisecond, 2*lat+50*time.Millisecond)
 		}
 		if err := heal(); err != nil {
 			t.Fatal(err)
 		}
-		if got := median(pingRTTs(t, ctx, probe, "store-proxy", c2Port, 10)); got > base+30*time.Millisecond {
-			t.Errorf("after heal c2's round trip is %v, want about %v", got, base)
+		c2After, c1After := pingPair(t, ctx, probe, "store-proxy", c2Port, c1Port, 10)
+		if d := median(c2After) - median(c1After); d > 30*time.Millisecond {
+			t.Errorf("after heal c2's round trip is %v, %v above c1's link", median(c2After), d)
 		}
 		for _, c := range []string{"c1", "c2"} {
 			for _, l := range e.proxy.Links(c) {
