@@ -69,8 +69,13 @@ unit:
 # 4 since 2026-11-29: the packages' times add up to about 1,750 s, so at 3 the tests alone took
 # 10 min (a clean clone: 12 min 13 s at 3, 8 min 59 s at 4, every package ok both times).
 CHAOS_P ?= 4
+# The output is go test's without -v, then the slowest tests; every test's time goes to
+# TEST_TIMES (cmd/splitbrain-testtimes reads go test -json), so a run shows where its minutes went.
+TEST_TIMES ?= $(SPLITBRAIN_STORE_DIR)/test-times.tsv
 chaos-test: images browser
-	$(GO) test -count=1 -p $(CHAOS_P) -tags chaos -short -timeout 60m ./suite/ ./harness/ ./...
+	@$(GO) build -o bin/splitbrain-testtimes ./cmd/splitbrain-testtimes
+	@mkdir -p $(dir $(TEST_TIMES))
+	set -o pipefail; $(GO) test -json -count=1 -p $(CHAOS_P) -tags chaos -short -timeout 60m ./suite/ ./harness/ ./... | ./bin/splitbrain-testtimes -out $(TEST_TIMES)
 
 test: vet chaos-test
 

@@ -39,7 +39,7 @@ var Layers = [][]string{
 	{"assess"},
 	// 8 the command line, and the example candidates (programs that import nothing of the
 	// module: they show the contract from outside), and the tests of the shell scripts.
-	{"cmd/splitbrain", "cmd/splitbrain-rootfs", "examples", "examples/go", "scripts",
+	{"cmd/splitbrain", "cmd/splitbrain-rootfs", "cmd/splitbrain-testtimes", "examples", "examples/go", "scripts",
 		"examples/internal/candidate", "examples/stores/consul", "examples/stores/dynamodb",
 		"examples/stores/kubernetes", "examples/stores/none", "examples/stores/redis-multi",
 		// the published election bugs (issue 36), buggy and fixed from one source
