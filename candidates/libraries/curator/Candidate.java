@@ -31,6 +31,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -232,19 +234,37 @@ public class Candidate {
      * its sequence number: the latch's parent is a container node, which ZooKeeper removes
      * once it is empty, and the sequence starts again at 0 under the new parent (seen in a
      * handoff run where every candidate restarted at once: token 1 after token 10).
-     * One exists() of the node the latch has just found lowest; 0 if it is gone or unread.
+     * One exists() of the node the latch has just found lowest. When that node is gone, the
+     * latch still says this process leads (after RECONNECTED it re-checks the node it had; a
+     * session restored by restarted servers can expire in between, on a starved JVM seconds
+     * after the reconnect), and a user's isLeader() leads whatever the node's fate: the belief
+     * is reported with the czxid that node had when last read. Hiding it would be safety the
+     * library does not give (it hid CURATOR-696 once at load 60, 2026-11-29). 0 only when the
+     * node was never read or the read failed.
      */
     long czxidToken(String nodePath) {
         if (nodePath == null) return 0;
         try {
             Stat st = client.checkExists().forPath(nodePath);
-            if (st == null) k.emit("error", "reason", "latch node " + nodePath + " is gone: no token to write with");
-            return st == null ? 0 : st.getCzxid();
+            if (st != null) {
+                czxids.put(nodePath, st.getCzxid());
+                return st.getCzxid();
+            }
+            Long known = czxids.get(nodePath);
+            if (known != null) {
+                System.err.println("latch node " + nodePath + " is gone, and the latch says this process leads: its token was " + known);
+                return known;
+            }
+            k.emit("error", "reason", "latch node " + nodePath + " is gone and was never read: no token to write with");
+            return 0;
         } catch (Exception e) {
             k.emit("error", "reason", "token read of " + nodePath + ": " + e);
             return 0;
         }
     }
+
+    /** The czxid of each latch node this process has read, by path. */
+    private final Map<String, Long> czxids = new ConcurrentHashMap<>();
 
     synchronized void elected(Object owner, long tok) {
         if (k.stopping || tok <= 0) {
