@@ -395,24 +395,46 @@ public class Candidate {
     }
 
     /**
-     * LeaderSelector hides its lock node, so its token is the czxid of the lowest node under the
-     * selector's path (the lock holder, whose data is this node's id); 0 if that is not ours.
+     * LeaderSelector hides its lock node, so its token is the czxid of the lock node under the
+     * selector's path whose data is this node's id (setId): the lowest when the lock works.
+     * takeLeadership() is the library saying this process leads, so that belief is reported
+     * even when the node is not the lowest or is gone (then with the czxid last read, as
+     * czxidToken does): refusing it would be safety the library does not give. 0 only when no
+     * node of ours was ever read.
      */
     long selectorToken(CuratorFramework c, LeaderSelector s) {
         try {
             List<String> kids = new ArrayList<>(c.getChildren().forPath(path));
             kids.removeIf(n -> !n.contains("lock-"));
-            if (kids.isEmpty()) return 0;
             Collections.sort(kids, (a, b) -> a.substring(a.length() - 10).compareTo(b.substring(b.length() - 10)));
-            Stat st = new Stat();
-            byte[] id = c.getData().storingStatIn(st).forPath(path + "/" + kids.get(0));
-            // The selector stores its id (setId) in its node: the lowest must be ours.
-            return k.node.equals(new String(id, StandardCharsets.UTF_8)) ? st.getCzxid() : 0;
+            for (String kid : kids) {
+                Stat st = new Stat();
+                byte[] id;
+                try {
+                    id = c.getData().storingStatIn(st).forPath(path + "/" + kid);
+                } catch (org.apache.zookeeper.KeeperException.NoNodeException gone) {
+                    continue; // released meanwhile: not ours, or ours no longer
+                }
+                if (!k.node.equals(new String(id, StandardCharsets.UTF_8))) continue;
+                if (!kid.equals(kids.get(0))) {
+                    System.err.println("takeLeadership() with lock node " + kid + " not the lowest (" + kids.get(0) + ")");
+                }
+                lastSelectorToken = st.getCzxid();
+                return st.getCzxid();
+            }
         } catch (Exception e) {
             k.emit("error", "reason", "token read: " + e);
-            return 0;
         }
+        if (lastSelectorToken > 0) {
+            System.err.println("takeLeadership() with no lock node of ours: its token stays " + lastSelectorToken);
+            return lastSelectorToken;
+        }
+        k.emit("error", "reason", "takeLeadership() with no lock node of ours ever read: no token to write with");
+        return 0;
     }
+
+    /** The czxid of the selector's lock node of ours last read. */
+    private volatile long lastSelectorToken;
 
     /** SIGTERM: stop writing, say so, give the leadership back through the library, exit 0 (R11). */
     void shutdown() {
