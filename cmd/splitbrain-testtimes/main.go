@@ -24,10 +24,18 @@ type event struct {
 	Test       string
 	Elapsed    float64
 	Output     string
-	ImportPath string // build-output and build-fail lines
+	ImportPath string    // build-output and build-fail lines
+	Time       time.Time // when test2json saw the event
 }
 
 type testKey struct{ pkg, test string }
+
+// span is when one package's test binary ran, as its first and last events were stamped: with
+// go test -p, the order packages start in decides how long the last one keeps the run going.
+type span struct {
+	pkg        string
+	start, end time.Time
+}
 
 // timing is one finished test (or subtest) and how long it took.
 type timing struct {
@@ -40,12 +48,13 @@ func main() {
 	out := flag.String("out", "", "write every test's time here, slowest first")
 	top := flag.Int("top", 15, "print the `N` slowest top-level tests")
 	flag.Parse()
-	times, failed, err := summarize(os.Stdin, os.Stdout)
+	times, spans, failed, err := summarize(os.Stdin, os.Stdout)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "splitbrain-testtimes: %v\n", err)
 		os.Exit(2)
 	}
 	writeSlowest(os.Stdout, times, *top)
+	writeLast(os.Stdout, spans, *top)
 	if *out != "" {
 		if err := writeTimes(*out, times); err != nil {
 			fmt.Fprintf(os.Stderr, "splitbrain-testtimes: %v\n", err)
@@ -58,12 +67,14 @@ func main() {
 }
 
 // summarize copies the plain go test output of the stream in to w and returns each finished
-// test's time and whether anything failed. Output of a test is held until it ends and shown
+// test's time, when each package ran, and whether anything failed. Output of a test is held until it ends and shown
 // only when it failed; a package that fails with tests still running (a panic, a timeout)
 // shows theirs too, since that is where the stack is.
-func summarize(in io.Reader, w io.Writer) ([]timing, bool, error) {
+func summarize(in io.Reader, w io.Writer) ([]timing, []span, bool, error) {
 	held := map[testKey]*strings.Builder{}
 	var times []timing
+	var spans []span
+	started := map[string]time.Time{}
 	failed := false
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
@@ -76,6 +87,9 @@ func summarize(in io.Reader, w io.Writer) ([]timing, bool, error) {
 			continue
 		}
 		k := testKey{e.Package, e.Test}
+		if _, ok := started[e.Package]; !ok && e.Package != "" && !e.Time.IsZero() && e.Action != "build-output" {
+			started[e.Package] = e.Time
+		}
 		switch e.Action {
 		case "build-output":
 			fmt.Fprint(w, e.Output)
@@ -101,6 +115,9 @@ func summarize(in io.Reader, w io.Writer) ([]timing, bool, error) {
 			b.WriteString(e.Output)
 		case "pass", "fail", "skip":
 			if e.Test == "" {
+				if t0, ok := started[e.Package]; ok && !e.Time.IsZero() {
+					spans = append(spans, span{e.Package, t0, e.Time})
+				}
 				if e.Action == "fail" {
 					failed = true
 					// Tests never ended: the package died under them; show where.
@@ -125,7 +142,7 @@ func summarize(in io.Reader, w io.Writer) ([]timing, bool, error) {
 			}
 		}
 	}
-	return times, failed, sc.Err()
+	return times, spans, failed, sc.Err()
 }
 
 func slowestFirst(times []timing) []timing {
@@ -152,6 +169,28 @@ func writeSlowest(w io.Writer, times []timing, n int) {
 	fmt.Fprintf(w, "slowest tests (%d of %d):\n", min(n, len(tops)), len(tops))
 	for _, t := range tops[:min(n, len(tops))] {
 		fmt.Fprintf(w, "  %7.1fs  %s  %s\n", t.elapsed.Seconds(), shortPkg(t.pkg), t.test)
+	}
+}
+
+// writeLast prints the n packages that finished last, with when each started and ended
+// (seconds after the first package started) and how long it ran.
+func writeLast(w io.Writer, spans []span, n int) {
+	if n <= 0 || len(spans) == 0 {
+		return
+	}
+	first := spans[0].start
+	for _, s := range spans {
+		if s.start.Before(first) {
+			first = s.start
+		}
+	}
+	s := slices.Clone(spans)
+	slices.SortStableFunc(s, func(a, b span) int { return b.end.Compare(a.end) })
+	s = s[:min(n, len(s))]
+	fmt.Fprintf(w, "packages that finished last (%d of %d; seconds after the first package started):\n", len(s), len(spans))
+	for _, p := range s {
+		fmt.Fprintf(w, "  %6.0f -> %6.0f  (%5.0fs)  %s\n", p.start.Sub(first).Seconds(), p.end.Sub(first).Seconds(),
+			p.end.Sub(p.start).Seconds(), shortPkg(p.pkg))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A real go test -json of a throwaway module: a passing test, a failing one, a failing
@@ -42,7 +43,7 @@ func TestParent(t *testing.T) {
 	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
 	stream, _ := cmd.Output() // fails, as it should: the failures are the point
 	var out bytes.Buffer
-	times, failed, err := summarize(bytes.NewReader(stream), &out)
+	times, spans, failed, err := summarize(bytes.NewReader(stream), &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +74,21 @@ func TestParent(t *testing.T) {
 	writeSlowest(&slow, times, 1)
 	if !strings.Contains(slow.String(), "TestQuiet") || strings.Count(slow.String(), "\n") != 2 {
 		t.Errorf("slowest: %q", slow.String())
+	}
+	// good sleeps 0.3 s, so it cannot end before it starts or last less than that.
+	var good *span
+	for i := range spans {
+		if spans[i].pkg == "example.com/tt/good" {
+			good = &spans[i]
+		}
+	}
+	if good == nil || good.end.Sub(good.start) < 300*time.Millisecond {
+		t.Errorf("good's span: %+v", spans)
+	}
+	var last bytes.Buffer
+	writeLast(&last, spans, 2)
+	if lines := strings.Split(strings.TrimSpace(last.String()), "\n"); len(lines) != 3 || !strings.Contains(lines[0], "finished last (2 of ") {
+		t.Errorf("last packages: %q", last.String())
 	}
 	path := filepath.Join(t.TempDir(), "times.tsv")
 	if err := writeTimes(path, times); err != nil {
