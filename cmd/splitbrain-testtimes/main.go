@@ -54,7 +54,7 @@ func main() {
 		os.Exit(2)
 	}
 	writeSlowest(os.Stdout, times, *top)
-	writeLast(os.Stdout, spans, *top)
+	writeSpans(os.Stdout, spans)
 	if *out != "" {
 		if err := writeTimes(*out, times); err != nil {
 			fmt.Fprintf(os.Stderr, "splitbrain-testtimes: %v\n", err)
@@ -172,22 +172,17 @@ func writeSlowest(w io.Writer, times []timing, n int) {
 	}
 }
 
-// writeLast prints the n packages that finished last, with when each started and ended
-// (seconds after the first package started) and how long it ran.
-func writeLast(w io.Writer, spans []span, n int) {
-	if n <= 0 || len(spans) == 0 {
+// writeSpans prints when each package that ran at least a second started and ended (seconds
+// after the first package started), in the order they started: the packing of go test -p.
+func writeSpans(w io.Writer, spans []span) {
+	if len(spans) == 0 {
 		return
 	}
-	first := spans[0].start
-	for _, s := range spans {
-		if s.start.Before(first) {
-			first = s.start
-		}
-	}
 	s := slices.Clone(spans)
-	slices.SortStableFunc(s, func(a, b span) int { return b.end.Compare(a.end) })
-	s = s[:min(n, len(s))]
-	fmt.Fprintf(w, "packages that finished last (%d of %d; seconds after the first package started):\n", len(s), len(spans))
+	slices.SortStableFunc(s, func(a, b span) int { return a.start.Compare(b.start) })
+	first := s[0].start
+	s = slices.DeleteFunc(s, func(p span) bool { return p.end.Sub(p.start) < time.Second })
+	fmt.Fprintf(w, "packages, in the order they started (%d of %d that ran a second or more; seconds after the first started):\n", len(s), len(spans))
 	for _, p := range s {
 		fmt.Fprintf(w, "  %6.0f -> %6.0f  (%5.0fs)  %s\n", p.start.Sub(first).Seconds(), p.end.Sub(first).Seconds(),
 			p.end.Sub(p.start).Seconds(), shortPkg(p.pkg))

@@ -85,10 +85,13 @@ func TestParent(t *testing.T) {
 	if good == nil || good.end.Sub(good.start) < 300*time.Millisecond {
 		t.Errorf("good's span: %+v", spans)
 	}
-	var last bytes.Buffer
-	writeLast(&last, spans, 2)
-	if lines := strings.Split(strings.TrimSpace(last.String()), "\n"); len(lines) != 3 || !strings.Contains(lines[0], "finished last (2 of ") {
-		t.Errorf("last packages: %q", last.String())
+	// A package of two seconds is listed, one of half a second is not.
+	var order bytes.Buffer
+	long := span{pkg: "example.com/tt/long", start: good.start, end: good.start.Add(2 * time.Second)}
+	short := span{pkg: "example.com/tt/short", start: good.start, end: good.start.Add(time.Second / 2)}
+	writeSpans(&order, []span{long, short})
+	if !strings.Contains(order.String(), "(1 of 2 ") || !strings.Contains(order.String(), "(    2s)  example.com/tt/long") {
+		t.Errorf("packages that ran a second: %q", order.String())
 	}
 	path := filepath.Join(t.TempDir(), "times.tsv")
 	if err := writeTimes(path, times); err != nil {
