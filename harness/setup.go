@@ -16,8 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/testcontainers/testcontainers-go/wait"
-
 	"github.com/splitbrain-chaos/splitbrain/candidates/contract"
 	"github.com/splitbrain-chaos/splitbrain/candidates/libraries"
 	"github.com/splitbrain-chaos/splitbrain/history"
@@ -299,7 +297,7 @@ func (r *run) startResource(ctx context.Context) error {
 		Image:        r.imgs[images.RoleCandidate],
 		Cmd:          []string{"resource", "--addr", ":" + resourcePort, "--mode", r.cfg.ResourceMode},
 		ExposedPorts: []string{resourcePort + "/tcp"},
-		Wait:         wait.ForHTTP("/healthz").WithPort(resourcePort + "/tcp").WithStartupTimeout(30 * time.Second),
+		Wait:         platform.WaitHTTP(resourcePort, "/healthz", 30*time.Second),
 		LogDir:       r.log.logDir(),
 		OnStdout:     func(line []byte) { r.log.rec.ResourceLine("resource", line) },
 		OnLogGap:     func(why string) { r.log.logGap("resource", why) },

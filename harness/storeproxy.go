@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/testcontainers/testcontainers-go/wait"
-
 	"github.com/splitbrain-chaos/splitbrain/internal/faultproxy"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
@@ -31,7 +29,7 @@ func (f *faultEnv) startProxy(ctx context.Context, candidates []string) error {
 		Image:        f.imgs[images.RoleCandidate],
 		Cmd:          []string{"faultproxy", "--api", ":" + faultproxy.APIPort},
 		ExposedPorts: []string{faultproxy.APIPort + "/tcp"},
-		Wait:         wait.ForHTTP("/version").WithPort(faultproxy.APIPort + "/tcp").WithStartupTimeout(30 * time.Second),
+		Wait:         platform.WaitHTTP(faultproxy.APIPort, "/version", 30*time.Second),
 		LogDir:       f.log.logDir(),
 	})
 	if n != nil {

@@ -23,7 +23,7 @@ func TestUpRedisFor(t *testing.T) {
 	if code != exitValid {
 		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
 	}
-	for _, want := range []string{"store     redis 7.", "ready in", "network redis:6379", "host localhost:", "torn down in"} {
+	for _, want := range []string{"store     redis 7.", "ready in", "network redis:6379", "host 198.1", "torn down in"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)
 		}

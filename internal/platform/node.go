@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,14 +41,21 @@ type File struct {
 
 // NodeSpec describes one container of a run.
 type NodeSpec struct {
-	Name         string // DNS name on the run network (alias) and the log file's name, e.g. etcd-1
-	Role         string // what it is: a store kind, candidate, resource, tools, ...
-	Image        string
-	Cmd          []string
-	Entrypoint   []string
-	Env          map[string]string
-	CapAdd       []string // never privileged; only what is asked for
-	ExposedPorts []string // container ports published on ephemeral host ports, e.g. "2379/tcp"
+	Name       string // DNS name on the run network (alias) and the log file's name, e.g. etcd-1
+	Role       string // what it is: a store kind, candidate, resource, tools, ...
+	Image      string
+	Cmd        []string
+	Entrypoint []string
+	Env        map[string]string
+	CapAdd     []string // never privileged; only what is asked for
+	// ExposedPorts are the container ports the host reaches (Endpoint), e.g. "2379/tcp": at the
+	// node's address on the run network, which the host routes to, unless PublishPorts.
+	ExposedPorts []string
+	// PublishPorts publishes ExposedPorts on ephemeral localhost ports instead, for a server
+	// whose TLS certificate names localhost (the Kubernetes API server). Each published port
+	// costs a docker-proxy process and NAT rules on every start, and a hop through the proxy
+	// on every request, so the other nodes are reached directly.
+	PublishPorts bool
 	Wait         wait.Strategy
 	Files        []File
 	Mounts       []Mount
@@ -75,7 +84,7 @@ func (s *NodeSpec) Validate() error {
 		return fmt.Errorf("node %s: network mode %q is not supported: leave it empty (run network) or use \"container:<id>\"", s.Name, s.NetworkMode)
 	}
 	if s.NetworkMode != "" && len(s.ExposedPorts) > 0 {
-		return fmt.Errorf("node %s: a container sharing another's network (%s) cannot publish ports", s.Name, s.NetworkMode)
+		return fmt.Errorf("node %s: a container sharing another's network (%s) has no address of its own: reach the ports at that container's", s.Name, s.NetworkMode)
 	}
 	for _, c := range s.CapAdd {
 		if strings.EqualFold(c, "ALL") || strings.EqualFold(c, "CAP_ALL") {
@@ -132,14 +141,13 @@ func startNode(ctx context.Context, e *Engine, runID string, net *Network, spec 
 	n.logs = ls
 
 	req := testcontainers.ContainerRequest{
-		Image:        spec.Image,
-		Name:         ContainerName(runID, spec.Name),
-		Entrypoint:   spec.Entrypoint,
-		Cmd:          spec.Cmd,
-		Env:          spec.Env,
-		ExposedPorts: spec.ExposedPorts,
-		Labels:       Labels(runID, spec.Role, spec.Name),
-		WaitingFor:   spec.Wait,
+		Image:      spec.Image,
+		Name:       ContainerName(runID, spec.Name),
+		Entrypoint: spec.Entrypoint,
+		Cmd:        spec.Cmd,
+		Env:        spec.Env,
+		Labels:     Labels(runID, spec.Role, spec.Name),
+		WaitingFor: spec.Wait,
 		ConfigModifier: func(c *container.Config) {
 			if spec.NetworkMode == "" {
 				c.Hostname = spec.Name
@@ -168,6 +176,9 @@ func startNode(ctx context.Context, e *Engine, runID string, net *Network, spec 
 				return nil
 			}},
 		}},
+	}
+	if spec.PublishPorts {
+		req.ExposedPorts = spec.ExposedPorts
 	}
 	if spec.NetworkMode == "" {
 		req.Networks = []string{net.Name}
@@ -281,17 +292,30 @@ func (n *Node) HostPID(ctx context.Context) (int, error) {
 	return in.State.Pid, nil
 }
 
-// Endpoint is host:port on the host for a published container port ("2379" or "2379/tcp").
-// Host ports change on restart, so it is looked up every time.
+// Endpoint is where the host reaches a container port of ExposedPorts ("2379" or
+// "2379/tcp"): the node's address on the run network, or the published localhost port with
+// PublishPorts. Looked up every time: a node that is not running has neither, so a caller
+// asking each node in turn skips it at once instead of waiting on a connect.
 func (n *Node) Endpoint(ctx context.Context, port string) (string, error) {
 	if !strings.Contains(port, "/") {
 		port += "/tcp"
 	}
-	ep, err := n.tc.PortEndpoint(ctx, port, "")
-	if err != nil {
-		return "", fmt.Errorf("node %s: host endpoint of port %s: %w (is the port in ExposedPorts and the node running?)", n.spec.Name, port, err)
+	if !slices.ContainsFunc(n.spec.ExposedPorts, func(p string) bool { return p == port || p+"/tcp" == port }) {
+		return "", fmt.Errorf("node %s: port %s is not in its ExposedPorts %v: add it to the NodeSpec", n.spec.Name, port, n.spec.ExposedPorts)
 	}
-	return ep, nil
+	if n.spec.PublishPorts {
+		ep, err := n.tc.PortEndpoint(ctx, port, "")
+		if err != nil {
+			return "", fmt.Errorf("node %s: host endpoint of port %s: %w (is the node running?)", n.spec.Name, port, err)
+		}
+		return ep, nil
+	}
+	ip, err := n.IP(ctx)
+	if err != nil {
+		return "", fmt.Errorf("node %s: endpoint of port %s: %w", n.spec.Name, port, err)
+	}
+	num, _, _ := strings.Cut(port, "/")
+	return net.JoinHostPort(ip, num), nil
 }
 
 // Exec runs cmd in the node and returns its exit code and combined output. A frozen node

@@ -108,14 +108,14 @@ func TestNodeSpecValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string]func(*NodeSpec){
-		"node name":      func(s *NodeSpec) { s.Name = "Etcd_1" },
-		"role is empty":  func(s *NodeSpec) { s.Role = "" },
-		"image is empty": func(s *NodeSpec) { s.Image = "" },
-		"network mode":   func(s *NodeSpec) { s.NetworkMode = "host" },
-		"cannot publish": func(s *NodeSpec) { s.NetworkMode = "container:abc"; s.ExposedPorts = []string{"80"} },
-		"CapAdd ALL":     func(s *NodeSpec) { s.CapAdd = []string{"ALL"} },
-		"absolute file":  func(s *NodeSpec) { s.Files = []File{{Path: "rel/x"}} },
-		"absolute file ": func(s *NodeSpec) { s.Files = []File{{Path: "/dir/"}} },
+		"node name":             func(s *NodeSpec) { s.Name = "Etcd_1" },
+		"role is empty":         func(s *NodeSpec) { s.Role = "" },
+		"image is empty":        func(s *NodeSpec) { s.Image = "" },
+		"network mode":          func(s *NodeSpec) { s.NetworkMode = "host" },
+		"no address of its own": func(s *NodeSpec) { s.NetworkMode = "container:abc"; s.ExposedPorts = []string{"80"} },
+		"CapAdd ALL":            func(s *NodeSpec) { s.CapAdd = []string{"ALL"} },
+		"absolute file":         func(s *NodeSpec) { s.Files = []File{{Path: "rel/x"}} },
+		"absolute file ":        func(s *NodeSpec) { s.Files = []File{{Path: "/dir/"}} },
 	}
 	for want, mutate := range cases {
 		s := ok

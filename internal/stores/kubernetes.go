@@ -119,8 +119,10 @@ func launchKubernetes(ctx context.Context, env *launchEnv) (Cluster, error) {
 			Cmd:          EtcdCommand(env.runID, kubeEtcdNode, []string{kubeEtcdNode}),
 			ExposedPorts: []string{etcdClientPort + "/tcp"}, LogDir: env.opts.LogDir},
 		// The API server retries etcd until it answers, so both start at once.
+		// Published: the host's clients verify the serving certificate, which names localhost
+		// and not the node's address on the run network.
 		{Name: kubeAPIServerNode, Role: string(storekinds.Kubernetes), Image: env.image, Cmd: kubeAPIServerCommand(),
-			ExposedPorts: []string{kubeAPIPort + "/tcp"}, Files: apiFiles, LogDir: env.opts.LogDir},
+			ExposedPorts: []string{kubeAPIPort + "/tcp"}, PublishPorts: true, Files: apiFiles, LogDir: env.opts.LogDir},
 	}
 	start := time.Now()
 	nodes, err := startNodes(ctx, env, specs)
