@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/testcontainers/testcontainers-go/wait"
-
 	"github.com/splitbrain-chaos/splitbrain/internal/faultproxy"
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
@@ -57,7 +55,7 @@ func TestChaosDelayThroughProxy(t *testing.T) {
 	px, err := e.eng.Start(ctx, e.runID, e.net, platform.NodeSpec{
 		Name: "store-proxy", Role: "store-proxy", Image: e.imgs[images.RoleCandidate],
 		Cmd: []string{"faultproxy"}, ExposedPorts: []string{faultproxy.APIPort + "/tcp"},
-		Wait:   wait.ForHTTP("/version").WithPort(faultproxy.APIPort + "/tcp").WithStartupTimeout(30 * time.Second),
+		Wait:   platform.WaitHTTP(faultproxy.APIPort, "/version", 30*time.Second),
 		LogDir: e.logDir,
 	})
 	if px != nil {
@@ -141,7 +139,7 @@ func startStoreProxy(t *testing.T, ctx context.Context, e *chaosEnv, cands []str
 	px, err := e.eng.Start(ctx, e.runID, e.net, platform.NodeSpec{
 		Name: "store-proxy", Role: "store-proxy", Image: e.imgs[images.RoleCandidate],
 		Cmd: []string{"faultproxy"}, ExposedPorts: []string{faultproxy.APIPort + "/tcp"},
-		Wait:   wait.ForHTTP("/version").WithPort(faultproxy.APIPort + "/tcp").WithStartupTimeout(30 * time.Second),
+		Wait:   platform.WaitHTTP(faultproxy.APIPort, "/version", 30*time.Second),
 		LogDir: e.logDir,
 	})
 	if px != nil {
