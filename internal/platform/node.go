@@ -49,12 +49,14 @@ type NodeSpec struct {
 	Env        map[string]string
 	CapAdd     []string // never privileged; only what is asked for
 	// ExposedPorts are the container ports the host reaches (Endpoint), e.g. "2379/tcp": at the
-	// node's address on the run network, which the host routes to, unless PublishPorts.
+	// node's address on the run network, which the host routes to, unless PublishPorts. They
+	// are published on ephemeral host ports all the same: given none, testcontainers publishes
+	// every port the image EXPOSEs.
 	ExposedPorts []string
-	// PublishPorts publishes ExposedPorts on ephemeral localhost ports instead, for a server
-	// whose TLS certificate names localhost (the Kubernetes API server). Each published port
-	// costs a docker-proxy process and NAT rules on every start, and a hop through the proxy
-	// on every request, so the other nodes are reached directly.
+	// PublishPorts makes Endpoint answer the published localhost port, for a server whose TLS
+	// certificate names localhost (the Kubernetes API server). The other nodes are reached
+	// directly: a request through the published port goes through a docker-proxy process,
+	// one more process to be scheduled on a loaded machine.
 	PublishPorts bool
 	Wait         wait.Strategy
 	Files        []File
@@ -146,8 +148,10 @@ func startNode(ctx context.Context, e *Engine, runID string, net *Network, spec 
 		Entrypoint: spec.Entrypoint,
 		Cmd:        spec.Cmd,
 		Env:        spec.Env,
-		Labels:     Labels(runID, spec.Role, spec.Name),
-		WaitingFor: spec.Wait,
+		// Given none, testcontainers would publish every port the image EXPOSEs.
+		ExposedPorts: spec.ExposedPorts,
+		Labels:       Labels(runID, spec.Role, spec.Name),
+		WaitingFor:   spec.Wait,
 		ConfigModifier: func(c *container.Config) {
 			if spec.NetworkMode == "" {
 				c.Hostname = spec.Name
@@ -176,9 +180,6 @@ func startNode(ctx context.Context, e *Engine, runID string, net *Network, spec 
 				return nil
 			}},
 		}},
-	}
-	if spec.PublishPorts {
-		req.ExposedPorts = spec.ExposedPorts
 	}
 	if spec.NetworkMode == "" {
 		req.Networks = []string{net.Name}

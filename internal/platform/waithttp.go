@@ -12,8 +12,8 @@ import (
 )
 
 // WaitHTTP is a start wait strategy: GET path on port answers 200 at the container's address
-// on its network. testcontainers' wait.ForHTTP asks a published host port, which nodes no
-// longer have (NodeSpec.PublishPorts).
+// on its network, as Endpoint reaches it (testcontainers' wait.ForHTTP goes through the
+// published port's docker-proxy).
 func WaitHTTP(port, path string, timeout time.Duration) wait.Strategy {
 	return httpWait{port: port, path: path, timeout: timeout}
 }
