@@ -65,17 +65,18 @@ unit:
 # The chaos build includes every unit test (no file is built only without the tag), so `test`
 # runs them once, here. Chaos packages mostly wait on servers and faults: CHAOS_P of them run
 # at once (go test -p), beyond the two cores, which halves the wall time (docs/performance.md).
+# 4 since 2026-11-29: the packages' times add up to about 1,750 s, so at 3 the tests alone took
+# 10 min (a clean clone: 12 min 13 s at 3, 8 min 59 s at 4, every package ok both times).
+CHAOS_P ?= 4
+# The output is go test's without -v, then the slowest tests and when each package ran; every
+# test's time goes to TEST_TIMES (cmd/splitbrain-testtimes reads go test -json), so a run shows
+# where its minutes went.
+TEST_TIMES ?= $(SPLITBRAIN_STORE_DIR)/test-times.tsv
 # go test starts packages in the order they are named: the longest first (LONGEST_FIRST; in a
 # clean-clone run on 2026-11-29: harness 466 s, suite 394, examples 342, candidates 217, nemesis
 # 207, cmd 155, stores 144, reports 82, images 69, explore 39, platform 23), so the short ones
 # fill the last minute instead of a 200-second package starting last (by the alphabet nemesis,
 # stores and reports did: 12 min 3 s, against 10 min 25 s in this order).
-# 4 since 2026-11-29: the packages' times add up to about 1,750 s, so at 3 the tests alone took
-# 10 min (a clean clone: 12 min 13 s at 3, 8 min 59 s at 4, every package ok both times).
-CHAOS_P ?= 4
-# The output is go test's without -v, then the slowest tests; every test's time goes to
-# TEST_TIMES (cmd/splitbrain-testtimes reads go test -json), so a run shows where its minutes went.
-TEST_TIMES ?= $(SPLITBRAIN_STORE_DIR)/test-times.tsv
 LONGEST_FIRST := ./harness/ ./suite/ ./examples/ ./candidates/ ./nemesis/ ./cmd/splitbrain/ ./internal/stores/ ./reports/ ./internal/images/ ./explore/ ./internal/platform/ ./internal/layers/
 chaos-test: images browser
 	@$(GO) build -o bin/splitbrain-testtimes ./cmd/splitbrain-testtimes

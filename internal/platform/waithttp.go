@@ -29,23 +29,20 @@ func (w httpWait) WaitUntilReady(ctx context.Context, target wait.StrategyTarget
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
 	client := &http.Client{Timeout: time.Second}
-	last := fmt.Errorf("not asked yet")
 	for {
 		url, err := w.url(ctx, target)
 		if errors.Is(err, errExited) {
 			return err
 		}
 		if err == nil {
-			last = w.get(ctx, client, url)
-			if last == nil {
-				return nil
-			}
-		} else {
-			last = err
+			err = w.get(ctx, client, url)
+		}
+		if err == nil {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("GET %s on port %s did not answer 200 within %v: %v", w.path, w.port, w.timeout, last)
+			return fmt.Errorf("GET %s on port %s did not answer 200 within %v: %v", w.path, w.port, w.timeout, err)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
