@@ -204,8 +204,8 @@ func kubeBinary(ctx context.Context, log io.Writer, cmdName string) (string, err
 	return kubeServer(cmdName).binary(ctx, log)
 }
 
-// binary builds the server into the cache directory. go build skips relinking when the
-// output is up to date, so a cached call takes seconds.
+// binary builds the server into the cache directory, or finds it built there from the same
+// inputs (its build stamp, buildstamp.go) without running go build.
 func (m serverModule) binary(ctx context.Context, log io.Writer) (string, error) {
 	dir, err := cacheDir()
 	if err != nil {
@@ -222,11 +222,30 @@ func (m serverModule) binary(ctx context.Context, log io.Writer) (string, error)
 		}
 		return "", fmt.Errorf("need the %s module source to build %s (no cached build at %s either): %w", m.dir, m.name, out, err)
 	}
+	modDir := filepath.Join(root, m.dir)
+	env := buildEnv(m.env)
+	key, keyErr := m.buildKey(ctx, modDir, env)
+	if keyErr == nil && stamped(out, key) {
+		fmt.Fprintf(log, "images: %s %s: built from these inputs already (%s)\n", m.name, m.version, out+stampSuffix)
+		return out, nil
+	}
 	fmt.Fprintf(log, "images: go build %s %s (static) -> %s\n", m.name, m.version, out)
-	if err := goBuild(ctx, filepath.Join(root, m.dir), out, m.pkg, m.env, m.ldflags); err != nil {
+	if err := goBuild(ctx, modDir, out, m.pkg, m.env, m.ldflags); err != nil {
 		return "", err
 	}
+	// The key again: with -mod=mod the build may have completed the module's go.sum.
+	if key, keyErr = m.buildKey(ctx, modDir, env); keyErr == nil {
+		keyErr = writeStamp(out, key)
+	}
+	if keyErr != nil {
+		fmt.Fprintf(log, "images: %s %s: no build stamp, the next process checks with go build again: %v\n", m.name, m.version, keyErr)
+	}
 	return out, nil
+}
+
+// buildEnv is the environment goBuild runs go build in.
+func buildEnv(extra []string) []string {
+	return append(append(os.Environ(), "CGO_ENABLED=0"), extra...)
 }
 
 // goBuild runs a static, trimmed go build without VCS stamps, so the bytes (and the image
@@ -239,7 +258,7 @@ func goBuild(ctx context.Context, dir, out, pkg string, env []string, ldflags st
 	}
 	cmd := hostCommand(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags="+flags, "-o", out, pkg)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
+	cmd.Env = buildEnv(env)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Run(); err != nil {

@@ -1,0 +1,3 @@
+module example.invalid/stampserver
+
+go 1.26
