@@ -25,6 +25,9 @@ type fakeEnv struct {
 	kind    string
 	// sidecars started and terminated, by target
 	sidecarsStarted, sidecarsRemoved []string
+	// sidecarStarting, when set, runs inside StartSidecar before the sidecar exists; an
+	// error fails the start (as a cancelled create does).
+	sidecarStarting func(ctx context.Context, target string) error
 }
 
 func newFakeEnv(t *testing.T, cands, store []string) *fakeEnv {
@@ -49,8 +52,13 @@ func (e *fakeEnv) Leaders() []Leader {
 func (e *fakeEnv) StoreLeader(context.Context) (string, error) {
 	return "", errors.New("no leader")
 }
-func (e *fakeEnv) StartSidecar(_ context.Context, target Node) (Sidecar, error) {
+func (e *fakeEnv) StartSidecar(ctx context.Context, target Node) (Sidecar, error) {
 	fn := target.(*fakeNode)
+	if e.sidecarStarting != nil {
+		if err := e.sidecarStarting(ctx, fn.name); err != nil {
+			return nil, err
+		}
+	}
 	e.mu.Lock()
 	e.sidecarsStarted = append(e.sidecarsStarted, fn.name)
 	e.mu.Unlock()

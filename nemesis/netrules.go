@@ -43,7 +43,11 @@ func (r *netRules) sweep(ctx context.Context) []error {
 // prewarm starts, in the background, the sidecars of every node, so a partition takes
 // effect close to its planned time instead of after a container start (about 1 s here).
 // Failures are ignored: sidecarFor tries again when the fault starts. inflight counts the
-// starts so the nemesis's heal waits for them and removes what they started.
+// starts so the nemesis's heal waits for them and removes what they started. A start that
+// has begun is not cancelled with the run's ctx: a create cancelled in flight can leave a
+// container the engine makes after the caller gave up on it, which nobody then removes
+// (TestChaosRedisFaults/one-way once found nemesis-redis left after its heal); the heal
+// waits for the start instead and its sweep removes the sidecar.
 func (r *netRules) prewarm(ctx context.Context, inflight *sync.WaitGroup, closing func() bool) {
 	names := append(slices.Clone(r.topo.Candidates), r.topo.StoreNodes...)
 	sem := make(chan struct{}, 3) // 2 cores shared with the run: a few at a time
@@ -56,7 +60,7 @@ func (r *netRules) prewarm(ctx context.Context, inflight *sync.WaitGroup, closin
 			if ctx.Err() != nil || closing() {
 				return
 			}
-			pctx, cancel := context.WithTimeout(ctx, applyTimeout)
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyTimeout)
 			defer cancel()
 			_, _ = r.sidecarFor(pctx, name)
 		}()

@@ -3,6 +3,8 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -212,6 +214,63 @@ func TestHealAllStopsRun(t *testing.T) {
 	}
 	if ev := env.faultEvents(); len(ev) != 2 || ev[1].Kind != history.KindFaultEnd {
 		t.Fatalf("events: %+v", ev)
+	}
+}
+
+// A sidecar start the prewarm has begun is not cancelled when the run's ctx ends: a create
+// cancelled in flight can leave a container nobody removes. The heal waits for the start and
+// its sweep removes every sidecar that started.
+func TestPrewarmStartOutlivesTheRunsCtx(t *testing.T) {
+	env := newFakeEnv(t, []string{"c1", "c2", "c3"}, []string{"redis"})
+	for _, n := range append(slices.Clone(env.cands), env.store...) {
+		n.running, n.pid = true, os.Getpid()
+	}
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	var begun int
+	cancelled := map[string]bool{}
+	env.sidecarStarting = func(ctx context.Context, target string) error {
+		mu.Lock()
+		begun++
+		mu.Unlock()
+		<-gate
+		if ctx.Err() != nil {
+			mu.Lock()
+			cancelled[target] = true
+			mu.Unlock()
+			return ctx.Err()
+		}
+		return nil
+	}
+	spec, err := Parse("partition:shape=one-way,target=node:c2,peer=node:c3,at=10m,for=1m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := spec.Plan(1, 20*time.Minute, env.topo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := New(env, p.Topology)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx, p) }()
+	waitForState(t, "sidecar starts in flight", func() bool { mu.Lock(); defer mu.Unlock(); return begun > 0 })
+	cancel()
+	if err := runReturns(t, done); err != nil {
+		t.Fatal(err)
+	}
+	close(gate)
+	if err := n.HealAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(cancelled) > 0 {
+		t.Errorf("sidecar starts cancelled with the run's ctx: %v", cancelled)
+	}
+	env.mu.Lock()
+	started, removed := slices.Sorted(slices.Values(env.sidecarsStarted)), slices.Sorted(slices.Values(env.sidecarsRemoved))
+	env.mu.Unlock()
+	if len(started) == 0 || !slices.Equal(started, removed) {
+		t.Errorf("sidecars started %v, removed %v: every started one must be removed", started, removed)
 	}
 }
 
