@@ -21,10 +21,13 @@ import (
 // modification time, so a binary replaced or touched since is rebuilt.
 const stampSuffix = ".inputs"
 
-// buildKey hashes a server module's build inputs as go build in dir with env would see them.
+// buildKey hashes a server module's build inputs as go build in dir with env would see them:
+// the module's own settings, what go env reports of the toolchain and the variables that
+// change the output (the rest of env, which differs between processes, is left out), and
+// every file of the module.
 func (m serverModule) buildKey(ctx context.Context, dir string, env []string) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "pkg %s\nldflags %s\nenv %q\n", m.pkg, m.ldflags, env)
+	fmt.Fprintf(h, "pkg %s\nldflags %s\nenv %q\n", m.pkg, m.ldflags, m.env)
 	goEnv := exec.CommandContext(ctx, "go", "env", "GOVERSION", "GOOS", "GOARCH", "GOAMD64", "GOARM64", "GOEXPERIMENT", "GOFLAGS", "GOTOOLCHAIN", "CGO_ENABLED")
 	goEnv.Dir, goEnv.Env = dir, env
 	out, err := goEnv.Output()

@@ -77,6 +77,9 @@ func TestBuildKeyCoversModuleFilesAndEnv(t *testing.T) {
 	if key(nil) != base {
 		t.Fatal("the same inputs gave two keys")
 	}
+	if key([]string{"SPLITBRAIN_UNRELATED=1"}) != base {
+		t.Error("a variable go build ignores changed the key: every process would build again")
+	}
 	if key([]string{"GOFLAGS=-mod=mod"}) == base {
 		t.Error("GOFLAGS did not change the key")
 	}
