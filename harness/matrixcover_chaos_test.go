@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
 
@@ -27,8 +26,8 @@ func smokeRowsFor(t *testing.T, fault string, withBound bool) map[string]string 
 // the bound the workload's test holds (failover_max; handoff_max for handoff rows).
 func smokeRowsWith(t *testing.T, fault, workload string, withBound bool) map[string]string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	path := filepath.Join(filepath.Dir(file), "..", "suite", "matrix.yaml")
+	// go test runs a package's tests in its directory.
+	path := filepath.Join("..", "suite", "matrix.yaml")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("the matrix decides which recipes this test leaves to it: %v", err)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -342,8 +341,10 @@ func TestRunKillLeader(t *testing.T) {
 // buildExternal compiles testdata/external-candidate into a static executable.
 func buildExternal(t *testing.T) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..")
+	root, err := filepath.Abs("..") // go test runs a package's tests in its directory
+	if err != nil {
+		t.Fatal(err)
+	}
 	src := filepath.Join(root, "testdata", "external-candidate")
 	if _, err := os.Stat(src); err != nil {
 		t.Fatalf("testdata/external-candidate missing: %v", err)
@@ -556,10 +557,9 @@ func TestRunSIGINT(t *testing.T) {
 	// linking a second copy cost this test a minute of both cores.
 	bin := os.Getenv(images.EnvBinary)
 	if bin == "" {
-		_, file, _, _ := runtime.Caller(0)
 		bin = filepath.Join(t.TempDir(), "splitbrain")
 		build := exec.Command("go", "build", "-o", bin, "./cmd/splitbrain")
-		build.Dir = filepath.Join(filepath.Dir(file), "..")
+		build.Dir = ".." // go test runs a package's tests in its directory
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("build: %v\n%s", err, out)

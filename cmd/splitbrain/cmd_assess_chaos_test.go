@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -24,8 +23,10 @@ import (
 // (That a passing check grades safe is TestGotestUserModule's correct child, through the
 // same assess.Session.)
 func TestAssessFlagsTheBrokenGoExample(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
+	root, err := filepath.Abs(filepath.Join("..", "..")) // go test runs a package's tests in its directory
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "go-broken")
 	// Stripped, as splitbraintest.BuildGo builds a user's candidate.
