@@ -64,7 +64,7 @@ func TestGotestUserModule(t *testing.T) {
 			// A copy: the two subtests run in parallel, and appending to the shared slice
 			// let one overwrite the other's variables in spare capacity (the correct run
 			// once ran the broken twin into the broken run's directory).
-			cmd.Env = append(childEnv, "CANDIDATE_TAGS="+tc.tags, "SPLITBRAIN_SCORECARD_DIR="+dir)
+			cmd.Env = append(childEnv, "CANDIDATE_TAGS="+tc.tags, "SPLITBRAIN_SCORECARD_DIR="+dir, "TMPDIR="+t.TempDir())
 			out, err := cmd.CombinedOutput()
 			log := string(out)
 			t.Logf("examples/gotest-user's test binary (CANDIDATE_TAGS=%q): %v\n%s", tc.tags, err, log)
@@ -179,7 +179,9 @@ func signalGotestUser(t *testing.T, sig os.Signal) signalled {
 	cmd := exec.CommandContext(ctx, testBin, "-test.count=1", "-test.v", "-test.short",
 		"-test.run", "^TestElectionIsSafe$/^kill-leader$", "-test.timeout", "10m")
 	cmd.Dir = "gotest-user"
-	cmd.Env = append(env, "SPLITBRAIN_SCORECARD_DIR="+r.dir)
+	// The child's temporary directories go under this test's: a child killed mid-check never
+	// removes its own (each held a 14 MB candidate build, one per make test, left in /tmp).
+	cmd.Env = append(env, "SPLITBRAIN_SCORECARD_DIR="+r.dir, "TMPDIR="+t.TempDir())
 	var out strings.Builder
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
