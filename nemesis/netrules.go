@@ -44,10 +44,10 @@ func (r *netRules) sweep(ctx context.Context) []error {
 // effect close to its planned time instead of after a container start (about 1 s here).
 // Failures are ignored: sidecarFor tries again when the fault starts. inflight counts the
 // starts so the nemesis's heal waits for them and removes what they started. A start that
-// has begun is not cancelled with the run's ctx: a create cancelled in flight can leave a
-// container the engine makes after the caller gave up on it, which nobody then removes
-// (TestChaosRedisFaults/one-way once found nemesis-redis left after its heal); the heal
-// waits for the start instead and its sweep removes the sidecar.
+// has begun is not cancelled with the run's ctx: the heal waits for it anyway, and a
+// finished start is a sidecar the sweep knows (TestChaosRedisFaults/one-way once found
+// nemesis-redis left after its heal when a cancelled create lost its answer; the platform
+// now lets every create finish, platform.Engine.Start).
 func (r *netRules) prewarm(ctx context.Context, inflight *sync.WaitGroup, closing func() bool) {
 	names := append(slices.Clone(r.topo.Candidates), r.topo.StoreNodes...)
 	sem := make(chan struct{}, 3) // 2 cores shared with the run: a few at a time

@@ -201,17 +201,26 @@ func startNode(ctx context.Context, e *Engine, runID string, net *Network, spec 
 		}
 		req.Files = append(req.Files, testcontainers.ContainerFile{Reader: bytes.NewReader(f.Content), ContainerFilePath: f.Path, FileMode: mode})
 	}
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
-		ContainerRequest: req, Started: true, Logger: tclog.NewNoopLogger(),
+	// The create is not cancelled with ctx: the engine can finish a create whose caller gave
+	// up, after the lookup by name below, and nobody removes that container (a nemesis
+	// sidecar was left so). Once the create has answered, the id is known, the start obeys
+	// ctx, and a cancelled start removes the container below.
+	cctx, cancelCreate := context.WithTimeout(context.WithoutCancel(ctx), teardownTimeout)
+	c, err := testcontainers.GenericContainer(cctx, testcontainers.GenericContainerRequest{
+		ContainerRequest: req, Started: false, Logger: tclog.NewNoopLogger(),
 	})
+	cancelCreate()
 	if c != nil {
 		n.tc = c
 		n.id = c.GetContainerID()
 	}
+	if err == nil {
+		err = c.Start(ctx)
+	}
 	if err != nil {
 		if n.id == "" {
-			// A create whose answer was lost (a cancelled context, an engine that answered
-			// too late) may still have made the container: find it by its name, so that the
+			// A create whose answer was lost (an engine that answered after the create's
+			// timeout) may still have made the container: find it by its name, so that the
 			// removal below leaves nothing of the run behind.
 			cctx, cancel := cleanupContext(ctx)
 			if res, ierr := e.cli.ContainerInspect(cctx, ContainerName(runID, spec.Name), client.ContainerInspectOptions{}); ierr == nil && res.Container.ID != "" {

@@ -262,6 +262,33 @@ func TestStartFailureLeavesNothing(t *testing.T) {
 	}
 }
 
+// A start whose ctx ends while the engine creates the container leaves nothing: the create
+// is let finish and the container removed, not abandoned to an engine that may still make it.
+func TestCancelledStartLeavesNothing(t *testing.T) {
+	ctx, eng, net, runID := setup(t)
+	img := toolsImage(t, ctx)
+	for i, after := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond} {
+		sctx, cancel := context.WithCancel(ctx)
+		time.AfterFunc(after, cancel)
+		n, err := eng.Start(sctx, runID, net, platform.NodeSpec{
+			Name: fmt.Sprintf("cancelled-%d", i), Role: "test", Image: img, Entrypoint: []string{"sleep", "infinity"},
+		})
+		cancel()
+		if err == nil { // the start won the race: a running node, removed as usual
+			if err := n.Terminate(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		left, lerr := eng.Leftovers(ctx, runID)
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		if len(left.Containers) != 0 {
+			t.Fatalf("a start cancelled after %v (%v) left containers: %v", after, err, left.Containers)
+		}
+	}
+}
+
 func TestConcurrentNetworksGetDistinctSubnets(t *testing.T) {
 	ctx, eng, _, runID := setup(t)
 	_ = runID
