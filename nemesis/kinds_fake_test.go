@@ -323,14 +323,7 @@ func TestCandidateFaketimeFile(t *testing.T) {
 	if b, err := os.ReadFile(ft); err != nil || string(b) != "+0.000000000\n" {
 		t.Errorf("faketime file %q (%v) after heal, want +0.000000000", b, err)
 	}
-	s, err := Parse("clock:op=rate,rate=2,target=node:c1,at=0s,for=200ms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.Plan(1, 5*time.Second, e.topo())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planOn(t, "clock:op=rate,rate=2,target=node:c1,at=0s,for=200ms", 5*time.Second, e.topo())
 	n := New(env, p.Topology)
 	runErr := n.Run(context.Background(), p)
 	n.HealAll(context.Background())

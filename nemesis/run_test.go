@@ -65,11 +65,16 @@ func runPlan(t *testing.T, spec string, env *fakeEnv, ctx context.Context) (*Nem
 
 func planFor(t *testing.T, spec string, phase time.Duration) Plan {
 	t.Helper()
+	return planOn(t, spec, phase, Topology{Candidates: []string{"c1", "c2"}, StoreKind: "etcd", TTL: 100 * time.Millisecond})
+}
+
+// planOn parses spec and plans it with seed 1 on topo.
+func planOn(t *testing.T, spec string, phase time.Duration, topo Topology) Plan {
+	t.Helper()
 	s, err := Parse(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	topo := Topology{Candidates: []string{"c1", "c2"}, StoreKind: "etcd", TTL: 100 * time.Millisecond}
 	p, err := s.Plan(1, phase, topo)
 	if err != nil {
 		t.Fatal(err)
@@ -242,14 +247,7 @@ func TestPrewarmStartOutlivesTheRunsCtx(t *testing.T) {
 		}
 		return nil
 	}
-	spec, err := Parse("partition:shape=one-way,target=node:c2,peer=node:c3,at=10m,for=1m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := spec.Plan(1, 20*time.Minute, env.topo())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planOn(t, "partition:shape=one-way,target=node:c2,peer=node:c3,at=10m,for=1m", 20*time.Minute, env.topo())
 	n := New(env, p.Topology)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
