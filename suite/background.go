@@ -15,16 +15,17 @@ import (
 // buildMinutes is how long each store server's image took to build from nothing on the
 // project's machine kind (docs/performance.md "First verdict": consul 10 min 8 s,
 // kubernetes 9 min 25 s, etcd's share of the first 5 min 28 s, zookeeper 53 s, postgres
-// 57 s). It orders the background builds and the rows waiting for them; a role missing
-// here counts as a minute.
+// 57 s). It orders the short lane, breaks ties in the long one, and estimates when each image
+// is there, which orders the rows waiting for them; a role missing here counts as a minute.
 var buildMinutes = map[images.Role]float64{
 	storekinds.Consul: 10.1, storekinds.Kubernetes: 9.4, storekinds.Etcd: 3,
 	storekinds.DynamoDB: 1.5, storekinds.Postgres: 1, storekinds.ZooKeeper: 0.9, storekinds.Redis: 0.7,
 }
 
 // longBuild: an image at least this long to build (a Go server built from source) goes to
-// the lane of long builds, started longest first, so the longest ends as early as it can;
-// the others (Debian packages, npm) go to the other lane shortest first, so rows start soon.
+// the lane of long builds; the others (Debian packages, npm) go to the other lane shortest
+// first, so rows start soon. The long builds start in the order of the row time waiting for
+// each (longRowsFirst), so the build that ends last is the one with the fewest rows after it.
 const longBuild = 3.0
 
 // backgroundBuilds builds the store servers' images the rows need, in two lanes at the
@@ -50,11 +51,16 @@ func startBackgroundBuilds(ctx context.Context, cases []Case, gate imageGate, sa
 		}
 	}
 	firstNeed := map[images.Role]Case{}
+	rowTime := map[images.Role]time.Duration{} // the planned time of the rows waiting for each
 	for _, c := range cases {
 		for _, r := range gate.unbuilt(c) {
-			if _, ok := firstNeed[r]; server[r] && !ok {
+			if !server[r] {
+				continue
+			}
+			if _, ok := firstNeed[r]; !ok {
 				firstNeed[r] = c
 			}
+			rowTime[r] += c.Planned()
 		}
 	}
 	b := &backgroundBuilds{done: map[images.Role]chan struct{}{}, ready: map[images.Role]float64{}, errs: map[images.Role]error{},
@@ -68,16 +74,13 @@ func startBackgroundBuilds(ctx context.Context, cases []Case, gate imageGate, sa
 			short = append(short, r)
 		}
 	}
-	byCost := func(rs []images.Role, longestFirst bool) {
-		sort.Slice(rs, func(i, j int) bool {
-			if minutes(rs[i]) != minutes(rs[j]) {
-				return (minutes(rs[i]) > minutes(rs[j])) == longestFirst
-			}
-			return rs[i] < rs[j]
-		})
-	}
-	byCost(long, true)
-	byCost(short, false)
+	longRowsFirst(long, rowTime)
+	sort.Slice(short, func(i, j int) bool {
+		if minutes(short[i]) != minutes(short[j]) {
+			return minutes(short[i]) < minutes(short[j])
+		}
+		return short[i] < short[j]
+	})
 	var lanes []string
 	for _, lane := range [][]images.Role{long, short} {
 		if len(lane) > 0 {
@@ -85,7 +88,7 @@ func startBackgroundBuilds(ctx context.Context, cases []Case, gate imageGate, sa
 		}
 	}
 	if len(lanes) > 0 {
-		say("matrix: building store images in the background at the lowest CPU weight (%s; a lane that runs out takes the other's cheapest or longest build left); rows whose images exist run meanwhile\n", strings.Join(lanes, " | "))
+		say("matrix: building store images in the background at the lowest CPU weight (%s; a lane that runs out takes the other's next build); rows whose images exist run meanwhile\n", strings.Join(lanes, " | "))
 	}
 	q := &buildQueue{long: long, short: short}
 	b.ready = q.estimate()
@@ -122,10 +125,30 @@ func startBackgroundBuilds(ctx context.Context, cases []Case, gate imageGate, sa
 	return b
 }
 
-// buildQueue hands the two lanes their builds: the long lane the long builds longest first,
-// the short lane the others shortest first. A lane whose own list is done takes from the
-// other's: the short lane the cheapest long build left, the long lane the longest short
-// one. With two fixed lists the short lane sat idle for 8 minutes of a bare machine's
+// longRowsFirst orders the long builds by the planned time of the rows waiting for each,
+// most first (ties: the longer build first). Every build runs beside rows until the rows that
+// can run have run, and from then on the machine has nothing to do but the builds left and
+// the rows each releases; so the build that ends last should release the fewest rows. Built
+// longest first, Kubernetes ended last on a bare machine and its 16 rows ran alone for
+// 3 minutes at two thirds of the cores, while Consul's 3 rows would have taken half a minute
+// (docs/performance.md).
+func longRowsFirst(long []images.Role, rowTime map[images.Role]time.Duration) {
+	sort.Slice(long, func(i, j int) bool {
+		a, b := long[i], long[j]
+		switch {
+		case rowTime[a] != rowTime[b]:
+			return rowTime[a] > rowTime[b]
+		case minutes(a) != minutes(b):
+			return minutes(a) > minutes(b)
+		}
+		return a < b
+	})
+}
+
+// buildQueue hands the two lanes their builds: the long lane the long builds in
+// longRowsFirst's order, the short lane the others shortest first. A lane whose own list is
+// done takes from the other's: the short lane the next long build, the long lane the longest
+// short one. With two fixed lists the short lane sat idle for 8 minutes of a bare machine's
 // default tier while etcd's build, whose rows are the tier's most, waited behind
 // Kubernetes's in the long lane (2026-11-29, /work/runs/cold3).
 type buildQueue struct {
@@ -150,7 +173,11 @@ func (q *buildQueue) pop(longLane bool) (images.Role, bool) {
 		r := (*own)[0]
 		*own = (*own)[1:]
 		return r, true
-	case len(*other) > 0: // the other list's far end: its cheapest long build, its longest short one
+	case !longLane && len(*other) > 0: // the next long build
+		r := (*other)[0]
+		*other = (*other)[1:]
+		return r, true
+	case len(*other) > 0: // the longest short build
 		r := (*other)[len(*other)-1]
 		*other = (*other)[:len(*other)-1]
 		return r, true

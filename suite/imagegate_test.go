@@ -238,35 +238,53 @@ func TestSaltedRunCountsOnlyItsOwnImages(t *testing.T) {
 	}
 }
 
-// TestBuildLanesShareWhatIsLeft: the short lane, done with its own builds, takes the cheapest
-// long build left (etcd) instead of idling while etcd waits behind Kubernetes; the estimates
-// follow the same play, so etcd's rows are ordered before Kubernetes's.
+// TestBuildLanesShareWhatIsLeft: the short lane, done with its own builds, takes the next
+// long build instead of idling while it waits behind another in the long lane; the
+// estimates follow the same play.
 func TestBuildLanesShareWhatIsLeft(t *testing.T) {
-	long := []images.Role{storekinds.Consul, storekinds.Kubernetes, storekinds.Etcd}
+	long := []images.Role{storekinds.Etcd, storekinds.Kubernetes, storekinds.Consul} // longRowsFirst's order
 	short := []images.Role{storekinds.Redis, storekinds.ZooKeeper, storekinds.Postgres, storekinds.DynamoDB}
 	q := &buildQueue{long: slices.Clone(long), short: slices.Clone(short)}
 	ready := q.estimate()
-	if ready[storekinds.Etcd] >= ready[storekinds.Kubernetes] {
-		t.Errorf("etcd expected at %.1f min, Kubernetes at %.1f: etcd must not wait behind it", ready[storekinds.Etcd], ready[storekinds.Kubernetes])
+	if !(ready[storekinds.Etcd] < ready[storekinds.Kubernetes] && ready[storekinds.Kubernetes] < ready[storekinds.Consul]) {
+		t.Errorf("expected etcd, Kubernetes, Consul at %.1f, %.1f, %.1f min: want them in the long list's order",
+			ready[storekinds.Etcd], ready[storekinds.Kubernetes], ready[storekinds.Consul])
 	}
-	var shortLane []images.Role
-	for range 5 {
-		r, ok := q.next(false)
-		if !ok {
-			t.Fatal("the short lane ran out with etcd left")
-		}
-		shortLane = append(shortLane, r)
-	}
-	if want := append(slices.Clone(short), storekinds.Etcd); !slices.Equal(shortLane, want) {
-		t.Errorf("short lane took %v, want %v", shortLane, want)
-	}
-	for _, want := range []images.Role{storekinds.Consul, storekinds.Kubernetes} {
-		if r, ok := q.next(true); !ok || r != want {
-			t.Errorf("long lane took %v, want %v", r, want)
+	take := func(longLane bool, want images.Role) {
+		t.Helper()
+		if r, ok := q.next(longLane); !ok || r != want {
+			t.Errorf("lane (long %v) took %q, want %q", longLane, r, want)
 		}
 	}
-	if r, ok := q.next(true); ok {
+	take(true, storekinds.Etcd)
+	for _, r := range short {
+		take(false, r)
+	}
+	take(false, storekinds.Kubernetes) // not the long list's far end
+	take(true, storekinds.Consul)
+	if r, ok := q.next(false); ok {
 		t.Errorf("a build handed out twice: %v", r)
+	}
+	q = &buildQueue{short: slices.Clone(short)}
+	take(true, storekinds.DynamoDB) // the long lane, with nothing of its own, takes the longest short build
+}
+
+// TestLongBuildsByTheRowsWaiting: the long build with the most row time waiting for it starts
+// first, so the one that ends last releases the fewest rows (on a bare machine Kubernetes,
+// built after Consul because its build is shorter, ended last and its 16 rows ran on alone
+// for 3 minutes); equal row time puts the longer build first.
+func TestLongBuildsByTheRowsWaiting(t *testing.T) {
+	long := []images.Role{storekinds.Consul, storekinds.Kubernetes, storekinds.Etcd}
+	rowTime := map[images.Role]time.Duration{storekinds.Consul: 3 * time.Minute, storekinds.Kubernetes: 16 * time.Minute,
+		storekinds.Etcd: 40 * time.Minute}
+	longRowsFirst(long, rowTime)
+	if want := []images.Role{storekinds.Etcd, storekinds.Kubernetes, storekinds.Consul}; !slices.Equal(long, want) {
+		t.Errorf("order %v, want %v", long, want)
+	}
+	rowTime[storekinds.Kubernetes] = rowTime[storekinds.Consul]
+	longRowsFirst(long, rowTime)
+	if want := []images.Role{storekinds.Etcd, storekinds.Consul, storekinds.Kubernetes}; !slices.Equal(long, want) {
+		t.Errorf("equal row time: order %v, want %v (Consul's build is the longer)", long, want)
 	}
 }
 

@@ -169,16 +169,27 @@ type serverModule struct {
 	ldflags       string   // added to the stripping flags (version stamps)
 }
 
-var (
-	// -mod=mod: the module's go.sum may still be completed from the module proxy.
-	etcdServer = serverModule{name: "etcd", version: EtcdVersion, dir: etcdModuleDir, pkg: ".",
-		env: []string{"GOFLAGS=-mod=mod"}}
-	// Consul's main package is the module root; the wrapper module requires it as a tool.
-	// -p=1: a cold build compiles ~600 packages (about 5 minutes, 1.7 GB peak) and the
-	// build machine's cores are shared.
-	consulServer = serverModule{name: "consul", version: ConsulVersion, dir: consulModuleDir,
-		pkg: "github.com/hashicorp/consul", env: []string{"GOFLAGS=-mod=mod -p=1"}}
-)
+// etcdServer is etcd's server. -mod=mod: the module's go.sum may still be completed from the
+// module proxy.
+var etcdServer = serverModule{name: "etcd", version: EtcdVersion, dir: etcdModuleDir, pkg: ".",
+	env: []string{"GOFLAGS=-mod=mod"}}
+
+// consulServer is Consul's server; its main package is the module root (the wrapper module
+// requires it as a tool). It built at -p=1 once (a cold build peaks near 1.7 GB); builds
+// beside rows run at nice 19 instead, and a Consul built last, alone, at -p=1 leaves a core
+// idle. The caller's GOFLAGS (e.g. -p=1 on a small machine) still apply.
+func consulServer() serverModule {
+	return serverModule{name: "consul", version: ConsulVersion, dir: consulModuleDir,
+		pkg: "github.com/hashicorp/consul", env: []string{withCallerGOFLAGS("-mod=mod")}}
+}
+
+// withCallerGOFLAGS is the GOFLAGS setting of a server build: flags, then the caller's.
+func withCallerGOFLAGS(flags string) string {
+	if g := os.Getenv("GOFLAGS"); g != "" {
+		flags += " " + g
+	}
+	return "GOFLAGS=" + flags
+}
 
 // kubeServer is one Kubernetes server command (kube-apiserver, kube-controller-manager) of
 // the kube-server module, stamped with KubernetesVersion the way Kubernetes' own build does
@@ -189,12 +200,8 @@ func kubeServer(cmdName string) serverModule {
 	major, minor, _ := strings.Cut(strings.TrimPrefix(KubernetesVersion, "v"), ".")
 	minor, _, _ = strings.Cut(minor, ".")
 	const v = "k8s.io/component-base/version."
-	flags := "GOFLAGS=-mod=mod"
-	if g := os.Getenv("GOFLAGS"); g != "" {
-		flags += " " + g
-	}
 	return serverModule{name: cmdName, version: KubernetesVersion, dir: kubeModuleDir,
-		pkg: "k8s.io/kubernetes/cmd/" + cmdName, env: []string{flags},
+		pkg: "k8s.io/kubernetes/cmd/" + cmdName, env: []string{withCallerGOFLAGS("-mod=mod")},
 		ldflags: "-X " + v + "gitVersion=" + KubernetesVersion + " -X " + v + "gitMajor=" + major +
 			" -X " + v + "gitMinor=" + minor + " -X " + v + "gitTreeState=clean"}
 }

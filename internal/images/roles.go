@@ -99,7 +99,7 @@ var roleDefs = map[Role]roleDef{
 			return l
 		},
 		files: func(ctx context.Context, b *builder) ([]contextFile, error) {
-			data, err := buildAndRead(ctx, "go-build-consul", func() (string, error) { return consulServer.binary(ctx, b.opts.Log) })
+			data, err := buildAndRead(ctx, "go-build-consul", func() (string, error) { return consulServer().binary(ctx, b.opts.Log) })
 			return []contextFile{{name: "consul", mode: 0o755, data: data}}, err
 		},
 	},
