@@ -40,7 +40,7 @@ func (pauseKind) apply(ctx context.Context, s *signals, pf PlannedFault) (*appli
 	}
 	key := "fault-" + strconv.Itoa(pf.ID)
 	// Every target is signalled before any state is awaited, and the fault begins when the
-	// last SIGSTOP is sent: from then on the signal is pending on every thread, and none
+	// last SIGSTOP is sent: from then on the signal is pending on every thread (sigstop), and none
 	// returns to user space without stopping, so nothing of the target runs; state T shows
 	// when the scheduler gets to the task: milliseconds, but seconds at load 40, where a start
 	// stamped after that wait put 3.7 s between a trigger and its pause.

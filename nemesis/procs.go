@@ -97,6 +97,28 @@ func (p proc) same() bool {
 	return err == nil && st.Start == p.Start
 }
 
+// sigstop stops host process pid: SIGSTOP to the process, then to each of its threads. A
+// process-directed SIGSTOP wakes one thread, which starts the group stop when it next runs;
+// the others run on until then, milliseconds on a loaded machine (a paused candidate stamped
+// a write 3.2 ms after the pause's start, at load 14). Sent to every thread, the signal is
+// pending on each and kicks the running ones, so none returns to user code without stopping.
+// The SIGCONT that ends the pause clears the stops pending on every thread.
+func sigstop(pid int) error {
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return err
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("%s/%d/task", procRoot, pid))
+	if err != nil {
+		return nil // the process-directed stop was sent; it only takes longer
+	}
+	for _, t := range tasks {
+		if tid, err := strconv.Atoi(t.Name()); err == nil {
+			_ = syscall.Tgkill(pid, tid, syscall.SIGSTOP) // ESRCH: the thread has exited
+		}
+	}
+	return nil
+}
+
 // stopTree SIGSTOPs root and every descendant, rescanning until no new child shows up
 // (a parent may fork between the scan and its stop). It returns what it stopped.
 func stopTree(root int) ([]proc, error) {
@@ -106,7 +128,7 @@ func stopTree(root int) ([]proc, error) {
 	// single-process candidate stops at once, which a fault triggered by one of its events
 	// needs (docs/performance.md, "Triggered faults").
 	if rs, err := readStat(root); err == nil {
-		if err := syscall.Kill(root, syscall.SIGSTOP); err == nil {
+		if err := sigstop(root); err == nil {
 			p := proc{PID: root, Start: rs.Start}
 			stopped[root] = p
 			order = append(order, p)
@@ -122,7 +144,7 @@ func stopTree(root int) ([]proc, error) {
 			if _, ok := stopped[p.PID]; ok {
 				continue
 			}
-			if err := syscall.Kill(p.PID, syscall.SIGSTOP); err != nil {
+			if err := sigstop(p.PID); err != nil {
 				if errors.Is(err, syscall.ESRCH) {
 					continue
 				}

@@ -7,7 +7,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // Process selectors of the pause kind (process=): which processes of a node's container a
@@ -31,7 +30,7 @@ func stopSelected(root int, sel string) ([]proc, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read host process %d: %w", root, err)
 		}
-		if err := syscall.Kill(root, syscall.SIGSTOP); err != nil {
+		if err := sigstop(root); err != nil {
 			return nil, fmt.Errorf("SIGSTOP host pid %d: %w", root, err)
 		}
 		return []proc{{PID: root, Start: st.Start}}, nil
