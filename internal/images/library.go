@@ -105,6 +105,12 @@ func libraryContext(ctx context.Context, b *builder, spec LibrarySpec) ([]contex
 // the lockfile's hash) and returns the directory holding node_modules. npm takes its
 // registry from its own configuration; optional dependencies and install scripts are left
 // out, so no native addon is built: the modules must be plain JavaScript.
+//
+// The install runs under a lock on the directory's name: without it two rows building the
+// same library image at once both ran npm ci, and the second one's replace of the directory
+// removed files under the first one's read of it (a bare machine's make chaos, node-etcd3:
+// "node_modules/wrap-ansi: no such file or directory"). A complete directory is never
+// replaced, so what a caller got stays whole while it reads.
 func npmModules(ctx context.Context, logf func(string, ...any), name string, pkg, lock []byte) (string, error) {
 	sum := sha256.Sum256(append(append([]byte{}, pkg...), lock...))
 	dir, err := cacheDir()
@@ -112,7 +118,16 @@ func npmModules(ctx context.Context, logf func(string, ...any), name string, pkg
 		return "", err
 	}
 	out := filepath.Join(dir, name+"-"+hex.EncodeToString(sum[:])[:hashLen])
-	if _, err := os.Stat(filepath.Join(out, ".complete")); err == nil {
+	complete := filepath.Join(out, ".complete")
+	if _, err := os.Stat(complete); err == nil {
+		return out, nil
+	}
+	unlock, err := lockTag(ctx, "npm-"+filepath.Base(out))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(complete); err == nil { // installed while this one waited
 		return out, nil
 	}
 	npm, err := exec.LookPath("npm")
@@ -142,7 +157,7 @@ func npmModules(ctx context.Context, logf func(string, ...any), name string, pkg
 	if err := os.Rename(tmp, out); err != nil {
 		return "", err
 	}
-	return out, os.WriteFile(filepath.Join(out, ".complete"), nil, 0o644)
+	return out, os.WriteFile(complete, nil, 0o644)
 }
 
 // moduleTree is the node_modules tree under dir as build-context files below prefix, in a

@@ -76,11 +76,6 @@ var roleDefs = map[Role]roleDef{
 				Notes: "dynalite " + DynaliteVersion + " in memory; any access key and region are accepted; libfaketime present"}
 		},
 		files: func(ctx context.Context, b *builder) ([]contextFile, error) {
-			unlock, err := lockTag(ctx, "npm-dynalite")
-			if err != nil {
-				return nil, err
-			}
-			defer unlock()
 			dir, err := dynaliteModules(ctx, b.opts.Log)
 			if err != nil {
 				return nil, err
