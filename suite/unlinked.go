@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,9 +10,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
@@ -22,16 +22,34 @@ import (
 // splitbrain binary: `make chaos` starts the core build's matrix at once, so the first
 // verdicts do not wait for client-go, the AWS SDK and Consul's API to compile, and builds the
 // full binary here, in the background at the lowest CPU weight, while the core's rows run.
-// Each unlinked row is then one `splitbrain matrix` child of the full binary (its own store
-// cluster: the Kubernetes store is never reused anyway), whose result file the row's Result
-// is read from; its run directory lands in the same store and index.
+// The unlinked rows then go to one child `splitbrain matrix --serve` of the full binary,
+// which runs each row it is handed with one store pool, so the rows of a store reuse its
+// clusters as the core's rows do (a child per row started a cluster per row: 16 Kubernetes
+// clusters for the default tier's 16 Kubernetes rows); their run directories land in the
+// same store and index.
 type FullBinary struct {
 	Path       string // the full binary, built by StartFullBuild
 	MatrixFile string
 	Tier       string
 	StoreRoot  string
+	Parallel   int           // the parent's rows at once: the child's pool keeps that many idle clusters
+	FreshStore bool          // the parent's --fresh-stores
 	ready      chan struct{} // closed when the build ended; err is its outcome
 	err        error
+
+	mu    sync.Mutex
+	child *serveChild // the running child, nil before the first row and after it exited
+	stats harness.PoolStats
+}
+
+// serveChild is one running `splitbrain matrix --serve` and the rows handed to it.
+type serveChild struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	waiting map[string]chan resultRecord // by row name
+	done    chan struct{}                // closed when the child has exited; err is why
+	err     error
+	out     *tailBuffer // its stderr: the rows' progress and any failure
 }
 
 // StartFullBuild builds cmd/splitbrain from moduleRoot into path in the background (go build
@@ -82,8 +100,8 @@ func UseFullBinary(path string) *FullBinary {
 // Ready is closed when the build has ended (Run then reports a failed one).
 func (f *FullBinary) Ready() <-chan struct{} { return f.ready }
 
-// resultRecord is one row's Result as a child matrix writes it (--results) and FullBinary.Run
-// reads it back.
+// resultRecord is one row's Result as a child matrix writes it (--results, --serve) and
+// FullBinary.Run reads it back.
 type resultRecord struct {
 	Name     string           `json:"name"`
 	Outcome  *harness.Outcome `json:"outcome,omitempty"`
@@ -94,15 +112,20 @@ type resultRecord struct {
 	Wall     time.Duration    `json:"wall"`
 }
 
-// WriteResults writes the results for a parent matrix to read (FullBinary.Run).
+// record is a Result as a child writes it.
+func record(r Result) *resultRecord {
+	rec := resultRecord{Name: r.Case.Name, Outcome: r.Outcome, Observed: r.Observed, Diffs: r.Diffs, Notes: r.Notes, Wall: r.Wall}
+	if r.Err != nil {
+		rec.Err = r.Err.Error()
+	}
+	return &rec
+}
+
+// WriteResults writes the results for a parent matrix to read (--results).
 func WriteResults(path string, rs []Result) error {
 	recs := make([]resultRecord, 0, len(rs))
 	for _, r := range rs {
-		rec := resultRecord{Name: r.Case.Name, Outcome: r.Outcome, Observed: r.Observed, Diffs: r.Diffs, Notes: r.Notes, Wall: r.Wall}
-		if r.Err != nil {
-			rec.Err = r.Err.Error()
-		}
-		recs = append(recs, rec)
+		recs = append(recs, *record(r))
 	}
 	b, err := json.MarshalIndent(recs, "", "  ")
 	if err != nil {
@@ -111,8 +134,9 @@ func WriteResults(path string, rs []Result) error {
 	return os.WriteFile(path, b, 0o644)
 }
 
-// Run runs case c with the full binary once it is built: a child `splitbrain matrix` of that
-// one row, in the same store, and returns its result.
+// Run runs case c with the full binary once it is built: it hands the row's name to the
+// child matrix (started with the first row, again after one exited) and returns the result
+// the child sends back.
 func (f *FullBinary) Run(ctx context.Context, c Case) Result {
 	start := time.Now()
 	res := Result{Case: c}
@@ -129,38 +153,273 @@ func (f *FullBinary) Run(ctx context.Context, c Case) Result {
 	if f.err != nil {
 		return fail(f.err)
 	}
-	dir, err := os.MkdirTemp("", "splitbrain-row-")
+	ch, got, err := f.hand(c.Name)
 	if err != nil {
 		return fail(err)
 	}
-	defer os.RemoveAll(dir)
-	resultsPath := filepath.Join(dir, "results.json")
-	args := []string{"matrix", "--file", f.MatrixFile, "--tags", f.Tier, "--filter", "^" + regexp.QuoteMeta(c.Name) + "$",
-		"--store", f.StoreRoot, "--results", resultsPath}
-	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, f.Path, args...)
-	// Its candidates run the full binary too (the candidate image copies SPLITBRAIN_BINARY).
-	cmd.Env = append(os.Environ(), images.EnvBinary+"="+f.Path)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	// SIGINT, not SIGKILL, on cancel: the child heals its faults and tears its cluster down.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 2 * time.Minute
-	runErr := cmd.Run()
-	b, err := os.ReadFile(resultsPath)
-	if err != nil {
-		return fail(fmt.Errorf("%s matrix %s: no results (%v; exit: %v); its output:\n%s", f.Path, strings.Join(args[1:], " "), err, runErr, tail(out.String(), 2000)))
+	var rec resultRecord
+	select {
+	case rec = <-got:
+	case <-ch.done:
+		select { // the result may have come just before the exit
+		case rec = <-got:
+		default:
+			return fail(fmt.Errorf("%s matrix --serve exited before the row's result (%v); its output:\n%s", f.Path, ch.err, tail(ch.out.String(), 2000)))
+		}
+	case <-ctx.Done():
+		// SIGINT, not SIGKILL: the child heals its faults and tears its clusters down.
+		_ = ch.cmd.Process.Signal(os.Interrupt)
+		return fail(context.Cause(ctx))
 	}
-	var recs []resultRecord
-	if err := json.Unmarshal(b, &recs); err != nil || len(recs) != 1 || recs[0].Name != c.Name {
-		return fail(fmt.Errorf("%s: want one result for %s: %v (%d results)", resultsPath, c.Name, err, len(recs)))
-	}
-	rec := recs[0]
 	res.Outcome, res.Observed, res.Diffs, res.Notes = rec.Outcome, rec.Observed, rec.Diffs, rec.Notes
 	if rec.Err != "" {
 		res.Err = errors.New(rec.Err)
 	}
 	res.Wall = time.Since(start)
 	return res
+}
+
+// hand gives the row's name to the running child, starting one if none runs, and returns
+// the child and where its result will arrive.
+func (f *FullBinary) hand(name string) (*serveChild, chan resultRecord, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch := f.child
+	if ch != nil {
+		select {
+		case <-ch.done:
+			ch = nil
+		default:
+		}
+	}
+	if ch == nil {
+		var err error
+		if ch, err = f.startChild(); err != nil {
+			return nil, nil, err
+		}
+		f.child = ch
+	}
+	got := make(chan resultRecord, 1)
+	ch.waiting[name] = got
+	if _, err := io.WriteString(ch.stdin, name+"\n"); err != nil {
+		delete(ch.waiting, name)
+		return nil, nil, fmt.Errorf("handing %s to %s matrix --serve: %w", name, f.Path, err)
+	}
+	return ch, got, nil
+}
+
+// startChild starts `splitbrain matrix --serve` and reads its results as they come. Called
+// with f.mu held.
+func (f *FullBinary) startChild() (*serveChild, error) {
+	args := []string{"matrix", "--file", f.MatrixFile, "--tags", f.Tier, "--store", f.StoreRoot,
+		"--parallel", fmt.Sprint(max(f.Parallel, 1)), "--serve"}
+	if f.FreshStore {
+		args = append(args, "--fresh-stores")
+	}
+	// Not tied to a row's context: the child outlives each row; Close ends it.
+	cmd := exec.Command(f.Path, args...)
+	// Its candidates run the full binary too (the candidate image copies SPLITBRAIN_BINARY).
+	cmd.Env = append(os.Environ(), images.EnvBinary+"="+f.Path)
+	ch := &serveChild{cmd: cmd, waiting: map[string]chan resultRecord{}, done: make(chan struct{}), out: &tailBuffer{max: 64 << 10}}
+	cmd.Stderr = ch.out
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s matrix --serve: %w", f.Path, err)
+	}
+	ch.stdin = stdin
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 0, 64<<10), 16<<20) // a result carries the run's outcome
+		for sc.Scan() {
+			var line serveLine
+			if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+				fmt.Fprintf(ch.out, "matrix --serve: unreadable line %q: %v\n", tail(sc.Text(), 200), err)
+				continue
+			}
+			f.mu.Lock()
+			if line.Result != nil {
+				if got := ch.waiting[line.Result.Name]; got != nil {
+					delete(ch.waiting, line.Result.Name)
+					got <- *line.Result
+				}
+			}
+			if line.Stats != nil {
+				f.stats.Launched += line.Stats.Launched
+				f.stats.Reused += line.Stats.Reused
+				f.stats.Discarded += line.Stats.Discarded
+			}
+			f.mu.Unlock()
+		}
+		if err := sc.Err(); err != nil { // keep the pipe drained, or the child blocks on it
+			fmt.Fprintf(ch.out, "matrix --serve: reading results: %v\n", err)
+			_, _ = io.Copy(io.Discard, stdout)
+		}
+		ch.err = cmd.Wait()
+		close(ch.done)
+	}()
+	return ch, nil
+}
+
+// Close ends the child matrix: no more rows (its stdin closes), so it finishes the rows it
+// has, closes its store pool and exits; after two minutes it gets SIGINT, after two more
+// SIGKILL. It returns the child's store pool figures.
+func (f *FullBinary) Close() harness.PoolStats {
+	f.mu.Lock()
+	ch := f.child
+	f.child = nil
+	f.mu.Unlock()
+	if ch != nil {
+		ch.stdin.Close()
+		for _, sig := range []os.Signal{os.Interrupt, os.Kill} {
+			select {
+			case <-ch.done:
+			case <-time.After(2 * time.Minute):
+				_ = ch.cmd.Process.Signal(sig)
+			}
+		}
+		<-ch.done
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stats
+}
+
+// serveLine is one line a serving child writes: a row's result, or, last, its pool's figures.
+type serveLine struct {
+	Result *resultRecord      `json:"result,omitempty"`
+	Stats  *harness.PoolStats `json:"stats,omitempty"`
+}
+
+// Serve is the child side of FullBinary: it reads row names, one per line, from in, runs
+// each at once with one store pool (the rows at once are the parent's to limit) and writes
+// each result to out as a JSON line, then, when in ends and every row has, the pool's
+// figures. progress gets each row's start and end.
+func Serve(ctx context.Context, cases []Case, in io.Reader, out io.Writer, o Options) error {
+	byName := make(map[string]Case, len(cases))
+	for _, c := range cases {
+		byName[c.Name] = c
+	}
+	pool := o.Pool
+	if pool == nil && !o.NoReuse {
+		pool = harness.NewStorePool()
+		pool.MaxIdle = max(o.Parallel, 1)
+		defer func() {
+			if err := pool.Close(context.WithoutCancel(ctx)); err != nil && o.Progress != nil {
+				fmt.Fprintf(o.Progress, "matrix --serve: store pool: %v\n", err)
+			}
+		}()
+	}
+	var mu sync.Mutex
+	write := func(line serveLine) error {
+		b, err := json.Marshal(line)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		_, err = out.Write(append(b, '\n'))
+		return err
+	}
+	var wg sync.WaitGroup
+	var errs []error
+	failed := func(err error) {
+		if err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+	}
+	// Names are read apart from the loop below, so an interrupt ends it without waiting for
+	// the parent to close the input.
+	names := make(chan string)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(names)
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			select {
+			case names <- strings.TrimSpace(sc.Text()):
+			case <-ctx.Done():
+				return
+			}
+		}
+		readErr <- sc.Err()
+	}()
+	for ctx.Err() == nil {
+		var name string
+		var ok bool
+		select {
+		case name, ok = <-names:
+		case <-ctx.Done():
+		}
+		if !ok {
+			break
+		}
+		if name == "" {
+			continue
+		}
+		c, known := byName[name]
+		if !known {
+			err := fmt.Errorf("no row %q in this matrix and tier", name)
+			failed(write(serveLine{Result: record(Result{Case: Case{Name: name}, Err: err, Diffs: []string{"not run: " + err.Error()}})}))
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if o.Progress != nil {
+				fmt.Fprintf(o.Progress, "matrix --serve: %s ...\n", c.Name)
+			}
+			r := RunCasePooled(ctx, c, o.StoreRoot, o.RunProgress, pool)
+			if o.Progress != nil {
+				fmt.Fprintf(o.Progress, "matrix --serve: %s: %s in %v\n", c.Name, r.Observed.Verdict, r.Wall.Round(time.Second))
+			}
+			failed(write(serveLine{Result: record(r)}))
+		}()
+	}
+	wg.Wait()
+	select {
+	case err := <-readErr:
+		if err != nil {
+			failed(fmt.Errorf("reading row names: %w", err))
+		}
+	default: // interrupted while reading
+	}
+	if pool != nil {
+		st := pool.Stats()
+		failed(write(serveLine{Stats: &st}))
+	}
+	return errors.Join(errs...)
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
 }
 
 func tail(s string, n int) string {

@@ -13,9 +13,10 @@ import (
 )
 
 // TestFullBinaryRunsAHandedOnRow is the core build's hand-off in small, on real clusters: the
-// Redis row runs in this process, the DynamoDB row (one the core build does not link) as a
-// child `splitbrain matrix --results` of the full binary, as make chaos runs it; both land in
-// one store, junit.xml and index with their rendered reports. The core build itself is
+// Redis row runs in this process, the DynamoDB row (one the core build does not link) twice
+// in the child `splitbrain matrix --serve` of the full binary, as make chaos runs them, the
+// second time on the cluster the first one left in the child's pool; all land in one store,
+// junit.xml and index with their rendered reports. The core build itself is
 // compiled by `make vet` (go vet -tags core ./cmd/splitbrain/) and kept light by
 // TestCoreBuildStaysLight; the order of the hand-off by TestUnlinkedRowsWaitWithoutASlot.
 func TestFullBinaryRunsAHandedOnRow(t *testing.T) {
@@ -32,7 +33,7 @@ func TestFullBinaryRunsAHandedOnRow(t *testing.T) {
 	full := UseFullBinary(bin)
 	full.MatrixFile, full.Tier, full.StoreRoot = filepath.Join("..", DefaultFile), TierDefault, store
 	var results []Result
-	for _, row := range []string{"redis/redis-setnx/none/handoff", "dynamodb/dynamodb-lease/none"} {
+	for _, row := range []string{"redis/redis-setnx/none/handoff", "dynamodb/dynamodb-lease/none", "dynamodb/dynamodb-lease/none"} {
 		cases, err := m.Select(TierDefault, "^"+row+"$")
 		if err != nil || len(cases) != 1 {
 			t.Fatalf("row %s: %d cases, %v", row, len(cases), err)
@@ -47,6 +48,9 @@ func TestFullBinaryRunsAHandedOnRow(t *testing.T) {
 			t.Errorf("%s: %s, diffs %v, error %v", row, r.Observed.Verdict, r.Diffs, r.Err)
 		}
 		results = append(results, r)
+	}
+	if st := full.Close(); st.Launched != 1 || st.Reused != 1 || st.Discarded != 0 {
+		t.Errorf("the full binary's pool: %+v; want 1 cluster started and reused once", st)
 	}
 	junit, err := Publish(store, results)
 	if err != nil {

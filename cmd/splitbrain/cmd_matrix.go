@@ -30,6 +30,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	shardFlag := fs.String("shard", "", "run only share `I/N` of the selected rows, e.g. 2/4 (balanced by planned time; merge the shards' stores with 'splitbrain report --merge')")
 	fullBinary := fs.String("full-binary", "", "core build only: build the full binary at `PATH` in the background (nice 19) and run the rows whose store the core does not link with it (make chaos)")
 	resultsFile := fs.String("results", "", "write the rows' results as JSON to `FILE` instead of publishing the index and junit.xml (a parent matrix reads it: --full-binary)")
+	serve := fs.Bool("serve", false, "run the rows named on stdin, one per line, each as it arrives, with one store pool; write each result as a JSON line to stdout (a parent matrix hands its rows so: --full-binary)")
 	fresh := fs.Bool("fresh-stores", false, "start a fresh store cluster for every row (default: reuse a row's cluster, checked and wiped, for the next row of the same store)")
 	if err := parseFlags(fs, args, false); err != nil {
 		return exitUsage, err
@@ -118,6 +119,16 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		}
 		return exitValid, nil
 	}
+	if *serve {
+		opts := suite.Options{StoreRoot: *store, Parallel: *parallel, Progress: stderr, NoReuse: *fresh}
+		if err := suite.Serve(ctx, cases, os.Stdin, stdout, opts); err != nil {
+			return exitHarness, fmt.Errorf("--serve: %w", err)
+		}
+		if ctx.Err() != nil {
+			return exitHarness, errors.New("interrupted; the runs in progress healed and tore down")
+		}
+		return exitValid, nil
+	}
 	fmt.Fprintf(stdout, "splitbrain matrix: %d rows of %s (tier %s%s), %s, %d at a time\n",
 		len(cases), path, *tier, shardNote, phases, *parallel)
 	opts := suite.Options{StoreRoot: *store, Parallel: *parallel, Progress: stdout, NoReuse: *fresh}
@@ -134,10 +145,15 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			len(cases)-unlinked, unlinked, abs)
 		full := suite.StartFullBuild(ctx, m.Root(), abs, stdout)
 		full.MatrixFile, full.Tier, full.StoreRoot = path, *tier, root
+		full.Parallel, full.FreshStore = *parallel, *fresh
 		opts.Unlinked = full
 	}
 	start := time.Now()
 	results := suite.RunCases(ctx, cases, opts)
+	if full, ok := opts.Unlinked.(*suite.FullBinary); ok {
+		st := full.Close()
+		fmt.Fprintf(stdout, "matrix: the full binary's store clusters: %d started, %d reuses, %d removed after a failed check or run\n", st.Launched, st.Reused, st.Discarded)
+	}
 	if *resultsFile != "" {
 		if err := suite.WriteResults(*resultsFile, results); err != nil {
 			return exitHarness, fmt.Errorf("--results %s: %w", *resultsFile, err)
