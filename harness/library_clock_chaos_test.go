@@ -19,22 +19,24 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform/platformtest"
+	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
+	"github.com/splitbrain-chaos/splitbrain/nemesis"
 )
 
 // clockProbes print "WALL_NS MONO_NS" every 100 ms in each runtime a library adapter runs
-// in; the Go probe is a static binary (CGO_ENABLED=0), as the project's own candidates are.
+// in, each waiting with a timed wait of its runtime that does not re-check its deadline
+// (Python's Event.wait, Java's Object.wait), so a wait libfaketime ends early shows; the Go
+// probe is a static binary (CGO_ENABLED=0), as the project's own candidates are.
 var clockProbes = map[string]struct {
 	file, src string
 	cmd       []string
 }{
-	libraries.RuntimePython: {"probe.py", "import time\nwhile True:\n    print(time.time_ns(), time.monotonic_ns(), flush=True)\n    time.sleep(0.1)\n",
+	libraries.RuntimePython: {"probe.py", "import threading, time\ne = threading.Event()\nwhile True:\n    print(time.time_ns(), time.monotonic_ns(), flush=True)\n    e.wait(0.1)\n",
 		[]string{"python3", "/probe/probe.py"}},
 	libraries.RuntimeNode: {"probe.js", "setInterval(() => console.log(`${BigInt(Date.now()) * 1000000n} ${process.hrtime.bigint()}`), 100);\n",
 		[]string{"node", "/probe/probe.js"}},
-	libraries.RuntimeJava: {"Probe.java", "public class Probe { public static void main(String[] a) throws Exception { while (true) { System.out.println(System.currentTimeMillis() * 1000000L + \" \" + System.nanoTime()); Thread.sleep(100); } } }\n",
-		// Compiled outside libfaketime first, as the curator adapter is at its image build:
-		// the source launcher compiles under it, 5-8x slower, and at load 40 the first line
-		// took longer than a minute (2026-11-29).
+	libraries.RuntimeJava: {"Probe.java", "public class Probe { public static void main(String[] a) throws Exception { Object o = new Object(); while (true) { System.out.println(System.currentTimeMillis() * 1000000L + \" \" + System.nanoTime()); synchronized (o) { o.wait(100); } } } }\n",
+		// Compiled outside libfaketime first, as the curator adapter is at its image build.
 		[]string{"sh", "-c", "env -u LD_PRELOAD java -m jdk.compiler/com.sun.tools.javac.Main -nowarn -d /tmp/probe /probe/Probe.java && exec java -cp /tmp/probe Probe"}},
 	"go": {"probe.go", "package main\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\nfunc main() {\n\tstart := time.Now()\n\tfor {\n\t\tfmt.Println(time.Now().UnixNano(), time.Since(start).Nanoseconds())\n\t\ttime.Sleep(100 * time.Millisecond)\n\t}\n}\n",
 		[]string{"/probe/probe"}},
@@ -59,21 +61,33 @@ func TestLibraryClockReach(t *testing.T) {
 		}
 	}
 	byRuntime["go"] = byRuntime[libraries.RuntimePython] // any image with a shell and libc
-	for _, rt := range []string{libraries.RuntimePython, libraries.RuntimeNode, libraries.RuntimeJava, "go"} {
+	// The ZooKeeper server is a JVM under libfaketime too, with the store's environment
+	// (nemesis.FaketimeEnv) and the Java probe.
+	const zkServer = "zookeeper-server"
+	for _, rt := range []string{libraries.RuntimePython, libraries.RuntimeNode, libraries.RuntimeJava, "go", zkServer} {
 		t.Run(rt, func(t *testing.T) {
-			lib, ok := byRuntime[rt]
-			if !ok {
-				t.Fatalf("no library recipe runs on %s", rt)
-			}
-			lc, err := newLibraryCandidate(lib)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := images.EnsureLibrary(r.Ctx, images.EnsureOptions{}, lc.spec)
-			if err != nil {
-				t.Fatal(err)
-			}
+			var ref, clockFile string
+			var env map[string]string
 			probe := clockProbes[rt]
+			if rt == zkServer {
+				probe = clockProbes[libraries.RuntimeJava]
+				ref = platformtest.Images(t, r.Ctx, images.Role(storekinds.ZooKeeper))[images.Role(storekinds.ZooKeeper)]
+				env, clockFile = nemesis.FaketimeEnv(storekinds.ZooKeeper), nemesis.FaketimeFile
+			} else {
+				lib, ok := byRuntime[rt]
+				if !ok {
+					t.Fatalf("no library recipe runs on %s", rt)
+				}
+				lc, err := newLibraryCandidate(lib)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := images.EnsureLibrary(r.Ctx, images.EnsureOptions{}, lc.spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref, env, clockFile = res.Ref, lc.faketimeEnv, candidateFaketimeFile
+			}
 			dir := t.TempDir()
 			os.Chmod(dir, 0o755)
 			if err := os.WriteFile(filepath.Join(dir, probe.file), []byte(probe.src), 0o644); err != nil {
@@ -88,7 +102,7 @@ func TestLibraryClockReach(t *testing.T) {
 			}
 			clock := t.TempDir()
 			os.Chmod(clock, 0o755)
-			ft := filepath.Join(clock, "faketime")
+			ft := filepath.Join(clock, filepath.Base(clockFile))
 			setOffset := func(s string) {
 				tmp := ft + ".tmp"
 				if err := os.WriteFile(tmp, []byte(s), 0o644); err != nil {
@@ -102,9 +116,9 @@ func TestLibraryClockReach(t *testing.T) {
 			var mu sync.Mutex
 			var lines []probeLine
 			n, err := r.Engine.Start(r.Ctx, r.ID, r.Net, platform.NodeSpec{
-				Name: "probe-" + rt, Role: "candidate", Image: res.Ref, Entrypoint: probe.cmd,
-				Env:    lc.faketimeEnv, // the file's path is the container's: the mount below puts it there
-				Mounts: []platform.Mount{{HostDir: dir, Target: "/probe"}, {HostDir: clock, Target: filepath.Dir(candidateFaketimeFile)}},
+				Name: "probe-" + rt, Role: "candidate", Image: ref, Entrypoint: probe.cmd,
+				Env:    env, // the file's path is the container's: the mount below puts it there
+				Mounts: []platform.Mount{{HostDir: dir, Target: "/probe"}, {HostDir: clock, Target: filepath.Dir(clockFile)}},
 				OnStdout: func(line []byte) {
 					pl, ok := parseProbe(line)
 					if ok {
@@ -157,6 +171,18 @@ func TestLibraryClockReach(t *testing.T) {
 			waitFor("wall clock back", 5*time.Second, shifted(-2*time.Second, 2*time.Second))
 			mu.Lock()
 			defer mu.Unlock()
+			// The waits last their 100 ms: libfaketime 0.9.10's "monotonic fix" ended the
+			// JVM's after 1-60 ms (libraries.Image.FaketimeEnv). A few short ones are
+			// allowed for spurious wakeups, which both runtimes permit.
+			short := 0
+			for i := 1; i < len(lines); i++ {
+				if time.Duration(lines[i].mono-lines[i-1].mono) < 90*time.Millisecond {
+					short++
+				}
+			}
+			if short > len(lines)/20 {
+				t.Errorf("%s: %d of %d timed waits of 100 ms ended before 90 ms: the runtime's timed waits are cut short under this environment", rt, short, len(lines)-1)
+			}
 			for _, l := range lines {
 				if l.monoSkew < -2*time.Second || l.monoSkew > 2*time.Second {
 					t.Errorf("%s: monotonic clock moved: %v off the host's", rt, l.monoSkew)
@@ -167,7 +193,10 @@ func TestLibraryClockReach(t *testing.T) {
 	}
 }
 
-type probeLine struct{ wallSkew, monoSkew time.Duration }
+type probeLine struct {
+	wallSkew, monoSkew time.Duration
+	mono               int64 // the probe's own monotonic clock, ns
+}
 
 // parseProbe reads "WALL_NS MONO_NS" against the host's clocks at receipt.
 func parseProbe(line []byte) (probeLine, bool) {
@@ -182,5 +211,5 @@ func parseProbe(line []byte) (probeLine, bool) {
 	}
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return probeLine{wallSkew: time.Duration(wall - time.Now().UnixNano()), monoSkew: time.Duration(mono - ts.Nano())}, true
+	return probeLine{wallSkew: time.Duration(wall - time.Now().UnixNano()), monoSkew: time.Duration(mono - ts.Nano()), mono: mono}, true
 }

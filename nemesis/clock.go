@@ -125,6 +125,9 @@ func FaketimeEnv(storeKind string) map[string]string {
 		// for faults that last whole TTLs.
 		delete(env, "FAKETIME_NO_CACHE")
 		env["FAKETIME_CACHE_DURATION"] = "1"
+		// Without it libfaketime 0.9.10 ends the JVM's monotonic timed waits early and its
+		// threads spin (libraries.Image.FaketimeEnv says how).
+		env["FAKETIME_FORCE_MONOTONIC_FIX"] = "0"
 	}
 	return env
 }

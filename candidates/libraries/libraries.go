@@ -332,6 +332,11 @@ func faketimeLib() string {
 // event stamps stay the host's monotonic clock and so do the runtime's timers. Java reads
 // the file at most once a second (FAKETIME_CACHE_DURATION): the JVM reads the wall clock so
 // often that re-reading it on every call slows it down; the others re-read on every call.
+// The JVM also needs FAKETIME_FORCE_MONOTONIC_FIX=0: its timed waits are
+// pthread_cond_timedwait on CLOCK_MONOTONIC, and Debian's libfaketime 0.9.10 applies its
+// "monotonic fix" to them after detecting this glibc, which with the monotonic clock left
+// alone ends them early: Object.wait(1000) returned after 1-60 ms, LockSupport.parkNanos at
+// once, and an idle JVM's threads spun at 0.6 of a core (docs/faults.md).
 func (img Image) FaketimeEnv(file string) map[string]string {
 	env := map[string]string{
 		"LD_PRELOAD":                   faketimeLib(),
@@ -347,6 +352,7 @@ func (img Image) FaketimeEnv(file string) map[string]string {
 	if img.Runtime == RuntimeJava {
 		delete(env, "FAKETIME_NO_CACHE")
 		env["FAKETIME_CACHE_DURATION"] = "1"
+		env["FAKETIME_FORCE_MONOTONIC_FIX"] = "0"
 	}
 	return env
 }
