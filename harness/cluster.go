@@ -172,17 +172,14 @@ func (c *clusterLease) reusable(ctx context.Context, end runEnd) string {
 	return ""
 }
 
-// storeRulesGone lists the filter table in every store node's namespace from a tools
-// sidecar (labelled with the run, so the run's sweep removes it if anything goes wrong).
+// storeRulesGone lists the filter table in every store node's namespace, from the host
+// where it can (platform.HostNetnsUsable), else from a tools sidecar (labelled with the
+// run, so the run's sweep removes it if anything goes wrong).
 func (c *clusterLease) storeRulesGone(ctx context.Context) error {
 	nodes := c.store.Nodes()
 	return platform.Each(len(nodes), 0, func(i int) error {
 		n := nodes[i]
-		side, err := c.eng.Start(ctx, c.runID, nil, platform.NodeSpec{
-			Name: "poolcheck-" + n.Name(), Role: "tools", Image: c.tools,
-			Entrypoint: []string{"sleep", "infinity"}, CapAdd: []string{"NET_ADMIN"},
-			NetworkMode: "container:" + n.ID(),
-		})
+		side, err := c.netnsOf(ctx, n)
 		if err != nil {
 			return fmt.Errorf("iptables check of %s: %w", n.Name(), err)
 		}
@@ -195,6 +192,22 @@ func (c *clusterLease) storeRulesGone(ctx context.Context) error {
 			return fmt.Errorf("%s still has project iptables rules:\n%s", n.Name(), out)
 		}
 		return nil
+	})
+}
+
+// netnsOf enters n's network namespace from the host, or starts a tools sidecar in it.
+func (c *clusterLease) netnsOf(ctx context.Context, n *platform.Node) (nemesis.Sidecar, error) {
+	if ok, _ := platform.HostNetnsUsable(); ok {
+		if pid, err := n.HostPID(ctx); err == nil {
+			if h, err := platform.OpenHostNetns(n.Name(), n.ID(), pid); err == nil {
+				return h, nil
+			}
+		}
+	}
+	return c.eng.Start(ctx, c.runID, nil, platform.NodeSpec{
+		Name: "poolcheck-" + n.Name(), Role: "tools", Image: c.tools,
+		Entrypoint: []string{"sleep", "infinity"}, CapAdd: []string{"NET_ADMIN"},
+		NetworkMode: "container:" + n.ID(),
 	})
 }
 

@@ -63,9 +63,17 @@ func (n nemesisEnv) StoreLeader(ctx context.Context) (string, error) {
 	return node.Name(), nil
 }
 
-// StartSidecar starts a tools container in target's network namespace, labelled with the
-// run so its sweep removes it if the nemesis cannot.
+// StartSidecar enters target's network namespace from the host where it can
+// (platform.HostNetnsUsable: no container at all), else starts a tools container in it,
+// labelled with the run so its sweep removes it if the nemesis cannot.
 func (n nemesisEnv) StartSidecar(ctx context.Context, target nemesis.Node) (nemesis.Sidecar, error) {
+	if ok, _ := platform.HostNetnsUsable(); ok {
+		if pid, err := target.HostPID(ctx); err == nil {
+			if h, err := platform.OpenHostNetns(target.Name(), target.ID(), pid); err == nil {
+				return h, nil
+			}
+		}
+	}
 	image := n.f.imgs[images.RoleTools]
 	if image == "" {
 		return nil, fmt.Errorf("no tools image: the run must provide images.RoleTools for network faults")
