@@ -95,12 +95,13 @@ test: vet chaos-test
 
 # The default tier of the known-answer matrix (docs/suite.md): every store, recipe and fault
 # kind, the zombie leader fenced and unfenced, every negative control, one telling pair per library and three Pacemaker rows (84 rows, event-paced:
-# phases end on events; four rows at once, longest first: 8m33s on a quiet machine with images
-# present, docs/performance.md; MATRIX_PARALLEL=N runs N at once). Prints the verdict table and store/index.html;
+# phases end on events; six rows at once, longest first: under 6 min on a quiet 2-core machine
+# with images present, where four at once left a third of the CPU idle, docs/performance.md;
+# MATRIX_PARALLEL=N runs N at once). Prints the verdict table and store/index.html;
 # fails when any row's outcome differs from the matrix.
 # The images every row needs are built first; each store's image then builds in the
 # background at the lowest CPU weight while the rows whose images exist run (docs/suite.md).
-MATRIX_PARALLEL ?= 4
+MATRIX_PARALLEL ?= 6
 chaos: deps rootfs core
 	SPLITBRAIN_BINARY=$(abspath $(CORE)) ./$(CORE) matrix --tags default --parallel $(MATRIX_PARALLEL) --full-binary $(BIN)
 
