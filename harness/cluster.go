@@ -197,12 +197,8 @@ func (c *clusterLease) storeRulesGone(ctx context.Context) error {
 
 // netnsOf enters n's network namespace from the host, or starts a tools sidecar in it.
 func (c *clusterLease) netnsOf(ctx context.Context, n *platform.Node) (nemesis.Sidecar, error) {
-	if ok, _ := platform.HostNetnsUsable(); ok {
-		if pid, err := n.HostPID(ctx); err == nil {
-			if h, err := platform.OpenHostNetns(n.Name(), n.ID(), pid); err == nil {
-				return h, nil
-			}
-		}
+	if h := hostNetns(ctx, n); h != nil {
+		return h, nil
 	}
 	return c.eng.Start(ctx, c.runID, nil, platform.NodeSpec{
 		Name: "poolcheck-" + n.Name(), Role: "tools", Image: c.tools,

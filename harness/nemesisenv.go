@@ -67,12 +67,8 @@ func (n nemesisEnv) StoreLeader(ctx context.Context) (string, error) {
 // (platform.HostNetnsUsable: no container at all), else starts a tools container in it,
 // labelled with the run so its sweep removes it if the nemesis cannot.
 func (n nemesisEnv) StartSidecar(ctx context.Context, target nemesis.Node) (nemesis.Sidecar, error) {
-	if ok, _ := platform.HostNetnsUsable(); ok {
-		if pid, err := target.HostPID(ctx); err == nil {
-			if h, err := platform.OpenHostNetns(target.Name(), target.ID(), pid); err == nil {
-				return h, nil
-			}
-		}
+	if h := hostNetns(ctx, target); h != nil {
+		return h, nil
 	}
 	image := n.f.imgs[images.RoleTools]
 	if image == "" {
@@ -87,6 +83,27 @@ func (n nemesisEnv) StartSidecar(ctx context.Context, target nemesis.Node) (neme
 		NetworkMode: "container:" + target.ID(),
 		LogDir:      n.f.log.logDir(),
 	})
+}
+
+// hostNetns is the way into n's network namespace from the host, or nil where there is none
+// (platform.HostNetnsUsable) or n is not running: the caller starts a tools sidecar instead.
+func hostNetns(ctx context.Context, n interface {
+	Name() string
+	ID() string
+	HostPID(context.Context) (int, error)
+}) *platform.HostNetns {
+	if ok, _ := platform.HostNetnsUsable(); !ok {
+		return nil
+	}
+	pid, err := n.HostPID(ctx)
+	if err != nil {
+		return nil
+	}
+	h, err := platform.OpenHostNetns(n.Name(), n.ID(), pid)
+	if err != nil {
+		return nil
+	}
+	return h
 }
 
 // StoreProxy is the run's fault proxy, nil when the candidates connect to the store directly.
