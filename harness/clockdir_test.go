@@ -26,7 +26,7 @@ func TestCandidateClockDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1", cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}}}
+	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1", resource: testResource, cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}}}
 	r.faults = &faultEnv{log: r.log}
 	if r.faults.clock, err = makeClockDir(r.log.dir, []string{"c1", "c2"}); err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func TestCandidateCmdMountedNotCopied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1",
+	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1", resource: testResource,
 		cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}},
 		imgs:    images.Set{images.RoleCandidate: "cand:1", images.RoleBase: "base:1"}}
 	r.faults = &faultEnv{log: r.log}

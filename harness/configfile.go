@@ -149,6 +149,9 @@ func (r *run) writeConfig() error {
 		}
 	}
 	rc.StoreReuse = r.cluster.reuseNote()
+	if r.resource != nil {
+		rc.ResourceAt = r.resource.at
+	}
 	if p := r.faults.planned(); len(p.Faults) > 0 || p.Schedule != "" {
 		plan, err := json.Marshal(p)
 		if err != nil {

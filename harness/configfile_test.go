@@ -101,7 +101,7 @@ func TestCandidateTimingFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1", cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}}}
+	r := &run{cfg: cfg, prep: prep, log: &journal{dir: t.TempDir(), started: time.Now()}, runID: "r1", resource: testResource, cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}}}
 	spec, err := r.candidateSpec("c1", &external{static: true, hostDir: "/x/" + cmdDirName})
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestCandidateTimingFlags(t *testing.T) {
 	if err := CheckConfig(&cfg2); err != nil {
 		t.Fatal(err)
 	}
-	r2 := &run{cfg: cfg2, log: &journal{}, cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}}}
+	r2 := &run{cfg: cfg2, log: &journal{}, resource: testResource, cluster: &clusterLease{store: fakeEndpoints{eps: []string{"redis:6379"}}}}
 	if spec, err = r2.candidateSpec("c1", &external{static: true, hostDir: "/x/" + cmdDirName}); err != nil {
 		t.Fatal(err)
 	}

@@ -443,7 +443,7 @@ func (r *run) teardown(ctx context.Context) {
 		remove(n.Terminate)
 	}
 	if r.resource != nil {
-		remove(r.resource.Terminate)
+		remove(func(ctx context.Context) error { return r.resource.stop(ctx, r.log) })
 	}
 	remove(r.faults.removeProxy)
 	// A leased cluster is checked while the rest goes; it is wiped (or removed) after, when

@@ -29,9 +29,6 @@ import (
 // testHookAfterStore lets tests fail (or panic) setup once the store and the resource run.
 var testHookAfterStore func() error
 
-// resourcePort is the resource's HTTP port on the run network.
-const resourcePort = "8080"
-
 // This file holds setup's steps, in the order lifecycle (run.go) takes them.
 
 // connect connects to the engine and watches its container events before anything of the
@@ -125,7 +122,7 @@ func (r *run) startCluster(ctx context.Context, kind stores.Kind) error {
 		if err := r.startResource(ctx); err != nil {
 			return err
 		}
-		r.log.logf("resource (%s) ready in %v", r.cfg.ResourceMode, time.Since(step).Round(time.Millisecond))
+		r.log.logf("resource (%s) ready in %v in %s", r.cfg.ResourceMode, time.Since(step).Round(time.Millisecond), r.resource.at)
 		return nil
 	}
 	storeFaketime := faketimeFor(string(kind), r.prep.schedule)
@@ -160,8 +157,8 @@ func (r *run) startCluster(ctx context.Context, kind stores.Kind) error {
 	if err := errors.Join(err, resErr); err != nil {
 		return err
 	}
-	r.log.logf("%s %s ready in %v (%s); resource (%s) ready in %v", kind, c.store.Version(), storeDur.Round(time.Millisecond),
-		strings.Join(c.store.Endpoints(), ","), r.cfg.ResourceMode, resDur.Round(time.Millisecond))
+	r.log.logf("%s %s ready in %v (%s); resource (%s) ready in %v in %s", kind, c.store.Version(), storeDur.Round(time.Millisecond),
+		strings.Join(c.store.Endpoints(), ","), r.cfg.ResourceMode, resDur.Round(time.Millisecond), r.resource.at)
 	if note := c.reuseNote(); note != "" {
 		r.log.logf("store: %s", note)
 	}
@@ -290,24 +287,11 @@ func isStaticELF(b []byte) bool {
 	return true
 }
 
+// startResource starts the resource stage beside the store (resource.go).
 func (r *run) startResource(ctx context.Context) error {
-	spec := platform.NodeSpec{
-		Name:         "resource",
-		Role:         "resource",
-		Image:        r.imgs[images.RoleCandidate],
-		Cmd:          []string{"resource", "--addr", ":" + resourcePort, "--mode", r.cfg.ResourceMode},
-		ExposedPorts: []string{resourcePort + "/tcp"},
-		Wait:         platform.WaitHTTP(resourcePort, "/healthz", 30*time.Second),
-		LogDir:       r.log.logDir(),
-		OnStdout:     func(line []byte) { r.log.rec.ResourceLine("resource", line) },
-		OnLogGap:     func(why string) { r.log.logGap("resource", why) },
-	}
-	n, err := r.eng.Start(ctx, r.runID, r.cluster.network(), spec)
-	if err != nil {
-		return fmt.Errorf("resource: %w", err)
-	}
-	r.resource = n
-	return nil
+	s, err := startResource(ctx, r.eng, r.runID, r.cluster.network(), r.imgs[images.RoleCandidate], r.cfg.ResourceMode, r.log)
+	r.resource = s
+	return err
 }
 
 // candidateSpec is the container of candidate name: the contract's environment, the clock
@@ -318,7 +302,7 @@ func (r *run) candidateSpec(name string, ext *external) (platform.NodeSpec, erro
 		Store:         r.cfg.Store,
 		Peers:         peerAddrs(r.cfg.candidateNames()),
 		ListenPort:    contract.DefaultPeerPort,
-		ResourceURL:   "http://resource:" + resourcePort,
+		ResourceURL:   r.resource.url,
 		LeaseTTL:      r.cfg.TTL,
 		WriteInterval: r.cfg.WriteInterval,
 		ClockFile:     candidateClockFile,

@@ -22,7 +22,7 @@ type run struct {
 	imgs  images.Set
 
 	cluster  *clusterLease   // network and store cluster, pooled or the run's own
-	resource *platform.Node  // the resource the candidates write to
+	resource *resourceStage  // the resource the candidates write to: a container or a server here
 	faults   *faultEnv       // plan, nemesis, clock files, store proxy, heal bookkeeping
 	cands    *candidateProcs // the candidates' processes (and Pods)
 	goals    *phaseGoals     // what each phase waits for in an event-ended run (Config.Until); nil = time-ended

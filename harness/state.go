@@ -31,6 +31,7 @@ type Counts struct {
 	Events             int64 `json:"events"`
 	Elections          int64 `json:"elections"`
 	StepDowns          int64 `json:"step_downs"`
+	Writes             int64 `json:"writes"`               // write events of the candidates (what they saw)
 	WritesAccepted     int64 `json:"writes_accepted"`      // resource decisions
 	WritesRejected     int64 `json:"writes_rejected"`      // resource decisions
 	StaleAccepted      int64 `json:"stale_accepted"`       // resource decisions with stale=true, accepted
@@ -67,6 +68,8 @@ func (s *LiveState) Observe(e history.Event) {
 	case history.KindSteppedDown:
 		s.counts.StepDowns++
 		s.dropLeader(e.Node)
+	case history.KindWrite:
+		s.counts.Writes++
 	case history.KindDecision:
 		if e.Result == history.ResultAccepted {
 			s.counts.WritesAccepted++

@@ -61,13 +61,15 @@ func TestRunContainerRemoved(t *testing.T) {
 		name     string
 		filter   string   // extra label filter selecting what to remove; "" = every container of the run
 		wantLost []string // nodes that must have a node-exit
+		resource string   // ResourceEnv: the resource runs in a container only where asked to
 	}{
-		{"redis", platform.LabelNode + "=redis", []string{"redis"}},
-		{"resource", platform.LabelNode + "=resource", []string{"resource"}},
-		{"everything", "", []string{"redis", "resource", "c1", "c2", "c3"}},
+		{"redis", platform.LabelNode + "=redis", []string{"redis"}, ""},
+		{"resource", platform.LabelNode + "=resource", []string{"resource"}, "container"},
+		{"everything", "", []string{"redis", "resource", "c1", "c2", "c3"}, "container"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(ResourceEnv, tc.resource)
 			cfg := baseConfig(t, "redis", "redis-setnx")
 			cfg.StoreRoot = t.TempDir()
 			cfg.FaultTime = 10 * time.Second

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"os"
 	"slices"
@@ -293,4 +294,33 @@ func isNotFound(err error) bool {
 	}
 	s := strings.ToLower(err.Error())
 	return strings.Contains(s, "no such") || strings.Contains(s, "not found")
+}
+
+// Gateway is the network's gateway address: the bridge's address on the engine's host.
+func (n *Network) Gateway() netip.Addr { return n.Subnet.Addr().Next() }
+
+// HostHoldsGateway says whether this process shares the engine host's network namespace
+// and so can serve the network's containers at Gateway(): the engine's bridge for the
+// network (br-<first 12 of its id>) is one of this process's interfaces and holds the
+// gateway. Not so for a remote engine, Docker Desktop's VM or a rootless engine; then why.
+func (n *Network) HostHoldsGateway() (bool, string) {
+	if len(n.ID) < 12 {
+		return false, fmt.Sprintf("network id %q is too short to name its bridge", n.ID)
+	}
+	name := "br-" + n.ID[:12]
+	ifc, err := net.InterfaceByName(name)
+	if err != nil {
+		return false, fmt.Sprintf("no interface %s here (the engine's bridges are not in this network namespace): %v", name, err)
+	}
+	addrs, err := ifc.Addrs()
+	if err != nil {
+		return false, fmt.Sprintf("addresses of %s: %v", name, err)
+	}
+	gw := n.Gateway()
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr() == gw {
+			return true, ""
+		}
+	}
+	return false, fmt.Sprintf("interface %s does not hold the gateway %s", name, gw)
 }

@@ -35,9 +35,12 @@ type Config struct {
 	// suite (and its n-th use); empty for a run that started its own cluster.
 	StoreReuse    string `json:"store_reuse,omitempty"`
 	EngineVersion string `json:"engine_version,omitempty"`
-	Network       string `json:"network,omitempty"` // subnet
-	Seed          int64  `json:"seed"`
-	Schedule      string `json:"schedule"` // canonical nemesis schedule
+	// ResourceAt is where the fenced resource ran: the harness's process (at the run
+	// network's gateway) or a container on the run network (harness.ResourceEnv).
+	ResourceAt string `json:"resource_at,omitempty"`
+	Network    string `json:"network,omitempty"` // subnet
+	Seed       int64  `json:"seed"`
+	Schedule   string `json:"schedule"` // canonical nemesis schedule
 	// Plan is the concrete fault plan (a nemesis.Plan; same seed → same plan), kept raw so
 	// that readers need not link the nemesis package.
 	Plan     json.RawMessage `json:"plan,omitempty"`
