@@ -21,8 +21,8 @@ import (
 // process, at the run network's gateway address), "container" (a container on the run
 // network, reached as resource:8080) or "auto" (default: host where the harness shares the
 // engine's network namespace, else container). No fault targets the resource, so where it
-// runs changes no verdict; the host saves a container, about half a CPU-second of engine
-// work, per run (docs/performance.md).
+// runs changes no verdict; the host saves a container per run, about 0.6 CPU-s
+// (docs/performance.md).
 const ResourceEnv = "SPLITBRAIN_RESOURCE"
 
 // resourcePort is the resource container's HTTP port on the run network.
