@@ -85,6 +85,14 @@ func (n nemesisEnv) StartSidecar(ctx context.Context, target nemesis.Node) (neme
 	})
 }
 
+// rulesWay says how this process applies network rules, for the run's log.
+func rulesWay() string {
+	if ok, why := platform.HostNetnsUsable(); !ok {
+		return "from a tools sidecar beside each node (" + why + ")"
+	}
+	return "from the host in each node's namespace (nsenter; a tools sidecar for a node whose namespace cannot be opened)"
+}
+
 // hostNetns is the way into n's network namespace from the host, or nil where there is none
 // (platform.HostNetnsUsable) or n is not running: the caller starts a tools sidecar instead.
 func hostNetns(ctx context.Context, n interface {

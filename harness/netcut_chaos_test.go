@@ -3,6 +3,8 @@
 package harness
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -33,9 +35,10 @@ func TestCutHoldsANodeRestartedInside(t *testing.T) {
 	// came after the cut's heal had begun (2026-11-29), so the run proved nothing about the
 	// re-application; no event can hold a cut open until a restart, so such a run is run again.
 	var evs []history.Event
+	var out *Outcome
 	var cut, cutEnd, restart *history.Event
 	for try := 1; ; try++ {
-		_, evs = runAndRead(t, runCtx(t), cfg)
+		out, evs = runAndRead(t, runCtx(t), cfg)
 		cut, cutEnd, restart = nil, nil, nil
 		var restarted *history.Event // the kill's fault-end: c1 running again
 		for i := range evs {
@@ -64,6 +67,11 @@ func TestCutHoldsANodeRestartedInside(t *testing.T) {
 			t.Fatalf("in %d runs c1 was never up again before the cut's heal began (last: %v after the cut's start): the machine is too loaded for this test", try, time.Duration(restarted.T-cut.T))
 		}
 		t.Logf("run %d: c1 was up again %v after the cut's start, after its heal began: running again", try, time.Duration(restarted.T-cut.T))
+	}
+	// This machine runs the harness as root beside the engine: rules go in from the host, and
+	// the run's log says so (TestHostNetnsReachesTheContainersNamespaceOnly tests that way).
+	if b, err := os.ReadFile(filepath.Join(out.RunDir, LogsDir, HarnessLog)); err != nil || !strings.Contains(string(b), "network rules: from the host in each node's namespace") {
+		t.Errorf("logs/harness.log does not say the rules went in from the host (%v)", err)
 	}
 	if !strings.Contains(cutEnd.Reason, "re-applied on c1 after c1 restarted") {
 		t.Errorf("the cut's fault-end says %q: want the re-application recorded", cutEnd.Reason)

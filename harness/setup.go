@@ -183,6 +183,9 @@ func (r *run) startFaults(ctx context.Context) error {
 	if !r.prep.schedule.Empty() || len(plan.Faults) > 0 || len(plan.Triggers) > 0 {
 		r.faults.nem = nemesis.New(nemesisEnv{r.faults}, plan.Topology)
 		r.cands.starting, r.cands.started = r.faults.nem.NodeStarting, r.faults.nem.NodeStarted
+		if r.prep.schedule.Needs().Network {
+			r.log.logf("network rules: %s", rulesWay())
+		}
 	}
 	if g := goalFor(r.prep.until, plan); g != nil {
 		r.goals = newPhaseGoals(*g)
