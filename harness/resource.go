@@ -39,13 +39,13 @@ type resourceStage struct {
 // testHookHostResource lets a test see where a run's host resource listens.
 var testHookHostResource func(netip.AddrPort)
 
-// resourcePlace decides where the resource of a run on net runs, and why.
-func resourcePlace(net *platform.Network) (host bool, why string, err error) {
+// resourcePlace decides where the resource of a run on network nw runs, and why.
+func resourcePlace(nw *platform.Network) (host bool, why string, err error) {
 	switch v := os.Getenv(ResourceEnv); v {
 	case "container":
 		return false, ResourceEnv + "=container", nil
 	case "", "auto", "host":
-		ok, why := net.HostHoldsGateway()
+		ok, why := nw.HostHoldsGateway()
 		if !ok && v == "host" {
 			return false, "", fmt.Errorf("%s=host, but the resource cannot be served from here: %s (use %s=container or auto)", ResourceEnv, why, ResourceEnv)
 		}
@@ -55,16 +55,16 @@ func resourcePlace(net *platform.Network) (host bool, why string, err error) {
 	}
 }
 
-// startResource starts the resource of run runID on net, in mode, logging through j: in
-// this process or as a container of image (resourcePlace).
-func startResource(ctx context.Context, eng *platform.Engine, runID string, net *platform.Network, image, mode string, j *journal) (*resourceStage, error) {
-	host, why, err := resourcePlace(net)
+// startResource starts the resource of run runID on network nw, in mode, logging through j:
+// in this process or as a container of image (resourcePlace).
+func startResource(ctx context.Context, eng *platform.Engine, runID string, nw *platform.Network, image, mode string, j *journal) (*resourceStage, error) {
+	host, why, err := resourcePlace(nw)
 	if err != nil {
 		return nil, fmt.Errorf("resource: %w", err)
 	}
 	onLine := func(line []byte) { j.rec.ResourceLine("resource", line) }
 	if host {
-		h, err := startHostResource(net.Gateway(), resource.Mode(mode), j.logDir(), onLine)
+		h, err := startHostResource(nw.Gateway(), resource.Mode(mode), j.logDir(), onLine)
 		if err != nil {
 			return nil, fmt.Errorf("resource: %w", err)
 		}
@@ -84,7 +84,7 @@ func startResource(ctx context.Context, eng *platform.Engine, runID string, net 
 		OnStdout:     onLine,
 		OnLogGap:     func(why string) { j.logGap("resource", why) },
 	}
-	n, err := eng.Start(ctx, runID, net, spec)
+	n, err := eng.Start(ctx, runID, nw, spec)
 	if err != nil {
 		return nil, fmt.Errorf("resource: %w", err)
 	}

@@ -17,7 +17,7 @@ import (
 
 func TestResourcePlace(t *testing.T) {
 	// No interface of this machine is named after this id, so the host cannot serve it.
-	net := &platform.Network{ID: "0000deadbeef0000", Subnet: netip.MustParsePrefix("198.19.250.0/24")}
+	nw := &platform.Network{ID: "0000deadbeef0000", Subnet: netip.MustParsePrefix("198.19.250.0/24")}
 	cases := []struct {
 		env      string
 		wantHost bool
@@ -32,7 +32,7 @@ func TestResourcePlace(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Setenv(ResourceEnv, c.env)
-		host, why, err := resourcePlace(net)
+		host, why, err := resourcePlace(nw)
 		if c.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 				t.Errorf("%s=%q: err %v, want one containing %q", ResourceEnv, c.env, err, c.wantErr)
