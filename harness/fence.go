@@ -51,7 +51,7 @@ func (fd *fenceDevice) URL() string {
 		if fd.net == nil || !fd.net.Subnet.IsValid() {
 			return
 		}
-		gw := fd.net.Subnet.Addr().Next()
+		gw := fd.net.Gateway()
 		ln, err := net.Listen("tcp", netip.AddrPortFrom(gw, 0).String())
 		if err != nil {
 			// A remote or desktop engine: the run network's gateway is not on this host.

@@ -183,7 +183,7 @@ func newNetwork(ctx context.Context, e *Engine, runID string) (*Network, error) 
 		if err != nil {
 			return nil, err
 		}
-		gw := subnet.Addr().Next()
+		gw := subnet.Addr().Next() // Network.Gateway
 		res, err := e.cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{
 			Driver: "bridge",
 			IPAM:   &network.IPAM{Driver: "default", Config: []network.IPAMConfig{{Subnet: subnet, Gateway: gw, IPRange: dynamicRange(subnet)}}},
