@@ -56,8 +56,8 @@ func pacemakerTiming(c contract.Config) runtime.Timing {
 	}
 	token = token.Round(time.Millisecond)
 	membership := token + 650*time.Millisecond + token*12/10
-	// The first leader comes 31-47 s after the start (docs/pacemaker.md): the DC election waits
-	// out dc-deadtime (20 s), then the configuration, the fence device's start and the leader's.
+	// The first leader comes 10-12 s after the start (docs/pacemaker.md): the DC election waits
+	// out dc-deadtime (5 s), then the configuration, the fence device's start and the leader's.
 	return runtime.Timing{TTL: token, Renew: token / 4,
 		HandoffBound: 10 * time.Second, FailoverBound: membership + 15*time.Second, StartBound: 90 * time.Second}
 }
