@@ -184,11 +184,23 @@ func newNetwork(ctx context.Context, e *Engine, runID string) (*Network, error) 
 			return nil, err
 		}
 		gw := subnet.Addr().Next() // Network.Gateway
-		res, err := e.cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{
+		// The create is not cancelled with ctx, as a container's is not (Engine.Start): the
+		// engine finished a create whose caller had given up (SIGINT during a matrix), and
+		// nobody knew the network to remove it. Once it has answered, a cancelled ctx
+		// removes what it made.
+		cctx, cancel := cleanupContext(ctx)
+		res, err := e.cli.NetworkCreate(cctx, name, client.NetworkCreateOptions{
 			Driver: "bridge",
 			IPAM:   &network.IPAM{Driver: "default", Config: []network.IPAMConfig{{Subnet: subnet, Gateway: gw, IPRange: dynamicRange(subnet)}}},
 			Labels: Labels(runID, "network", ""),
 		})
+		cancel()
+		if err == nil && ctx.Err() != nil {
+			rctx, cancel := cleanupContext(ctx)
+			rerr := removeNetwork(rctx, e.cli, res.ID)
+			cancel()
+			return nil, errors.Join(fmt.Errorf("create network %s: %w", name, context.Cause(ctx)), rerr)
+		}
 		if err == nil {
 			return &Network{ID: res.ID, Name: name, RunID: runID, Subnet: subnet, eng: e}, nil
 		}
