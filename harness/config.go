@@ -73,7 +73,8 @@ type Config struct {
 	// Until, when set, ends the faults phase on events instead of at FaultTime (--until, a
 	// matrix row's until:): every planned fault (every triggered fault's count=) took effect
 	// and healed, and checkers.ParseGoal's conditions hold. Warmup and recovery then end as
-	// soon as a leader's writes are accepted (workingWrites). A run whose goal is not met in time is unknown.
+	// soon as a leader's writes are accepted (workingWrites). A run whose goal is not met in
+	// time is unknown.
 	Until string
 	// Cycles, when > 0, runs the profile named by Nemesis in its event-paced form with this
 	// many fault cycles (nemesis.PacedSpec), and ends the faults phase on events (Until
