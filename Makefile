@@ -96,7 +96,8 @@ test: vet chaos-test
 # The default tier of the known-answer matrix (docs/suite.md): every store, recipe and fault
 # kind, the zombie leader fenced and unfenced, every negative control, one telling pair per library and three Pacemaker rows (84 rows, event-paced:
 # phases end on events; six rows at once, longest first: under 6 min on a quiet 2-core machine
-# with images present, where four at once left a third of the CPU idle, docs/performance.md;
+# with images present, where four at once left a third of the CPU idle and eight starved a
+# client under test into a verdict its row does not expect, docs/performance.md;
 # MATRIX_PARALLEL=N runs N at once). Prints the verdict table and store/index.html;
 # fails when any row's outcome differs from the matrix.
 # The images every row needs are built first; each store's image then builds in the
