@@ -155,6 +155,28 @@ func TestScheduleBuildsBesideRows(t *testing.T) {
 	})
 }
 
+// TestScheduleTakesTurnsAmongStores: several at once, at most half the slots go to one store
+// cluster's rows while another store's row can start (its later rows then reuse the first
+// ones' clusters), and a slot is never left idle for that: with nothing else left, the store
+// takes every slot.
+func TestScheduleTakesTurnsAmongStores(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var cases []Case
+		for i, s := range []string{"etcd", "etcd", "etcd", "etcd", "etcd", "etcd", "redis"} {
+			cases = append(cases, Case{Name: fmt.Sprintf("%d-%s", i, s), Config: harness.Config{Store: s}})
+		}
+		cnt := &counter{mu: &sync.Mutex{}}
+		schedule(context.Background(), cases, 4, nil, nil, cnt.run(10*time.Millisecond),
+			func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
+		if got := slices.Index(cnt.order, "6-redis"); got != 2 {
+			t.Errorf("order %v: the redis row must take the third slot (two etcd rows hold half of four)", cnt.order)
+		}
+		if cnt.peak != 4 {
+			t.Errorf("peak %d, want 4: the etcd rows take the slot the redis row leaves rather than none", cnt.peak)
+		}
+	})
+}
+
 // TestScheduleOneAtATime: with n = 1 and no gate, runs never overlap and keep their order.
 func TestScheduleOneAtATime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -196,6 +196,8 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 // With unlinkedReady (a core build handing rows to the full binary), the unlinked cases wait,
 // without a slot, until it is closed, and from then on go before the linked cases left: they
 // are the longest rows (Kubernetes clusters), so starting them early shortens the tail.
+// Each slot is taken before its row is picked, and rows of one store cluster hold at most half
+// the slots while a row of another can start.
 func schedule(ctx context.Context, cases []Case, n int, gate imageGate, unlinkedReady <-chan struct{}, run func(int, Case), skip func(int, Case, error), say func(string, ...any)) {
 	sem := semaphore.NewWeighted(int64(n))
 	var wg sync.WaitGroup
@@ -219,13 +221,39 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, unlinked
 		settled = func(i int) bool { return bg.settled(cases[i], gate) }
 		changes = bg.changes
 	}
+	// At most half the slots go to rows of one store cluster while rows of another can start:
+	// a group's first n rows each started a cluster of their own (a default tier started 40;
+	// the seven redis-multi rows six five-node clusters), where taking turns with the next
+	// group lets its later rows reuse the first ones' (docs/performance.md, "Fewer clusters").
+	// Never at the cost of an idle slot: with no other row startable, the group takes it.
+	storeCap := (n + 1) / 2
+	var mu sync.Mutex
+	onStore := map[storeGroup]int{}
+	underCap := func(i int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return onStore[groupOf(cases[i])] < storeCap
+	}
 	for {
-		i, ok := q.nextSettled(ctx, settled, changes)
+		// The slot first, so the pick sees what runs.
+		if err := sem.Acquire(ctx, 1); err != nil {
+			for {
+				i, ok := q.nextSettled(ctx, settled, underCap, changes)
+				if !ok {
+					break
+				}
+				skip(i, cases[i], context.Cause(ctx))
+			}
+			break
+		}
+		i, ok := q.nextSettled(ctx, settled, underCap, changes)
 		if !ok {
+			sem.Release(1)
 			break
 		}
 		c := cases[i]
 		if ctx.Err() != nil {
+			sem.Release(1)
 			skip(i, c, context.Cause(ctx))
 			continue
 		}
@@ -239,9 +267,12 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, unlinked
 			}
 		}
 		if len(missing) > 0 {
-			if err := sem.Acquire(ctx, int64(n)); err != nil {
-				skip(i, c, context.Cause(ctx))
-				continue
+			if n > 1 {
+				if err := sem.Acquire(ctx, int64(n-1)); err != nil {
+					sem.Release(1)
+					skip(i, c, context.Cause(ctx))
+					continue
+				}
 			}
 			say("matrix: [%d/%d] %s: building images first (%s), no row running meanwhile ...\n", i+1, len(cases), c.Name, roleNames(missing))
 			start := time.Now()
@@ -251,20 +282,33 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, unlinked
 				say("matrix: [%d/%d] %s: images built in %v\n", i+1, len(cases), c.Name, time.Since(start).Round(time.Second))
 			}
 			sem.Release(int64(n - 1))
-		} else if err := sem.Acquire(ctx, 1); err != nil {
-			skip(i, c, context.Cause(ctx))
-			continue
-		} else if j, ok := q.preempt(i, func(j int) bool { return gate == nil || len(gate.unbuilt(cases[j])) == 0 }); ok {
-			// The full binary came while this slot was awaited: the unlinked row takes it.
-			i, c = j, cases[j]
 		}
+		g := groupOf(c)
+		mu.Lock()
+		onStore[g]++
+		mu.Unlock()
 		wg.Add(1)
 		go func() {
-			defer func() { sem.Release(1); wg.Done() }()
+			defer func() {
+				mu.Lock()
+				onStore[g]--
+				mu.Unlock()
+				sem.Release(1)
+				wg.Done()
+			}()
 			run(i, c)
 		}()
 	}
 }
+
+// storeGroup is a store cluster's kind and size: rows with the same one can share a pooled
+// cluster.
+type storeGroup struct {
+	store string
+	nodes int
+}
+
+func groupOf(c Case) storeGroup { return storeGroup{c.Config.Store, c.Config.StoreNodes} }
 
 // caseQueue hands schedule its cases in order, the unlinked ones (Case.Unlinked) held back
 // until unlinkedReady is closed and then first.
@@ -287,33 +331,13 @@ func newCaseQueue(cases []Case, order []int, unlinkedReady <-chan struct{}) *cas
 	return q
 }
 
-// preempt swaps linked case i, about to take a slot, for the first unlinked case when the
-// unlinked ones became ready meanwhile and that case can start at once (imagesThere); i goes
-// back to the front of the queue.
-func (q *caseQueue) preempt(i int, imagesThere func(int) bool) (int, bool) {
-	if len(q.unlinked) == 0 || !imagesThere(q.unlinked[0]) {
-		return i, false
-	}
-	select {
-	case <-q.unlinkedReady:
-	default:
-		return i, false
-	}
-	if q.isUnlinked[i] {
-		return i, false
-	}
-	j := q.unlinked[0]
-	q.unlinked = q.unlinked[1:]
-	q.linked = append([]int{i}, q.linked...)
-	return j, true
-}
-
 // nextSettled is the first case, in queue order, that can be taken now: settled (its
 // background builds have ended) and, when unlinked, with the full binary ready (unlinked
-// cases then come first). When none can, it waits for a build to end (changes: a channel
-// closed on the next one), for the full binary or for ctx; false when no case is left. A
-// cancelled ctx releases the cases in order, for schedule to skip.
-func (q *caseQueue) nextSettled(ctx context.Context, settled func(int) bool, changes func() <-chan struct{}) (int, bool) {
+// cases then come first); among those the first that prefer accepts, else the first. When none
+// can, it waits for a build to end (changes: a channel closed on the next one), for the full
+// binary or for ctx; false when no case is left. A cancelled ctx releases the cases in order,
+// for schedule to skip.
+func (q *caseQueue) nextSettled(ctx context.Context, settled, prefer func(int) bool, changes func() <-chan struct{}) (int, bool) {
 	take := func(s *[]int, k int) int { i := (*s)[k]; *s = slices.Delete(*s, k, k+1); return i }
 	for {
 		if len(q.linked) == 0 && len(q.unlinked) == 0 {
@@ -332,13 +356,15 @@ func (q *caseQueue) nextSettled(ctx context.Context, settled func(int) bool, cha
 			ready = true
 		default:
 		}
-		if ready {
-			if k := slices.IndexFunc(q.unlinked, settled); k >= 0 {
-				return take(&q.unlinked, k), true
+		for _, ok := range []func(int) bool{func(i int) bool { return settled(i) && prefer(i) }, settled} {
+			if ready {
+				if k := slices.IndexFunc(q.unlinked, ok); k >= 0 {
+					return take(&q.unlinked, k), true
+				}
 			}
-		}
-		if k := slices.IndexFunc(q.linked, settled); k >= 0 {
-			return take(&q.linked, k), true
+			if k := slices.IndexFunc(q.linked, ok); k >= 0 {
+				return take(&q.linked, k), true
+			}
 		}
 		unlinkedReady := q.unlinkedReady
 		if ready {
