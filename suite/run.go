@@ -193,11 +193,12 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 // started when ctx ends go to skip. schedule returns when every started run, and every
 // background build, has.
 //
-// With unlinkedReady (a core build handing rows to the full binary), the unlinked cases wait,
-// without a slot, until it is closed, and from then on go before the linked cases left: they
-// are the longest rows (Kubernetes clusters), so starting them early shortens the tail.
-// Each slot is taken before its row is picked, and rows of one store cluster hold at most half
-// the slots while a row of another can start.
+// With unlinkedReady (a core build handing rows to the full binary), the unlinked cases wait
+// until it is closed while the linked ones take the slots, and from then on go before the
+// linked cases left: they are the longest rows (Kubernetes clusters), so starting them early
+// shortens the tail. Each slot is taken before its row is picked (a free slot waits in the
+// pick only when no row can start), and rows of one store cluster hold at most half the slots
+// while a row of another can start.
 func schedule(ctx context.Context, cases []Case, n int, gate imageGate, unlinkedReady <-chan struct{}, run func(int, Case), skip func(int, Case, error), say func(string, ...any)) {
 	sem := semaphore.NewWeighted(int64(n))
 	var wg sync.WaitGroup
