@@ -417,22 +417,18 @@ func buildShared(ctx context.Context, cases []Case, gate imageGate, say func(str
 // order the three Pacemaker rows (a minute each) came last and ran alone at the end of the
 // default tier (2026-11-29: the tier's last 70 s).
 func poolOrder(cases []Case) []int {
-	type key struct {
-		store string
-		nodes int
-	}
-	var keys []key
-	groups := map[key][]int{}
-	longest := map[key]time.Duration{}
+	var keys []storeGroup
+	groups := map[storeGroup][]int{}
+	longest := map[storeGroup]time.Duration{}
 	for i, c := range cases {
-		k := key{c.Config.Store, c.Config.StoreNodes}
+		k := groupOf(c)
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
 		groups[k] = append(groups[k], i)
 		longest[k] = max(longest[k], c.Planned())
 	}
-	slices.SortStableFunc(keys, func(a, b key) int { return cmp.Compare(longest[b], longest[a]) })
+	slices.SortStableFunc(keys, func(a, b storeGroup) int { return cmp.Compare(longest[b], longest[a]) })
 	order := make([]int, 0, len(cases))
 	for _, k := range keys {
 		g := groups[k]
