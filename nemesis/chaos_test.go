@@ -396,6 +396,42 @@ func TestChaosRedisFaults(t *testing.T) {
 		assertClean(t, ctx, e)
 	})
 
+	// A fence powers a paused node off and on (the Pacemaker and etcd-stonith rows): the
+	// pause has nothing left to hold, so it ends at the exit instead of at for=.
+	t.Run("pause-ends-when-its-node-is-killed", func(t *testing.T) {
+		e.resetEvents()
+		e.setLeaders("c1")
+		_, _, heal := applyNow(t, ctx, e, "pause:target=leader,at=0s,for=1m", 1)
+		killed := time.Now()
+		if err := e.cands[0].Kill(ctx, "SIGKILL"); err != nil {
+			t.Fatal(err)
+		}
+		var end history.Event
+		for deadline := time.Now().Add(30 * time.Second); end.Kind == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			e.mu.Lock()
+			for _, ev := range e.events {
+				if ev.Kind == history.KindFaultEnd {
+					end = ev
+				}
+			}
+			e.mu.Unlock()
+		}
+		if end.Kind == "" {
+			t.Fatal("the paused node was killed and its pause did not end within 30 s (for=1m)")
+		}
+		if !strings.Contains(end.Reason, "every paused process exited") {
+			t.Errorf("fault-end reason %q does not say why the pause ended early", end.Reason)
+		}
+		t.Logf("pause ended %v after the kill: %s", time.Since(killed).Round(time.Millisecond), end.Reason)
+		if err := e.cands[0].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := heal(); err != nil {
+			t.Fatal(err)
+		}
+		assertClean(t, ctx, e)
+	})
+
 	t.Run("pause-store-every-process", func(t *testing.T) {
 		e.resetEvents()
 		_, _, heal := applyNow(t, ctx, e, "pause:target=store-node,at=0s,for=1m", 1)

@@ -130,6 +130,10 @@ type applied struct {
 	// effect, earlier than the heal's return (a killed store node runs again once started,
 	// and a candidate may win on its emptied state before the restart's checks are done).
 	endedT func() int64
+	// gone, when set, is closed once the fault has nothing left to hold (a pause whose
+	// processes all exited): it ends then, before its for=, with goneWhy in its fault-end.
+	gone    <-chan struct{}
+	goneWhy string
 }
 
 // kinds indexes the registry by name (built once; tests may add a kind with addKind).

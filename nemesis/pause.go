@@ -69,13 +69,20 @@ func (pauseKind) apply(ctx context.Context, s *signals, pf PlannedFault) (*appli
 			err = fmt.Errorf("%s: %w", name, werr)
 		}
 	}
+	var all []proc
+	for _, name := range signalled {
+		all = append(all, held[name]...)
+	}
+	exits := watchExits(all)
 	var resumedT atomic.Int64
 	heal := func(context.Context) error {
+		exits.stop()
 		t, err := s.release(key)
 		resumedT.Store(t)
 		return err
 	}
 	// The pause ends the moment before the first SIGCONT, so nothing ran inside it.
 	ended := func() int64 { return resumedT.Load() }
-	return &applied{targets: names, heal: heal, beganT: sentT, endedT: ended}, err
+	return &applied{targets: names, heal: heal, beganT: sentT, endedT: ended,
+		gone: exits.done(), goneWhy: "every paused process exited (the node was killed or powered off while stopped): nothing was left to hold"}, err
 }

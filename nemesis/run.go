@@ -42,6 +42,8 @@ type activeFault struct {
 	note    func() string
 	endedT  func() int64
 	healed  bool
+	// endedWhy says why the fault ended before its for= ("" = it did not).
+	endedWhy string
 }
 
 // New prepares a nemesis for env. topo is the plan's topology (Plan.Topology).
@@ -242,6 +244,11 @@ func (n *Nemesis) runOne(ctx context.Context, pf PlannedFault) error {
 		case <-n.closed():
 			t.Stop()
 		case <-t.C:
+		case <-ap.gone:
+			t.Stop()
+			n.mu.Lock()
+			af.endedWhy = ap.goneWhy
+			n.mu.Unlock()
 		}
 	}
 	return n.healOne(ctx, af)
@@ -255,11 +262,12 @@ func (n *Nemesis) healOne(ctx context.Context, af *activeFault) error {
 		return nil
 	}
 	af.healed = true
+	endedWhy := af.endedWhy
 	n.mu.Unlock()
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyTimeout)
 	defer cancel()
 	err := af.heal(hctx)
-	n.recordEnd(af, err)
+	n.recordEnd(af, endedWhy, err)
 	n.mu.Lock()
 	delete(n.active, af.pf.ID)
 	n.mu.Unlock()
@@ -284,7 +292,7 @@ func (n *Nemesis) record(kind history.Kind, pf PlannedFault, targets []string, t
 }
 
 // recordEnd records a healed fault's fault-end, with what happened to it while it held.
-func (n *Nemesis) recordEnd(af *activeFault, err error) {
+func (n *Nemesis) recordEnd(af *activeFault, endedWhy string, err error) {
 	e := history.Event{
 		Source: history.SourceNemesis, Kind: history.KindFaultEnd, T: history.Now(),
 		FaultID: af.pf.ID, Fault: af.pf.Kind, Targets: af.targets, Spec: af.pf.Spec,
@@ -294,6 +302,9 @@ func (n *Nemesis) recordEnd(af *activeFault, err error) {
 	}
 	if af.note != nil {
 		e.Reason = af.note()
+	}
+	if endedWhy != "" {
+		e.Reason = strings.TrimPrefix(e.Reason+"; "+endedWhy, "; ")
 	}
 	if af.endedT != nil && err == nil {
 		if t := af.endedT(); t > 0 && t < e.T {
