@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"golang.org/x/term"
+
 	"github.com/splitbrain-chaos/splitbrain/internal/progress"
 	"github.com/splitbrain-chaos/splitbrain/internal/storekinds"
 )
@@ -49,7 +51,37 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 func main() {
+	// A reader that goes away (`splitbrain matrix | head`) must stop the runs as Ctrl-C
+	// does, healing and removing what they started, not kill the process mid-fault: with
+	// SIGPIPE ignored a write to the closed pipe returns EPIPE, and closedOutput interrupts.
+	signal.Ignore(syscall.SIGPIPE)
 	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// errOutputClosed is the interrupt's cause when stdout or stderr is a pipe nobody reads.
+var errOutputClosed = errors.New("the output's reader went away (broken pipe)")
+
+// closedOutput interrupts the command (cancel) at the first write that finds its pipe closed.
+type closedOutput struct {
+	w      io.Writer
+	cancel context.CancelCauseFunc
+}
+
+// watchClosed wraps w unless it is a terminal, which does not break like a pipe and whose
+// *os.File the progress printer needs to see to redraw its line.
+func watchClosed(w io.Writer, cancel context.CancelCauseFunc) io.Writer {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return w
+	}
+	return closedOutput{w, cancel}
+}
+
+func (c closedOutput) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		c.cancel(errOutputClosed)
+	}
+	return n, err
 }
 
 func runMain(args []string, stdout, stderr io.Writer) int {
@@ -67,10 +99,13 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	// falls through to the default action.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx, closed := context.WithCancelCause(ctx)
+	defer closed(nil)
 	go func() {
 		<-ctx.Done()
 		stop()
 	}()
+	stdout, stderr = watchClosed(stdout, closed), watchClosed(stderr, closed)
 	code, err := c.run(ctx, args[1:], stdout, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
