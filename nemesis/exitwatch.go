@@ -23,6 +23,9 @@ type exitWatch struct {
 // them (no pidfd_open, or a process not visible under procRoot, as in the fake /proc of
 // tests): the fault then holds for its whole for=, as before.
 func watchExits(procs []proc) *exitWatch {
+	if procRoot != "/proc" {
+		return nil // a fake /proc's PIDs are not the kernel's
+	}
 	w := &exitWatch{gone: make(chan struct{})}
 	for _, p := range procs {
 		fd, err := unix.PidfdOpen(p.PID, unix.PIDFD_NONBLOCK)
