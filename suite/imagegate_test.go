@@ -149,8 +149,10 @@ func TestScheduleBuildsBesideRows(t *testing.T) {
 		if lastRedis > firstZK {
 			t.Errorf("order %v: the redis rows (image expected sooner) must come before the zookeeper rows", cnt.order)
 		}
-		if cnt.peak != 3 {
-			t.Errorf("peak concurrency %d, want 3 (n)", cnt.peak)
+		// Two, not three: one slot stays with the builds while they run, and only the two
+		// zookeeper rows are left when the last ends (TestScheduleLeavesASlotToBuilds).
+		if cnt.peak != 2 {
+			t.Errorf("peak concurrency %d, want 2 (n - 1)", cnt.peak)
 		}
 	})
 }
@@ -354,6 +356,68 @@ func TestScheduleDoesNotWaitBehindOneImage(t *testing.T) {
 		}
 		if started["1-etcd"].Before(gate.ended["etcd"]) {
 			t.Error("the etcd row started before its image was built")
+		}
+	})
+}
+
+// TestScheduleLeavesASlotToBuilds: while a store image builds in the background one of the n
+// slots stays free, and all n run rows once it is built; nothing is held back when nothing
+// builds.
+func TestScheduleLeavesASlotToBuilds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var cases []Case
+		for i := range 12 {
+			cases = append(cases, Case{Name: fmt.Sprintf("%d-etcd", i), Config: harness.Config{Store: "etcd"}})
+		}
+		for i := range 3 {
+			cases = append(cases, Case{Name: fmt.Sprintf("%d-redis", 12+i), Config: harness.Config{Store: "redis"}})
+		}
+		mu := &sync.Mutex{}
+		var running, peakDuring, peakAfter int
+		gate := &fakeGate{mu: mu, running: &running, built: map[string]bool{"tools": true, "etcd": true},
+			took: map[string]time.Duration{"redis": 100 * time.Millisecond}}
+		var said []string
+		schedule(context.Background(), cases, 3, gate, nil, func(_ int, c Case) {
+			mu.Lock()
+			running++
+			if _, built := gate.ended["redis"]; built {
+				peakAfter = max(peakAfter, running)
+			} else {
+				peakDuring = max(peakDuring, running)
+			}
+			mu.Unlock()
+			// sleep: a row lasts 20 ms on the bubble's clock (synctest), so six rounds at two
+			// at once outlast the 100 ms build.
+			time.Sleep(20 * time.Millisecond)
+			mu.Lock()
+			running--
+			mu.Unlock()
+		}, func(int, Case, error) { t.Error("skipped") }, func(f string, a ...any) {
+			mu.Lock()
+			said = append(said, fmt.Sprintf(f, a...))
+			mu.Unlock()
+		})
+		if peakDuring != 2 {
+			t.Errorf("%d rows at once while the redis image built, want 2 (3 slots, one left to the build)", peakDuring)
+		}
+		if peakAfter != 3 {
+			t.Errorf("%d rows at once after the build, want 3", peakAfter)
+		}
+		if !slices.ContainsFunc(said, func(s string) bool { return strings.Contains(s, "2 rows at once while images") }) {
+			t.Errorf("progress %q does not say that a slot is left to the builds", said)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		var cases []Case
+		for i := range 6 {
+			cases = append(cases, Case{Name: fmt.Sprint(i), Config: harness.Config{Store: "etcd"}})
+		}
+		cnt := &counter{mu: &sync.Mutex{}}
+		gate := &fakeGate{mu: cnt.mu, running: &cnt.running, built: map[string]bool{"tools": true, "etcd": true}}
+		schedule(context.Background(), cases, 3, gate, nil, cnt.run(10*time.Millisecond),
+			func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
+		if cnt.peak != 3 {
+			t.Errorf("peak %d with every image present, want 3: nothing builds, so no slot is held", cnt.peak)
 		}
 	})
 }
