@@ -28,7 +28,24 @@ type proc struct {
 	mu      sync.Mutex // held while observing or changing the process
 	running bool
 	pid     int
-	podUID  string // the running process's Pod (stores.PodHost), "" = none
+	podUID  string        // the running process's Pod (stores.PodHost), "" = none
+	exits   chan struct{} // closed, and replaced, when an exit is recorded (WaitExit waits on it)
+}
+
+// exitsLocked is the channel the next recorded exit closes. p.mu must be held.
+func (p *proc) exitsLocked() <-chan struct{} {
+	if p.exits == nil {
+		p.exits = make(chan struct{})
+	}
+	return p.exits
+}
+
+// exitRecordedLocked wakes whoever waits for this process's exit. p.mu must be held.
+func (p *proc) exitRecordedLocked() {
+	if p.exits != nil {
+		close(p.exits)
+		p.exits = nil
+	}
 }
 
 func (p *proc) isRunning() bool {
@@ -162,6 +179,7 @@ func (c *candidateProcs) markStarted(ctx context.Context, p *proc) {
 // markStartFailed undoes markStarting after a failed start. p.mu must be held.
 func (c *candidateProcs) markStartFailed(p *proc) {
 	p.running = false
+	p.exitRecordedLocked()
 	c.podGone(p, "start failed")
 	c.log.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Reason: "start failed"})
 }
@@ -216,11 +234,13 @@ func (c *candidateProcs) observeLocked(ctx context.Context, p *proc) {
 	case p.running && !st.Running:
 		t, code, note := c.watch.exitTime(p.node, st)
 		p.running, p.pid = false, 0
+		p.exitRecordedLocked()
 		c.log.record(history.Event{T: t, Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name, Exit: code, Reason: note})
 		c.podGone(p, "process exited")
 	case p.running && st.Pid != 0 && p.pid != 0 && st.Pid != p.pid:
 		// Exited and restarted between two polls: the exit code is gone.
 		c.log.record(history.Event{Source: history.SourceHarness, Kind: history.KindProcessExit, Node: p.name})
+		p.exitRecordedLocked()
 		c.podGone(p, "process exited and was restarted")
 		p.pid = st.Pid
 		c.recordStart(p, st.Pid)
@@ -371,20 +391,37 @@ func (w workloadEnv) Signal(ctx context.Context, node, sig, reason string) error
 	return w.cands.signal(ctx, node, sig, reason)
 }
 
+// WaitExit returns once node's process has exited, or ctx's error.
 func (w workloadEnv) WaitExit(ctx context.Context, node string) error {
 	p := w.cands.get(node)
 	if p == nil {
 		return fmt.Errorf("no candidate %q", node)
 	}
+	// The engine's die event wakes it (died observes, and the exit it records closes exits);
+	// the poll is the watch's own safety net, not a 50 ms inspect loop per waiting handoff.
+	p.mu.Lock()
+	exits := p.exitsLocked()
+	p.mu.Unlock()
 	for {
 		w.cands.observe(ctx, p, true)
+		select {
+		case <-exits:
+			return nil // also an exit and restart between two looks
+		default:
+		}
 		if !p.isRunning() {
 			return nil
+		}
+		every := procSafetyPoll
+		if w.cands.watch.degraded() {
+			every = procPollInterval
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-exits:
+			return nil
+		case <-time.After(every):
 		}
 	}
 }

@@ -265,6 +265,7 @@ func TestRunHandoff(t *testing.T) {
 				took := time.Duration(next.T - e.T)
 				t.Logf("handoff %s → %s in %v (bound %v)", e.Node, next.Node, took, bound)
 				boundtest.Check(t, "handoff from "+e.Node, took, bound)
+				checkRestartAfterExit(t, evs, e, cfg.HandoffPause)
 			}
 			if handoffs == 0 {
 				t.Fatal("no handoff happened")
@@ -273,6 +274,32 @@ func TestRunHandoff(t *testing.T) {
 				t.Errorf("interleaving at the resource: %v", problems)
 			}
 		})
+	}
+}
+
+// checkRestartAfterExit: the handoff restarts the node its pause after the exit, which the
+// engine's die event reports at once (process-start is recorded before the start call); a
+// WaitExit that missed the event would find the exit only at its 2 s safety poll
+// (procSafetyPoll), up to a second more than the bound allows.
+func checkRestartAfterExit(t *testing.T, evs []history.Event, sig history.Event, pause time.Duration) {
+	t.Helper()
+	var exitT int64
+	for _, e := range evs {
+		if e.T < sig.T || e.Node != sig.Node {
+			continue
+		}
+		switch {
+		case e.Kind == history.KindProcessExit && exitT == 0:
+			exitT = e.T
+		case e.Kind == history.KindProcessStart && exitT != 0:
+			gap := time.Duration(e.T - exitT)
+			t.Logf("%s restarted %v after its exit (pause %v)", sig.Node, gap, pause)
+			boundtest.Check(t, "restart after the handoff's exit of "+sig.Node, gap, pause+time.Second)
+			return
+		}
+	}
+	if exitT == 0 {
+		t.Errorf("no process-exit of %s after its handoff SIGTERM", sig.Node)
 	}
 }
 
