@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/netip"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/workloads/resource"
 )
@@ -61,13 +63,18 @@ func TestUnreachedResource(t *testing.T) {
 	}
 }
 
-// TestHostResourceServesAndLogs: the in-process resource decides as the container does,
-// hands every decision line on in order and keeps them in resource.log.
+// TestHostResourceServesAndLogs: the resource process beside the harness (the real
+// splitbrain binary, SPLITBRAIN_BINARY) decides as the container does, hands every decision
+// line on in order, keeps them in resource.log, and is gone after close.
 func TestHostResourceServesAndLogs(t *testing.T) {
 	dir := t.TempDir()
 	var mu sync.Mutex
 	var lines []string
-	h, err := startHostResource(netip.MustParseAddr("127.0.0.1"), resource.Fenced, dir, func(b []byte) {
+	binDir, err := images.SplitbrainBinDir(context.Background(), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := startHostResource(filepath.Join(binDir, "splitbrain"), netip.MustParseAddr("127.0.0.1"), resource.Fenced, dir, func(b []byte) {
 		mu.Lock()
 		lines = append(lines, string(b))
 		mu.Unlock()
@@ -94,6 +101,9 @@ func TestHostResourceServesAndLogs(t *testing.T) {
 	}
 	if err := h.close(context.Background()); err != nil {
 		t.Errorf("second close: %v", err)
+	}
+	if st := h.cmd.ProcessState; st == nil || !st.Success() {
+		t.Errorf("resource process after close: %v, want exited 0", st)
 	}
 	if n := h.requests.Load(); n != 2 {
 		t.Errorf("%d requests counted, want 2", n)
