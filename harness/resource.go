@@ -1,31 +1,28 @@
 package harness
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/splitbrain-chaos/splitbrain/internal/images"
 	"github.com/splitbrain-chaos/splitbrain/internal/platform"
 	"github.com/splitbrain-chaos/splitbrain/workloads/resource"
 )
 
-// ResourceEnv chooses where the fenced resource runs: "host" (a child process of the
-// harness, splitbrain resource, at the run network's gateway address), "container" (a
-// container on the run network, reached as resource:8080) or "auto" (default: host where the
-// harness shares the engine's network namespace, else container). No fault targets the
-// resource, so where it runs changes no verdict; the host saves a container per run, about
-// 0.6 CPU-s (docs/performance.md).
+// ResourceEnv chooses where the fenced resource runs: "host" (a server in the harness's
+// process, at the run network's gateway address), "container" (a container on the run
+// network, reached as resource:8080) or "auto" (default: host where the harness shares the
+// engine's network namespace, else container). No fault targets the resource, so where it
+// runs changes no verdict; the host saves a container per run, about 0.6 CPU-s
+// (docs/performance.md).
 const ResourceEnv = "SPLITBRAIN_RESOURCE"
 
 // resourcePort is the resource container's HTTP port on the run network.
@@ -67,18 +64,14 @@ func startResource(ctx context.Context, eng *platform.Engine, runID string, nw *
 	}
 	onLine := func(line []byte) { j.rec.ResourceLine("resource", line) }
 	if host {
-		binDir, err := images.SplitbrainBinDir(ctx, io.Discard)
-		if err != nil {
-			return nil, fmt.Errorf("resource: the splitbrain binary to serve it with: %w", err)
-		}
-		h, err := startHostResource(filepath.Join(binDir, "splitbrain"), nw.Gateway(), resource.Mode(mode), j.logDir(), onLine)
+		h, err := startHostResource(nw.Gateway(), resource.Mode(mode), j.logDir(), onLine)
 		if err != nil {
 			return nil, fmt.Errorf("resource: %w", err)
 		}
 		if testHookHostResource != nil {
 			testHookHostResource(h.addr)
 		}
-		return &resourceStage{host: h, url: "http://" + h.addr.String(), at: "a process beside the harness at " + h.addr.String()}, nil
+		return &resourceStage{host: h, url: "http://" + h.addr.String(), at: "the harness's process at " + h.addr.String()}, nil
 	}
 	spec := platform.NodeSpec{
 		Name:         "resource",
@@ -126,31 +119,21 @@ func unreachedResource(requests, writes int64, addr netip.AddrPort) string {
 		"a firewall on this host may drop traffic from the containers to it; run with %s=container", writes, addr, ResourceEnv)
 }
 
-// hostResource is the resource served on the run network's gateway by a child process
-// (splitbrain resource --fd): the harness's own work (checkers, reports, seven runs' event
-// streams, its garbage collector) once held every run's answers back 200-450 ms at the same
-// instant, longer than the contract's write timeout (docs/performance.md, "The resource in a
-// process of its own").
+// hostResource is the resource served by this process on the run network's gateway.
 type hostResource struct {
 	addr     netip.AddrPort
-	cmd      *exec.Cmd
-	stdin    io.WriteCloser // closing it asks the child to stop
-	log      *os.File       // logs/resource.log: the decision lines, as the container's log holds them
-	lines    chan error     // the stdout reader's end: nil, or why it stopped reading
-	requests atomic.Int64   // decision lines received: the requests the resource answered
+	srv      *resource.Server
+	hs       *http.Server
+	log      *os.File // logs/resource.log: the decision lines, as the container's log holds them
+	served   chan error
+	requests atomic.Int64
 	once     sync.Once
 	closeErr error
 }
 
-// resourceStopWait is how long a resource child may take to finish its requests in flight
-// (its own shutdown gives them 2 s) and exit after stdin closes, before it is killed.
-const resourceStopWait = 5 * time.Second
-
-// startHostResource listens on gw (any port) and serves the resource from bin (a splitbrain
-// binary) in a child process; every decision line goes to onLine (the history) and to
-// dir/resource.log, in decision order. The child stops when the harness closes its stdin,
-// also when the harness dies.
-func startHostResource(bin string, gw netip.Addr, mode resource.Mode, dir string, onLine func([]byte)) (*hostResource, error) {
+// startHostResource listens on gw (any port) and serves the resource; every decision line
+// goes to onLine (the history) and to dir/resource.log, in decision order.
+func startHostResource(gw netip.Addr, mode resource.Mode, dir string, onLine func([]byte)) (*hostResource, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("log dir %s: %w", dir, err)
 	}
@@ -158,81 +141,40 @@ func startHostResource(bin string, gw netip.Addr, mode resource.Mode, dir string
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
-	errLog, err := os.OpenFile(filepath.Join(dir, "resource-process.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("log file: %w", err)
-	}
-	defer errLog.Close() // the child has its own copy
-	ln, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(netip.AddrPortFrom(gw, 0)))
+	ln, err := net.Listen("tcp", net.JoinHostPort(gw.String(), "0"))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("listen on the run network's gateway %s: %w", gw, err)
 	}
-	lf, err := ln.File() // a duplicate for the child; the harness's own copy closes below
-	ln.Close()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("listener for the resource process: %w", err)
+	h := &hostResource{addr: netip.AddrPortFrom(gw, uint16(ln.Addr().(*net.TCPAddr).Port)), log: f, served: make(chan error, 1)}
+	h.srv = resource.New(mode, decisionSink{file: f, onLine: onLine})
+	api := h.srv.Handler()
+	h.hs = &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			h.requests.Add(1)
+			api.ServeHTTP(w, req)
+		}),
+		ReadHeaderTimeout: 5 * time.Second,
 	}
-	defer lf.Close()
-	h := &hostResource{addr: netip.AddrPortFrom(gw, uint16(ln.Addr().(*net.TCPAddr).Port)), log: f, lines: make(chan error, 1)}
-	// fd 3 is the first of ExtraFiles; nothing else is inherited (Go opens files close-on-exec).
-	h.cmd = exec.Command(bin, "resource", "--fd", "3", "--mode", string(mode))
-	h.cmd.ExtraFiles = []*os.File{lf}
-	h.cmd.Stderr = errLog
-	stdout, err := h.cmd.StdoutPipe()
-	if err == nil {
-		h.stdin, err = h.cmd.StdinPipe()
-	}
-	if err == nil {
-		err = h.cmd.Start()
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("start the resource process %s: %w", bin, err)
-	}
-	sink := decisionSink{file: f, onLine: onLine}
-	go func() {
-		r := bufio.NewReader(stdout)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				h.requests.Add(1)
-				sink.Write(line)
-			}
-			if err != nil {
-				if errors.Is(err, io.EOF) {
-					err = nil
-				}
-				h.lines <- err
-				return
-			}
-		}
-	}()
+	go func() { h.served <- h.hs.Serve(ln) }()
 	return h, nil
 }
 
-// close stops the child (requests in flight get 2 s, as the container's SIGTERM handling
-// gives them), waits for its last decision lines and reports a lost decision log. Safe to
-// call more than once.
+// close stops serving (requests in flight get 2 s, as the container's SIGTERM handling
+// gives them) and reports a lost decision log. Safe to call more than once.
 func (h *hostResource) close(ctx context.Context) error {
 	h.once.Do(func() {
-		h.stdin.Close()
-		waited := make(chan error, 1)
-		go func() { waited <- h.cmd.Wait() }()
-		var err error
-		select {
-		case err = <-waited:
-		case <-time.After(resourceStopWait):
-			h.cmd.Process.Kill()
-			err = errors.Join(fmt.Errorf("still running %v after it was asked to stop: killed", resourceStopWait), <-waited)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		err := h.hs.Shutdown(sctx)
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = h.hs.Close()
 		}
-		if err != nil {
-			err = fmt.Errorf("resource process (log %s): %w", filepath.Join(filepath.Dir(h.log.Name()), "resource-process.log"), err)
+		if serr := <-h.served; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
 		}
-		if rerr := <-h.lines; rerr != nil {
-			err = errors.Join(err, fmt.Errorf("decision lines: %w", rerr))
+		if lerr := h.srv.LogErr(); lerr != nil {
+			err = errors.Join(err, fmt.Errorf("decision log: %w", lerr))
 		}
 		h.closeErr = errors.Join(err, h.log.Close())
 	})
@@ -242,8 +184,8 @@ func (h *hostResource) close(ctx context.Context) error {
 	return nil
 }
 
-// decisionSink receives the resource's decision lines, one whole line per Write, in the order
-// the resource decided them (its stdout), so the history's order is the decision order.
+// decisionSink receives the resource's decision lines: one whole line per Write, under the
+// resource's lock, so the history's order is the decision order.
 type decisionSink struct {
 	file   *os.File
 	onLine func([]byte)

@@ -71,8 +71,8 @@ func TestResourceServedByTheHarness(t *testing.T) {
 			t.Fatalf("config.json: %v", err)
 		}
 		gw := netip.MustParsePrefix(rc.Network).Addr().Next().String()
-		if !strings.HasPrefix(rc.ResourceAt, "a process beside the harness at "+gw+":") {
-			t.Errorf("config.json resource_at %q, want a process beside the harness at the gateway %s", rc.ResourceAt, gw)
+		if !strings.HasPrefix(rc.ResourceAt, "the harness's process at "+gw+":") {
+			t.Errorf("config.json resource_at %q, want the harness's process at the gateway %s", rc.ResourceAt, gw)
 		}
 		if out.Verdict != VerdictValid {
 			t.Errorf("verdict %s: %v", out.Verdict, out.Reasons)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/workloads/resource"
@@ -20,10 +19,9 @@ func init() {
 func runResource(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("resource", stderr)
 	addr := fs.String("addr", ":8080", "listen address")
-	fd := fs.Int("fd", -1, "serve on the listening socket inherited as file descriptor `N` instead of --addr, and stop when stdin closes (how the harness runs it beside itself)")
 	modeFlag := fs.String("mode", string(resource.Fenced), "fenced (reject tokens below the max) or unfenced (accept all, mark stale)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: splitbrain resource [--addr :8080 | --fd N] [--mode fenced|unfenced]\n\n"+
+		fmt.Fprint(stderr, "Usage: splitbrain resource [--addr :8080] [--mode fenced|unfenced]\n\n"+
 			"Serves POST /write, GET /healthz, GET /state (docs/candidates.md); prints every decision\n"+
 			"as one history event line on stdout.\n\n")
 		fs.PrintDefaults()
@@ -35,26 +33,8 @@ func runResource(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err != nil {
 		return exitUsage, usagef("--mode: %v", err)
 	}
-	var ln net.Listener
-	if *fd >= 0 {
-		f := os.NewFile(uintptr(*fd), "listener")
-		if f == nil {
-			return exitUsage, usagef("--fd %d: not an open file descriptor", *fd)
-		}
-		ln, err = net.FileListener(f)
-		f.Close() // FileListener holds its own duplicate
-		if err != nil {
-			return exitUsage, usagef("--fd %d: not a listening socket: %v", *fd, err)
-		}
-		// The harness holds stdin open while it runs: EOF means it is gone or wants us to stop.
-		var stop context.CancelFunc
-		ctx, stop = context.WithCancel(ctx)
-		defer stop()
-		go func() {
-			io.Copy(io.Discard, os.Stdin)
-			stop()
-		}()
-	} else if ln, err = net.Listen("tcp", *addr); err != nil {
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
 		return exitUsage, usagef("--addr %q: %v", *addr, err)
 	}
 	srv := resource.New(mode, stdout)
