@@ -407,6 +407,44 @@ func TestScheduleLeavesASlotToBuilds(t *testing.T) {
 			t.Errorf("progress %q does not say that a slot is left to the builds", said)
 		}
 	})
+	// The full binary building beside the rows (unlinkedReady open) holds the slot the same way.
+	synctest.Test(t, func(t *testing.T) {
+		var cases []Case
+		for i := range 12 {
+			cases = append(cases, Case{Name: fmt.Sprint(i), Config: harness.Config{Store: "etcd"}})
+		}
+		mu := &sync.Mutex{}
+		var running, peakDuring, peakAfter int
+		gate := &fakeGate{mu: mu, running: &running, built: map[string]bool{"tools": true, "etcd": true}}
+		ready := make(chan struct{})
+		var readyAt time.Time
+		go func() {
+			// sleep: the full binary takes 50 ms on the bubble's clock (synctest).
+			time.Sleep(50 * time.Millisecond)
+			mu.Lock()
+			readyAt = time.Now()
+			mu.Unlock()
+			close(ready)
+		}()
+		schedule(context.Background(), cases, 3, gate, ready, func(_ int, c Case) {
+			mu.Lock()
+			running++
+			if readyAt.IsZero() {
+				peakDuring = max(peakDuring, running)
+			} else {
+				peakAfter = max(peakAfter, running)
+			}
+			mu.Unlock()
+			// sleep: a row lasts 20 ms on the bubble's clock.
+			time.Sleep(20 * time.Millisecond)
+			mu.Lock()
+			running--
+			mu.Unlock()
+		}, func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
+		if peakDuring != 2 || peakAfter != 3 {
+			t.Errorf("%d rows at once while the full binary built and %d after, want 2 and 3", peakDuring, peakAfter)
+		}
+	})
 	synctest.Test(t, func(t *testing.T) {
 		var cases []Case
 		for i := range 6 {
