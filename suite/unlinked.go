@@ -72,7 +72,7 @@ func StartFullBuild(ctx context.Context, moduleRoot, path string, log io.Writer)
 		cmd.Dir = moduleRoot
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static: the candidate image copies it
 		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
+		if err := images.RunGo(cmd); err != nil {
 			os.Remove(tmp)
 			f.err = fmt.Errorf("building the full binary (go build ./cmd/splitbrain in %s): %v: %s", moduleRoot, err, strings.TrimSpace(out.String()))
 			fmt.Fprintf(log, "matrix: %v\n", f.err)

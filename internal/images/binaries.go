@@ -268,7 +268,7 @@ func goBuild(ctx context.Context, dir, out, pkg string, env []string, ldflags st
 	cmd.Env = buildEnv(env)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Run(); err != nil {
+	if err := RunGo(cmd); err != nil {
 		return &BuildError{Step: fmt.Sprintf("go build %s (in %s)", pkg, dir), Log: tailLines(buf.String(), tailSize), Err: err}
 	}
 	return nil
