@@ -360,6 +360,32 @@ func TestScheduleDoesNotWaitBehindOneImage(t *testing.T) {
 	})
 }
 
+// buildPeaks is a run func that records the most runs at once before and after built()
+// turns true (read under mu, which the build under test writes its state under).
+type buildPeaks struct {
+	mu                     *sync.Mutex
+	built                  func() bool
+	running, during, after int
+}
+
+func (p *buildPeaks) run(d time.Duration) func(int, Case) {
+	return func(int, Case) {
+		p.mu.Lock()
+		p.running++
+		if p.built() {
+			p.after = max(p.after, p.running)
+		} else {
+			p.during = max(p.during, p.running)
+		}
+		p.mu.Unlock()
+		// sleep: a row lasts d on the bubble's clock (the tests run in synctest).
+		time.Sleep(d)
+		p.mu.Lock()
+		p.running--
+		p.mu.Unlock()
+	}
+}
+
 // TestScheduleLeavesASlotToBuilds: while a store image builds in the background one of the n
 // slots stays free, and all n run rows once it is built; nothing is held back when nothing
 // builds.
@@ -372,36 +398,23 @@ func TestScheduleLeavesASlotToBuilds(t *testing.T) {
 		for i := range 3 {
 			cases = append(cases, Case{Name: fmt.Sprintf("%d-redis", 12+i), Config: harness.Config{Store: "redis"}})
 		}
-		mu := &sync.Mutex{}
-		var running, peakDuring, peakAfter int
-		gate := &fakeGate{mu: mu, running: &running, built: map[string]bool{"tools": true, "etcd": true},
+		pk := &buildPeaks{mu: &sync.Mutex{}}
+		gate := &fakeGate{mu: pk.mu, running: &pk.running, built: map[string]bool{"tools": true, "etcd": true},
 			took: map[string]time.Duration{"redis": 100 * time.Millisecond}}
+		pk.built = func() bool { _, ok := gate.ended["redis"]; return ok }
 		var said []string
-		schedule(context.Background(), cases, 3, gate, nil, func(_ int, c Case) {
-			mu.Lock()
-			running++
-			if _, built := gate.ended["redis"]; built {
-				peakAfter = max(peakAfter, running)
-			} else {
-				peakDuring = max(peakDuring, running)
-			}
-			mu.Unlock()
-			// sleep: a row lasts 20 ms on the bubble's clock (synctest), so six rounds at two
-			// at once outlast the 100 ms build.
-			time.Sleep(20 * time.Millisecond)
-			mu.Lock()
-			running--
-			mu.Unlock()
-		}, func(int, Case, error) { t.Error("skipped") }, func(f string, a ...any) {
-			mu.Lock()
-			said = append(said, fmt.Sprintf(f, a...))
-			mu.Unlock()
-		})
-		if peakDuring != 2 {
-			t.Errorf("%d rows at once while the redis image built, want 2 (3 slots, one left to the build)", peakDuring)
+		// Rows of 20 ms: six rounds at two at once outlast the 100 ms build.
+		schedule(context.Background(), cases, 3, gate, nil, pk.run(20*time.Millisecond),
+			func(int, Case, error) { t.Error("skipped") }, func(f string, a ...any) {
+				pk.mu.Lock()
+				said = append(said, fmt.Sprintf(f, a...))
+				pk.mu.Unlock()
+			})
+		if pk.during != 2 {
+			t.Errorf("%d rows at once while the redis image built, want 2 (3 slots, one left to the build)", pk.during)
 		}
-		if peakAfter != 3 {
-			t.Errorf("%d rows at once after the build, want 3", peakAfter)
+		if pk.after != 3 {
+			t.Errorf("%d rows at once after the build, want 3", pk.after)
 		}
 		if !slices.ContainsFunc(said, func(s string) bool { return strings.Contains(s, "2 rows at once while images") }) {
 			t.Errorf("progress %q does not say that a slot is left to the builds", said)
@@ -413,36 +426,23 @@ func TestScheduleLeavesASlotToBuilds(t *testing.T) {
 		for i := range 12 {
 			cases = append(cases, Case{Name: fmt.Sprint(i), Config: harness.Config{Store: "etcd"}})
 		}
-		mu := &sync.Mutex{}
-		var running, peakDuring, peakAfter int
-		gate := &fakeGate{mu: mu, running: &running, built: map[string]bool{"tools": true, "etcd": true}}
+		pk := &buildPeaks{mu: &sync.Mutex{}}
+		gate := &fakeGate{mu: pk.mu, running: &pk.running, built: map[string]bool{"tools": true, "etcd": true}}
 		ready := make(chan struct{})
 		var readyAt time.Time
+		pk.built = func() bool { return !readyAt.IsZero() }
 		go func() {
 			// sleep: the full binary takes 50 ms on the bubble's clock (synctest).
 			time.Sleep(50 * time.Millisecond)
-			mu.Lock()
+			pk.mu.Lock()
 			readyAt = time.Now()
-			mu.Unlock()
+			pk.mu.Unlock()
 			close(ready)
 		}()
-		schedule(context.Background(), cases, 3, gate, ready, func(_ int, c Case) {
-			mu.Lock()
-			running++
-			if readyAt.IsZero() {
-				peakDuring = max(peakDuring, running)
-			} else {
-				peakAfter = max(peakAfter, running)
-			}
-			mu.Unlock()
-			// sleep: a row lasts 20 ms on the bubble's clock.
-			time.Sleep(20 * time.Millisecond)
-			mu.Lock()
-			running--
-			mu.Unlock()
-		}, func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
-		if peakDuring != 2 || peakAfter != 3 {
-			t.Errorf("%d rows at once while the full binary built and %d after, want 2 and 3", peakDuring, peakAfter)
+		schedule(context.Background(), cases, 3, gate, ready, pk.run(20*time.Millisecond),
+			func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
+		if pk.during != 2 || pk.after != 3 {
+			t.Errorf("%d rows at once while the full binary built and %d after, want 2 and 3", pk.during, pk.after)
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
