@@ -71,7 +71,11 @@ public class Candidate {
             election = env("SPLITBRAIN_ELECTION", "splitbrain");
             ttlMs = durationMs("SPLITBRAIN_LEASE_TTL", env("SPLITBRAIN_LEASE_TTL", "2s"));
             intervalMs = durationMs("SPLITBRAIN_WRITE_INTERVAL", env("SPLITBRAIN_WRITE_INTERVAL", "50ms"));
-            httpTimeoutMs = (int) Math.min(Math.max(4 * intervalMs, 200), 2000);
+            // The library helpers' write timeout: 2 s, the top of the Go runtime's clamp (why:
+            // docs/libraries.md, "How a library runs"). No fault cuts the harness's resource
+            // off, so only a loaded host answers later; a write given up sooner could land
+            // after the job had released the lock and a next tenure had written.
+            httpTimeoutMs = 2000;
             // The host's CLOCK_MONOTONIC at start: every process of this node starts at another
             // reading. (SecureRandom takes seconds to seed under libfaketime.)
             writer = node + "-" + Long.toString(System.nanoTime(), 36);

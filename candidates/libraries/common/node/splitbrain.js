@@ -137,6 +137,11 @@ const cfgOnce = () => cfgCache || (cfgCache = config());
 const writePrefix = crypto.randomBytes(6).toString('hex');
 let seq = 0;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+// The library helpers' write timeout: 2 s, the top of the Go runtime's clamp (why:
+// docs/libraries.md, "How a library runs"). No fault cuts the harness's resource off, so only a
+// loaded host answers later; a write given up sooner could land after the job had released the
+// lock and a next tenure had written.
+const WRITE_TIMEOUT_MS = 2000;
 
 // write POSTs one write with token, prints its write event, and resolves its result:
 // "accepted" (200), "rejected" (409 or another 4xx) or "unknown" (no answer in time).
@@ -145,7 +150,7 @@ function write(token) {
   const tok = asToken(token);
   const writeId = `${cfg.node}-${writePrefix}-${++seq}`;
   const body = `{"node":${JSON.stringify(cfg.node)},"token":${tok},"write_id":${JSON.stringify(writeId)}}`;
-  const timeout = Math.min(Math.max(4 * cfg.intervalMs, 200), 2000);
+  const timeout = WRITE_TIMEOUT_MS;
   return new Promise((resolve) => {
     let done = false;
     let status = 0;
