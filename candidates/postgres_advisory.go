@@ -46,9 +46,12 @@ var postgresAdvisory = runtime.Spec{
 	New: newPostgresAdvisory,
 }
 
-// pgTTL: keepalive settings have 1 s resolution and need idle + one probe.
+// pgTTL: keepalive settings have 1 s resolution, and the TTL must hold idle + two probes.
+// With one (TTL 2 s) a single probe answered a second late or lost ended a healthy session:
+// a SIGSTOPped leader's, whose kernel keeps it alive, lost its lock (a CI run on a loaded
+// host; a 1 s silence during the pause did it every time, /work/runs/s35/pgrepro).
 func pgTTL(d time.Duration) time.Duration {
-	return time.Duration(max(2, math.Ceil(d.Seconds()))) * time.Second
+	return time.Duration(max(3, math.Ceil(d.Seconds()))) * time.Second
 }
 
 // pgLockClass is the first half of the two-int advisory key, so our locks are recognisable.
@@ -80,7 +83,8 @@ func newPostgresAdvisory(ctx context.Context, env runtime.Env) (runtime.Recipe, 
 	cfg.TLSConfig = nil
 	ttl := env.Timing.TTL
 	ttlS := int(ttl / time.Second)
-	// Server side: keepalive idle 1 s, then probes every 1 s; ttl-1 unanswered probes end the backend.
+	// Server side: keepalive idle 1 s, then probes every 1 s; the session ends once nothing was
+	// heard for the TTL (ttl-1 probes, one of them may go unanswered).
 	cfg.RuntimeParams["tcp_keepalives_idle"] = "1"
 	cfg.RuntimeParams["tcp_keepalives_interval"] = "1"
 	cfg.RuntimeParams["tcp_keepalives_count"] = strconv.Itoa(max(1, ttlS-1))

@@ -44,8 +44,10 @@ func TestTTLRounding(t *testing.T) {
 	if got := etcdTTL(1500 * time.Millisecond); got != 2*time.Second {
 		t.Errorf("etcdTTL(1.5s) = %v, want 2s (etcd leases are whole seconds)", got)
 	}
-	if got := pgTTL(500 * time.Millisecond); got != 2*time.Second {
-		t.Errorf("pgTTL(0.5s) = %v, want 2s (keepalive needs idle + one probe)", got)
+	for _, c := range []struct{ in, want time.Duration }{{500 * time.Millisecond, 3 * time.Second}, {2 * time.Second, 3 * time.Second}, {3500 * time.Millisecond, 4 * time.Second}} {
+		if got := pgTTL(c.in); got != c.want {
+			t.Errorf("pgTTL(%v) = %v, want %v (keepalive: idle + two probes, whole seconds)", c.in, got, c.want)
+		}
 	}
 	if got := zkSeq("_c_abc-n-0000000012"); got != "0000000012" {
 		t.Errorf("zkSeq = %q", got)
