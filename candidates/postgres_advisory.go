@@ -49,7 +49,7 @@ var postgresAdvisory = runtime.Spec{
 // pgTTL: keepalive settings have 1 s resolution, and the TTL must hold idle + two probes.
 // With one (TTL 2 s) a single probe answered a second late or lost ended a healthy session:
 // a SIGSTOPped leader's, whose kernel keeps it alive, lost its lock (a CI run on a loaded
-// host; a 1 s silence during the pause did it every time, /work/runs/s35/pgrepro).
+// host; a 1 s silence during the pause did it in 4 runs of 4, /work/runs/s35/pgrepro2).
 func pgTTL(d time.Duration) time.Duration {
 	return time.Duration(max(3, math.Ceil(d.Seconds()))) * time.Second
 }
