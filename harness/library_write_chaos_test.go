@@ -62,8 +62,7 @@ func TestLibraryHelpersWaitForALateAnswer(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.folder, func(t *testing.T) {
-			i := libraryIndex(t, c.folder)
-			lc, err := newLibraryCandidate(libraries.Registry[i])
+			lc, err := newLibraryCandidate(libraryIn(t, c.folder))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +72,7 @@ func TestLibraryHelpersWaitForALateAnswer(t *testing.T) {
 			}
 			var out bytes.Buffer
 			var outMu sync.Mutex
-			var ev struct{ WriteID, Result string }
+			var ev writeLine
 			printed := make(chan struct{})
 			n, err := r.Engine.Start(r.Ctx, r.ID, r.Net, platform.NodeSpec{
 				Name: "write-" + c.folder, Role: "candidate", Image: res.Ref, Entrypoint: c.cmd,
@@ -86,13 +85,9 @@ func TestLibraryHelpersWaitForALateAnswer(t *testing.T) {
 					defer outMu.Unlock()
 					out.Write(line)
 					out.WriteByte('\n')
-					var e struct{ Kind, WriteID, Result string }
-					if json.Unmarshal(line, &struct {
-						Kind    *string `json:"kind"`
-						WriteID *string `json:"write_id"`
-						Result  *string `json:"result"`
-					}{&e.Kind, &e.WriteID, &e.Result}) == nil && e.Kind == "write" && ev.Result == "" {
-						ev.WriteID, ev.Result = e.WriteID, e.Result
+					var e writeLine
+					if json.Unmarshal(line, &e) == nil && e.Kind == "write" && ev.Kind == "" {
+						ev = e
 						close(printed)
 					}
 				},
@@ -123,13 +118,21 @@ func TestLibraryHelpersWaitForALateAnswer(t *testing.T) {
 	}
 }
 
-func libraryIndex(t *testing.T, folder string) int {
+// writeLine is the part of a write event the test reads.
+type writeLine struct {
+	Kind    string `json:"kind"`
+	WriteID string `json:"write_id"`
+	Result  string `json:"result"`
+}
+
+// libraryIn is the first library recipe whose adapter lives in folder.
+func libraryIn(t *testing.T, folder string) libraries.Recipe {
 	t.Helper()
-	for i, lib := range libraries.Registry {
+	for _, lib := range libraries.Registry {
 		if lib.Folder == folder {
-			return i
+			return lib
 		}
 	}
 	t.Fatalf("no library recipe in folder %s", folder)
-	return -1
+	return libraries.Recipe{}
 }
