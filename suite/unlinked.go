@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/splitbrain-chaos/splitbrain/harness"
@@ -51,6 +52,14 @@ type serveChild struct {
 	done    chan struct{}                // closed when the child has exited; err is why
 	err     error
 	out     *tailBuffer // its stderr: the rows' progress and any failure
+
+	interruptOnce sync.Once
+}
+
+// interrupt sends the child one SIGINT, however many of its rows are cancelled: it heals its
+// faults and tears its clusters down on the first, and a second one kills it at once.
+func (ch *serveChild) interrupt() {
+	ch.interruptOnce.Do(func() { _ = ch.cmd.Process.Signal(os.Interrupt) })
 }
 
 // StartFullBuild builds cmd/splitbrain from moduleRoot into path in the background (go build
@@ -210,7 +219,7 @@ func (f *FullBinary) Run(ctx context.Context, c Case) Result {
 		}
 	case <-ctx.Done():
 		// SIGINT, not SIGKILL: the child heals its faults and tears its clusters down.
-		_ = ch.cmd.Process.Signal(os.Interrupt)
+		ch.interrupt()
 		return fail(context.Cause(ctx))
 	}
 	res.Outcome, res.Observed, res.Diffs, res.Notes = rec.Outcome, rec.Observed, rec.Diffs, rec.Notes
@@ -260,6 +269,12 @@ func (f *FullBinary) startChild() (*serveChild, error) {
 	}
 	// Not tied to a row's context: the child outlives each row; Close ends it.
 	cmd := exec.Command(f.Path, args...)
+	// A process group of its own: a Ctrl-C (the terminal signals the whole foreground group) or
+	// a kill of make's group reaches only this process, which interrupts the child once. In
+	// the group, the child got that signal and then this process's: the second one killed it
+	// before it had torn down, and 44 containers of its Kubernetes, Consul and DynamoDB rows
+	// were left running (2026-11-30, /work/runs/s35/mc5/run-3.log).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Its candidates run the full binary too (the candidate image copies SPLITBRAIN_BINARY).
 	cmd.Env = append(os.Environ(), images.EnvBinary+"="+f.Path)
 	ch := &serveChild{cmd: cmd, waiting: map[string]chan resultRecord{}, done: make(chan struct{}), out: &tailBuffer{max: 64 << 10}}
@@ -319,11 +334,11 @@ func (f *FullBinary) Close() harness.PoolStats {
 	f.mu.Unlock()
 	if ch != nil {
 		ch.stdin.Close()
-		for _, sig := range []os.Signal{os.Interrupt, os.Kill} {
+		for _, stop := range []func(){ch.interrupt, func() { _ = ch.cmd.Process.Kill() }} {
 			select {
 			case <-ch.done:
 			case <-time.After(2 * time.Minute):
-				_ = ch.cmd.Process.Signal(sig)
+				stop()
 			}
 		}
 		<-ch.done
