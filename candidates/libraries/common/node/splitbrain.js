@@ -150,7 +150,6 @@ function write(token) {
   const tok = asToken(token);
   const writeId = `${cfg.node}-${writePrefix}-${++seq}`;
   const body = `{"node":${JSON.stringify(cfg.node)},"token":${tok},"write_id":${JSON.stringify(writeId)}}`;
-  const timeout = WRITE_TIMEOUT_MS;
   return new Promise((resolve) => {
     let done = false;
     let status = 0;
@@ -173,7 +172,7 @@ function write(token) {
       res.on('end', () => finish(status === 200 ? 'accepted' : status >= 400 && status < 500 ? 'rejected' : 'unknown'));
       res.on('error', () => finish('unknown'));
     });
-    const timer = setTimeout(() => { finish('unknown'); req.destroy(); }, timeout);
+    const timer = setTimeout(() => { finish('unknown'); req.destroy(); }, WRITE_TIMEOUT_MS);
     req.on('error', () => finish('unknown'));
     req.end(body);
   });
