@@ -54,6 +54,7 @@ type PoolStats struct {
 	Launched  int // clusters started
 	Reused    int // runs that got an idle cluster
 	Discarded int // clusters removed because a run or a check failed
+	Retired   int // idle clusters removed because no row left needed them (Retire)
 }
 
 // NewStorePool returns an empty pool; call Close when done.
@@ -160,6 +161,39 @@ func (p *StorePool) evictLocked(keep int) {
 			p.destroy(context.Background(), old)
 		}()
 	}
+}
+
+// Retire removes the idle clusters of a store kind and size (any images or faketime setup)
+// in the background and returns how many: a suite calls it once no row left to start needs
+// them, so idle servers (JVM heartbeats, an API server's controllers) stop taking CPU from
+// the rows still running. A cluster of that kind given back later stays idle as usual.
+func (p *StorePool) Retire(store string, nodes int) int {
+	if p == nil {
+		return 0
+	}
+	if nodes == 0 {
+		nodes = stores.DefaultNodes(stores.Kind(store))
+	}
+	prefix := fmt.Sprintf("%s/%d/", store, nodes)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for i := 0; i < len(p.idle); {
+		e := p.idle[i]
+		if !strings.HasPrefix(e.key, prefix) {
+			i++
+			continue
+		}
+		p.idle = slices.Delete(p.idle, i, i+1)
+		p.stats.Retired++
+		n++
+		p.bg.Add(1)
+		go func() {
+			defer p.bg.Done()
+			p.destroy(context.Background(), e)
+		}()
+	}
+	return n
 }
 
 // engine connects once; pooled nodes outlive every run's own engine connection.

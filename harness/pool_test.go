@@ -239,3 +239,43 @@ func TestOrdinal(t *testing.T) {
 		}
 	}
 }
+
+func TestPoolRetireRemovesOnlyThatStoresIdleClusters(t *testing.T) {
+	p, removed := testPool(t)
+	p.MaxIdle = 8
+	zk := poolKey(storekinds.ZooKeeper, 0, "local", "zk:1", faketimeSetup{})
+	zkFaketime := poolKey(storekinds.ZooKeeper, 3, "local", "zk:1", faketimeSetup{env: map[string]string{"LD_PRELOAD": "x"}})
+	zk5 := poolKey(storekinds.ZooKeeper, 5, "local", "zk:1", faketimeSetup{})
+	etcd := poolKey(storekinds.Etcd, 3, "local", "etcd:1", faketimeSetup{})
+	for _, e := range []*poolEntry{leased(p, zk, "zk-a"), leased(p, zkFaketime, "zk-ft"), leased(p, zk5, "zk5"), leased(p, etcd, "etcd-a")} {
+		p.giveBack(e, "run")
+	}
+	running := leased(p, zk, "zk-running") // a row of that store still runs: its cluster stays leased
+
+	if n := p.Retire(string(storekinds.ZooKeeper), 0); n != 2 {
+		t.Errorf("Retire(zookeeper, default size) = %d, want 2 (both idle 3-node clusters, with and without faketime)", n)
+	}
+	got := removed()
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"zk-a", "zk-ft"}) {
+		t.Errorf("removed %v, want [zk-a zk-ft]: another size and another store keep their clusters", got)
+	}
+	if e := p.take(etcd); e == nil || e.id != "etcd-a" {
+		t.Errorf("the etcd cluster is not idle any more: %v", e)
+	}
+	if e := p.take(zk5); e == nil || e.id != "zk5" {
+		t.Errorf("the 5-node ZooKeeper cluster is not idle any more: %v", e)
+	}
+	// The running row's cluster comes back after the retirement: it stays idle until told.
+	p.giveBack(running, "run2")
+	if got := removed(); len(got) != 2 {
+		t.Errorf("a cluster given back after Retire was removed: %v", got)
+	}
+	if n := p.Retire(string(storekinds.ZooKeeper), 3); n != 1 || p.Stats().Retired != 3 {
+		t.Errorf("second Retire = %d (want 1), Retired = %d (want 3)", n, p.Stats().Retired)
+	}
+	var nilPool *StorePool
+	if n := nilPool.Retire("etcd", 0); n != 0 {
+		t.Errorf("a nil pool retired %d", n)
+	}
+}

@@ -69,6 +69,12 @@ type UnlinkedRunner interface {
 	Run(context.Context, Case) Result
 }
 
+// StoreRetirer is an UnlinkedRunner that can be told a store group's rows are all started:
+// its pool then removes that group's idle clusters (harness.StorePool.Retire).
+type StoreRetirer interface {
+	Retire(store string, nodes int)
+}
+
 // RunCase runs one case through harness.Run and compares the outcome with its expectation.
 func RunCase(ctx context.Context, c Case, storeRoot string, progress io.Writer) Result {
 	return RunCasePooled(ctx, c, storeRoot, progress, nil)
@@ -147,7 +153,20 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 			mu.Unlock()
 		}
 	}
+	// Once no row of a store group is left to start, each of its rows that ends retires the
+	// group's idle clusters: their servers idled beside the other stores' rows until the
+	// matrix ended (docs/performance.md, "Idle clusters retired").
+	groups := newGroupsLeft(cases, func(c Case) {
+		switch r, ok := o.Unlinked.(StoreRetirer); {
+		case c.Unlinked() && ok:
+			r.Retire(c.Config.Store, c.Config.StoreNodes)
+		case !c.Unlinked():
+			pool.Retire(c.Config.Store, c.Config.StoreNodes)
+		}
+	})
 	run := func(i int, c Case) {
+		groups.started(c)
+		defer groups.ended(c)
 		say("matrix: [%d/%d] %s (planned %s) ...\n", i+1, len(cases), c.Name, c.PlanText())
 		var r Result
 		switch {
@@ -178,7 +197,7 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 	}, say)
 	if pool != nil {
 		st := pool.Stats()
-		say("matrix: store clusters: %d started, %d reuses, %d removed after a failed check or run\n", st.Launched, st.Reused, st.Discarded)
+		say("matrix: store clusters: %d started, %d reuses, %d removed after a failed check or run, %d retired idle\n", st.Launched, st.Reused, st.Discarded, st.Retired)
 	}
 	return results
 }
@@ -365,6 +384,37 @@ func holdBuildSlot(ctx context.Context, sem *semaphore.Weighted, n int, bg *back
 
 // storeGroup is a store cluster's kind and size: rows with the same one can share a pooled
 // cluster.
+// groupsLeft counts each store group's rows not started yet and calls retire after a row
+// of a group with none left has ended (rows of no store have no clusters to retire).
+type groupsLeft struct {
+	mu     sync.Mutex
+	left   map[storeGroup]int
+	retire func(Case)
+}
+
+func newGroupsLeft(cases []Case, retire func(Case)) *groupsLeft {
+	g := &groupsLeft{left: map[storeGroup]int{}, retire: retire}
+	for _, c := range cases {
+		g.left[groupOf(c)]++
+	}
+	return g
+}
+
+func (g *groupsLeft) started(c Case) {
+	g.mu.Lock()
+	g.left[groupOf(c)]--
+	g.mu.Unlock()
+}
+
+func (g *groupsLeft) ended(c Case) {
+	g.mu.Lock()
+	left := g.left[groupOf(c)]
+	g.mu.Unlock()
+	if left == 0 && c.Config.Store != "" && c.Config.Store != storekinds.None {
+		g.retire(c)
+	}
+}
+
 type storeGroup struct {
 	store string
 	nodes int

@@ -259,6 +259,36 @@ func (f *FullBinary) hand(name string) (*serveChild, chan resultRecord, error) {
 	return ch, got, nil
 }
 
+// Retire tells the running child that no more rows of a store group will come: its pool
+// removes that group's idle clusters (StoreRetirer). Without a child there is nothing to do.
+func (f *FullBinary) Retire(store string, nodes int) {
+	b, err := json.Marshal(serveControl{Retire: &retireGroup{Store: store, Nodes: nodes}})
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.child == nil {
+		return
+	}
+	select {
+	case <-f.child.done:
+	default:
+		_, _ = f.child.stdin.Write(append(b, '\n')) // a child that went away misses nothing it needs
+	}
+}
+
+// serveControl is a line the parent writes to a serving child besides row names: a JSON
+// object (a row's name cannot start with '{': safeName in matrix.go).
+type serveControl struct {
+	Retire *retireGroup `json:"retire,omitempty"`
+}
+
+type retireGroup struct {
+	Store string `json:"store"`
+	Nodes int    `json:"nodes"`
+}
+
 // startChild starts `splitbrain matrix --serve` and reads its results as they come. Called
 // with f.mu held.
 func (f *FullBinary) startChild() (*serveChild, error) {
@@ -311,6 +341,7 @@ func (f *FullBinary) startChild() (*serveChild, error) {
 				f.stats.Launched += line.Stats.Launched
 				f.stats.Reused += line.Stats.Reused
 				f.stats.Discarded += line.Stats.Discarded
+				f.stats.Retired += line.Stats.Retired
 			}
 			f.mu.Unlock()
 		}
@@ -420,6 +451,17 @@ func Serve(ctx context.Context, cases []Case, in io.Reader, out io.Writer, o Opt
 			break
 		}
 		if name == "" {
+			continue
+		}
+		if strings.HasPrefix(name, "{") {
+			var ctl serveControl
+			if err := json.Unmarshal([]byte(name), &ctl); err != nil || ctl.Retire == nil {
+				failed(fmt.Errorf("unreadable control line %q: want {\"retire\":{\"store\":...,\"nodes\":...}}", tail(name, 200)))
+				continue
+			}
+			if n := pool.Retire(ctl.Retire.Store, ctl.Retire.Nodes); n > 0 && o.Progress != nil {
+				fmt.Fprintf(o.Progress, "matrix --serve: %d idle %s cluster(s) retired: no row of that store left\n", n, ctl.Retire.Store)
+			}
 			continue
 		}
 		c, known := byName[name]

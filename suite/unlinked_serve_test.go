@@ -17,7 +17,8 @@ import (
 
 // envStandInServe makes this test binary a stand-in for `splitbrain matrix --serve` (TestMain):
 // it answers each row name with a result whose verdict is the name, row "a" once row "b" came,
-// exits with status 3 on row "crash", and writes its pool figures when its input ends.
+// row "controls" with the control lines it read, exits with status 3 on row "crash", and
+// writes its pool figures when its input ends.
 const envStandInServe = "SPLITBRAIN_TEST_STAND_IN_SERVE"
 
 func TestMain(m *testing.M) {
@@ -39,14 +40,19 @@ func standInServe() {
 	answer := func(name string) {
 		write(serveLine{Result: &resultRecord{Name: name, Observed: Observed{Verdict: "verdict-" + name}}})
 	}
+	var controls []string
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
-		switch name := sc.Text(); name {
-		case "crash":
+		switch name := sc.Text(); {
+		case strings.HasPrefix(name, "{"):
+			controls = append(controls, name)
+		case name == "controls":
+			write(serveLine{Result: &resultRecord{Name: name, Observed: Observed{Verdict: strings.Join(controls, ";")}}})
+		case name == "crash":
 			fmt.Fprintln(os.Stderr, "stand-in: crashing on purpose")
 			os.Exit(3)
-		case "a": // answered after b
-		case "b":
+		case name == "a": // answered after b
+		case name == "b":
 			answer("b")
 			answer("a")
 		default:
@@ -107,6 +113,10 @@ func TestFullBinaryHandsRowsToOneChild(t *testing.T) {
 	}
 	if full.child == first {
 		t.Error("the row after the exit went to the exited child")
+	}
+	full.Retire("kubernetes", 0)
+	if r = full.Run(context.Background(), Case{Name: "controls"}); r.Observed.Verdict != `{"retire":{"store":"kubernetes","nodes":0}}` {
+		t.Errorf("the child read control lines %q; want the one retire line", r.Observed.Verdict)
 	}
 	if st := full.Close(); st != (harness.PoolStats{Launched: 1, Reused: 2}) {
 		t.Errorf("Close: pool figures %+v; want the second child's {1 2 0} (the first exited without any)", st)

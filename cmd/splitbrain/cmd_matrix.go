@@ -152,7 +152,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	results := suite.RunCases(ctx, cases, opts)
 	if full, ok := opts.Unlinked.(*suite.FullBinary); ok {
 		st := full.Close()
-		fmt.Fprintf(stdout, "matrix: the full binary's store clusters: %d started, %d reuses, %d removed after a failed check or run\n", st.Launched, st.Reused, st.Discarded)
+		fmt.Fprintf(stdout, "matrix: the full binary's store clusters: %d started, %d reuses, %d removed after a failed check or run, %d retired idle\n", st.Launched, st.Reused, st.Discarded, st.Retired)
 	}
 	if *resultsFile != "" {
 		if err := suite.WriteResults(*resultsFile, results); err != nil {
