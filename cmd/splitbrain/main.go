@@ -55,7 +55,14 @@ func main() {
 	// does, healing and removing what they started, not kill the process mid-fault: with
 	// SIGPIPE ignored a write to the closed pipe returns EPIPE, and closedOutput interrupts.
 	signal.Ignore(syscall.SIGPIPE)
-	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
+	stopProfile, err := startCPUProfile()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "splitbrain:", err)
+		os.Exit(2)
+	}
+	code := runMain(os.Args[1:], os.Stdout, os.Stderr)
+	stopProfile()
+	os.Exit(code)
 }
 
 // errOutputClosed is the interrupt's cause when stdout or stderr is a pipe nobody reads.
