@@ -10,36 +10,42 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/harness"
 )
 
-// TestGroupsLeftRetireAfterTheLastStart: a store group's idle clusters are retired only after
-// a row of it ends with none of its rows left to start, once per such end; rows of no store
-// retire nothing.
-func TestGroupsLeftRetireAfterTheLastStart(t *testing.T) {
+// TestGroupsLeftRetireAfterTheLastRow: a store group's idle clusters are retired only once
+// none of its rows is left to start or still running (a started row may not have taken its
+// cluster yet); rows of no store retire nothing.
+func TestGroupsLeftRetireAfterTheLastRow(t *testing.T) {
 	row := func(name, store string, nodes int) Case {
 		return Case{Name: name, Config: harness.Config{Store: store, StoreNodes: nodes}}
 	}
-	zk1, zk2, zk5, etcd, peer := row("zk1", "zookeeper", 0), row("zk2", "zookeeper", 0), row("zk5", "zookeeper", 5), row("etcd", "etcd", 0), row("raft", "none", 0)
+	zk1, zk2, zk3 := row("zk1", "zookeeper", 0), row("zk2", "zookeeper", 0), row("zk3", "zookeeper", 3)
+	zk5, etcd, peer := row("zk5", "zookeeper", 5), row("etcd", "etcd", 0), row("raft", "none", 0)
 	var retired []string
-	g := newGroupsLeft([]Case{zk1, zk2, zk5, etcd, peer}, func(c Case) { retired = append(retired, c.Name) })
+	g := newGroupsLeft([]Case{zk1, zk2, zk3, zk5, etcd, peer}, func(c Case) { retired = append(retired, c.Name) })
 	g.started(zk1)
 	g.ended(zk1)
 	if len(retired) != 0 {
-		t.Fatalf("retired %v while a ZooKeeper row was still to start", retired)
+		t.Fatalf("retired %v while ZooKeeper rows were still to start", retired)
 	}
 	g.started(zk2)
+	g.started(zk3) // nodes 3 is the default size: the same group
 	g.started(etcd)
 	g.started(peer)
+	g.ended(zk2)
+	if len(retired) != 0 {
+		t.Fatalf("retired %v while a ZooKeeper row still ran", retired)
+	}
 	g.ended(etcd)
 	g.ended(peer)
 	if !slices.Equal(retired, []string{"etcd"}) {
 		t.Fatalf("retired %v, want [etcd]: its only row ended; the peer row has no store", retired)
 	}
-	g.ended(zk2)
-	if !slices.Equal(retired, []string{"etcd", "zk2"}) {
-		t.Fatalf("retired %v, want [etcd zk2]: the 3-node group's last row ended (the 5-node group is another)", retired)
+	g.ended(zk3)
+	if !slices.Equal(retired, []string{"etcd", "zk3"}) {
+		t.Fatalf("retired %v, want [etcd zk3]: the 3-node group's last row ended (the 5-node group is another)", retired)
 	}
 	g.started(zk5)
 	g.ended(zk5)
-	if !slices.Equal(retired, []string{"etcd", "zk2", "zk5"}) {
+	if !slices.Equal(retired, []string{"etcd", "zk3", "zk5"}) {
 		t.Fatalf("retired %v, want the 5-node group retired after its row", retired)
 	}
 }

@@ -153,9 +153,9 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 			mu.Unlock()
 		}
 	}
-	// Once no row of a store group is left to start, each of its rows that ends retires the
-	// group's idle clusters: their servers idled beside the other stores' rows until the
-	// matrix ended (docs/performance.md, "Idle clusters retired").
+	// When a store group's last row has ended, its idle clusters go: their servers idled
+	// beside the other stores' rows until the matrix ended (docs/performance.md, "Idle
+	// clusters retired").
 	groups := newGroupsLeft(cases, func(c Case) {
 		switch r, ok := o.Unlinked.(StoreRetirer); {
 		case c.Unlinked() && ok:
@@ -384,16 +384,18 @@ func holdBuildSlot(ctx context.Context, sem *semaphore.Weighted, n int, bg *back
 
 // storeGroup is a store cluster's kind and size: rows with the same one can share a pooled
 // cluster.
-// groupsLeft counts each store group's rows not started yet and calls retire after a row
-// of a group with none left has ended (rows of no store have no clusters to retire).
+// groupsLeft counts each store group's rows not started yet and those running, and calls
+// retire when the group's last row has ended (rows of no store have no clusters to retire).
+// Not sooner: a row that has started may not have taken its cluster from the pool yet.
 type groupsLeft struct {
-	mu     sync.Mutex
-	left   map[storeGroup]int
-	retire func(Case)
+	mu      sync.Mutex
+	left    map[storeGroup]int
+	running map[storeGroup]int
+	retire  func(Case)
 }
 
 func newGroupsLeft(cases []Case, retire func(Case)) *groupsLeft {
-	g := &groupsLeft{left: map[storeGroup]int{}, retire: retire}
+	g := &groupsLeft{left: map[storeGroup]int{}, running: map[storeGroup]int{}, retire: retire}
 	for _, c := range cases {
 		g.left[groupOf(c)]++
 	}
@@ -403,14 +405,17 @@ func newGroupsLeft(cases []Case, retire func(Case)) *groupsLeft {
 func (g *groupsLeft) started(c Case) {
 	g.mu.Lock()
 	g.left[groupOf(c)]--
+	g.running[groupOf(c)]++
 	g.mu.Unlock()
 }
 
 func (g *groupsLeft) ended(c Case) {
 	g.mu.Lock()
-	left := g.left[groupOf(c)]
+	k := groupOf(c)
+	g.running[k]--
+	last := g.left[k] == 0 && g.running[k] == 0
 	g.mu.Unlock()
-	if left == 0 && c.Config.Store != "" && c.Config.Store != storekinds.None {
+	if last && c.Config.Store != "" && c.Config.Store != storekinds.None {
 		g.retire(c)
 	}
 }
@@ -420,7 +425,15 @@ type storeGroup struct {
 	nodes int
 }
 
-func groupOf(c Case) storeGroup { return storeGroup{c.Config.Store, c.Config.StoreNodes} }
+// groupOf is the case's store group; an unset size is the store's default, as the pool's key
+// has it, so rows that set the default and rows that leave it unset share their clusters.
+func groupOf(c Case) storeGroup {
+	n := c.Config.StoreNodes
+	if d, ok := storekinds.Lookup(c.Config.Store); ok && n == 0 {
+		n = d.DefaultNodes
+	}
+	return storeGroup{c.Config.Store, n}
+}
 
 // caseQueue hands schedule its cases in order, the unlinked ones (Case.Unlinked) held back
 // until unlinkedReady is closed and then first.
