@@ -4,6 +4,7 @@ package examples
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"io/fs"
@@ -198,9 +199,9 @@ func signalGotestUser(t *testing.T, sig os.Signal) signalled {
 		if !armed && strings.Contains(sc.Text(), "splitbraintest: run ") && strings.Contains(sc.Text(), " started") {
 			armed = true
 			go func() { // the output is read on meanwhile: a blocked pipe would stall the test
-				// sleep: the parent sees no event between the run's start and its candidates'
-				// campaigning (those go to the run's history); 10 s puts the signal mid-run.
-				time.Sleep(10 * time.Second)
+				// Mid-check is when the kill has landed: the run's history says so. A fixed
+				// 10 s after the run's start missed it once the event-paced check took 9 s.
+				waitFaultStarted(filepath.Join(r.dir, "runs", "kill-leader"), 2*time.Minute)
 				if err := cmd.Process.Signal(sig); err != nil {
 					t.Error(err)
 				}
@@ -219,6 +220,22 @@ func signalGotestUser(t *testing.T, sig os.Signal) signalled {
 		t.Fatalf("no run started, nothing was signalled:\n%s", r.log)
 	}
 	return r
+}
+
+// waitFaultStarted returns once a history.jsonl under runs (a check's run directories)
+// records a fault-start, or after limit: the check is then mid-run, in its faults phase.
+func waitFaultStarted(runs string, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(filepath.Join(runs, "*", "history.jsonl"))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte(`"kind":"fault-start"`)) {
+				return
+			}
+		}
+		// sleep: the history is a file the child appends to; nothing signals its writes here.
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // drivenRunning reports whether a process with "--driven" and dir on its command line runs.

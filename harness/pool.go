@@ -164,8 +164,8 @@ func (p *StorePool) evictLocked(keep int) {
 }
 
 // Retire removes the idle clusters of a store kind and size (any images or faketime setup)
-// in the background and returns how many: a suite calls it once no row left to start needs
-// them, so idle servers (JVM heartbeats, an API server's controllers) stop taking CPU from
+// in the background and returns how many: a suite calls it when the store's last row has
+// ended, so idle servers (JVM heartbeats, an API server's controllers) stop taking CPU from
 // the rows still running. A cluster of that kind given back later stays idle as usual.
 func (p *StorePool) Retire(store string, nodes int) int {
 	if p == nil {

@@ -69,8 +69,8 @@ type UnlinkedRunner interface {
 	Run(context.Context, Case) Result
 }
 
-// StoreRetirer is an UnlinkedRunner that can be told a store group's rows are all started:
-// its pool then removes that group's idle clusters (harness.StorePool.Retire).
+// StoreRetirer is an UnlinkedRunner that can be told a store group's last row has ended: its
+// pool then removes that group's idle clusters (harness.StorePool.Retire).
 type StoreRetirer interface {
 	Retire(store string, nodes int)
 }
@@ -382,8 +382,6 @@ func holdBuildSlot(ctx context.Context, sem *semaphore.Weighted, n int, bg *back
 	return b
 }
 
-// storeGroup is a store cluster's kind and size: rows with the same one can share a pooled
-// cluster.
 // groupsLeft counts each store group's rows not started yet and those running, and calls
 // retire when the group's last row has ended (rows of no store have no clusters to retire).
 // Not sooner: a row that has started may not have taken its cluster from the pool yet.
@@ -420,6 +418,8 @@ func (g *groupsLeft) ended(c Case) {
 	}
 }
 
+// storeGroup is a store cluster's kind and size: rows with the same one can share a pooled
+// cluster.
 type storeGroup struct {
 	store string
 	nodes int

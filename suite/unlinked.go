@@ -259,7 +259,7 @@ func (f *FullBinary) hand(name string) (*serveChild, chan resultRecord, error) {
 	return ch, got, nil
 }
 
-// Retire tells the running child that no more rows of a store group will come: its pool
+// Retire tells the running child that a store group's last row has ended: its pool
 // removes that group's idle clusters (StoreRetirer). Without a child there is nothing to do.
 func (f *FullBinary) Retire(store string, nodes int) {
 	b, err := json.Marshal(serveControl{Retire: &retireGroup{Store: store, Nodes: nodes}})
