@@ -7,12 +7,12 @@ import (
 	"github.com/splitbrain-chaos/splitbrain/history"
 )
 
-// Warmup and recovery end on a leader at work (workingWrites accepted writes, fewer when the
-// goal asks for fewer), not on a fault-free goal's 100 writes: those are the faults phase's.
+// Warmup and recovery end on a leader at work (its first accepted write), not on a fault-free
+// goal's 100 writes: those are the faults phase's.
 func TestWarmupAndRecoveryEndOnALeaderAtWork(t *testing.T) {
 	for _, tc := range []struct {
 		goalWrites, need int
-	}{{100, 3}, {20, 3}, {3, 3}, {1, 1}, {0, 1}} {
+	}{{100, 1}, {20, 1}, {3, 1}, {1, 1}, {0, 1}} {
 		g := newPhaseGoals(checkers.Goal{Writes: tc.goalWrites})
 		for _, phase := range []string{history.PhaseWarmup, history.PhaseRecovery} {
 			g.observe(history.Event{Source: history.SourceHarness, Kind: history.KindPhase, Phase: phase})
