@@ -105,14 +105,17 @@ test: vet chaos-test
 # The images every row needs are built first; each store's image then builds in the
 # background at the lowest CPU weight while the rows whose images exist run (docs/suite.md).
 MATRIX_PARALLEL ?= 7
+# Up to this many rows beyond MATRIX_PARALLEL while the cores idle (half a core for 3 s), taken
+# back when they are busy (docs/suite.md, "Rows while the cores idle").
+MATRIX_IDLE_EXTRA ?= 2
 chaos: deps rootfs core
-	SPLITBRAIN_BINARY=$(abspath $(CORE)) ./$(CORE) matrix --tags default --parallel $(MATRIX_PARALLEL) --full-binary $(BIN)
+	SPLITBRAIN_BINARY=$(abspath $(CORE)) ./$(CORE) matrix --tags default --parallel $(MATRIX_PARALLEL) --idle-extra $(MATRIX_IDLE_EXTRA) --full-binary $(BIN)
 
 # Every row of the matrix; store/junit.xml has one testcase per row. SHARD=I/N runs one
 # balanced share (the nightly workflow fans out that way; docs/scale.md).
 SHARD ?=
 nightly: deps rootfs core
-	SPLITBRAIN_BINARY=$(abspath $(CORE)) ./$(CORE) matrix --tags nightly --parallel $(MATRIX_PARALLEL) --full-binary $(BIN) $(if $(SHARD),--shard $(SHARD))
+	SPLITBRAIN_BINARY=$(abspath $(CORE)) ./$(CORE) matrix --tags nightly --parallel $(MATRIX_PARALLEL) --idle-extra $(MATRIX_IDLE_EXTRA) --full-binary $(BIN) $(if $(SHARD),--shard $(SHARD))
 
 clean-docker:
 	./$(BIN) clean --all

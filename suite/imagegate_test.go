@@ -109,7 +109,7 @@ func TestScheduleBuildsBesideRows(t *testing.T) {
 		started := map[string]time.Time{}
 		run := cnt.run(20 * time.Millisecond)
 		skip := func(i int, c Case, err error) { t.Errorf("case %s skipped: %v", c.Name, err) }
-		schedule(context.Background(), cases, 3, gate, nil, func(i int, c Case) {
+		schedule(context.Background(), cases, 3, nil, gate, nil, func(i int, c Case) {
 			cnt.mu.Lock()
 			started[c.Name] = time.Now()
 			cnt.mu.Unlock()
@@ -171,7 +171,7 @@ func TestScheduleTakesTurnsAmongStores(t *testing.T) {
 		run := cnt.run(10 * time.Millisecond)
 		start := time.Now()
 		var redisAt time.Duration
-		schedule(context.Background(), cases, 4, nil, nil, func(i int, c Case) {
+		schedule(context.Background(), cases, 4, nil, nil, nil, func(i int, c Case) {
 			if c.Config.Store == "redis" {
 				redisAt = time.Since(start) // the bubble's clock: 0 in the first round
 			}
@@ -196,7 +196,7 @@ func TestScheduleOneAtATime(t *testing.T) {
 			cases = append(cases, Case{Name: fmt.Sprint(i)})
 		}
 		cnt := &counter{mu: &sync.Mutex{}}
-		schedule(context.Background(), cases, 1, nil, nil, cnt.run(2*time.Millisecond),
+		schedule(context.Background(), cases, 1, nil, nil, nil, cnt.run(2*time.Millisecond),
 			func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
 		if cnt.peak != 1 || !slices.Equal(cnt.order, []string{"0", "1", "2", "3", "4"}) {
 			t.Errorf("peak %d, order %v: want 1 and in case order", cnt.peak, cnt.order)
@@ -212,7 +212,7 @@ func TestScheduleInterrupted(t *testing.T) {
 		cases = append(cases, Case{Name: fmt.Sprint(i)})
 	}
 	var skipped []string
-	schedule(ctx, cases, 1, nil, nil, func(i int, c Case) {
+	schedule(ctx, cases, 1, nil, nil, nil, func(i int, c Case) {
 		if i == 1 {
 			cancel(fmt.Errorf("SIGINT"))
 		}
@@ -241,7 +241,7 @@ func TestUnlinkedRowsWaitWithoutASlot(t *testing.T) {
 		}
 		ready := make(chan struct{})
 		var order []string
-		schedule(context.Background(), cases, 1, nil, ready, func(i int, c Case) {
+		schedule(context.Background(), cases, 1, nil, nil, ready, func(i int, c Case) {
 			order = append(order, c.Name)
 			if c.Name == "1" {
 				close(ready) // the full binary is built while the first linked row runs
@@ -339,7 +339,7 @@ func TestScheduleDoesNotWaitBehindOneImage(t *testing.T) {
 		ready := make(chan struct{})
 		started := map[string]time.Time{}
 		run := cnt.run(100 * time.Millisecond)
-		schedule(context.Background(), cases, 2, gate, ready, func(i int, c Case) {
+		schedule(context.Background(), cases, 2, nil, gate, ready, func(i int, c Case) {
 			cnt.mu.Lock()
 			started[c.Name] = time.Now()
 			cnt.mu.Unlock()
@@ -404,7 +404,7 @@ func TestScheduleLeavesASlotToBuilds(t *testing.T) {
 		pk.built = func() bool { _, ok := gate.ended["redis"]; return ok }
 		var said []string
 		// Rows of 20 ms: six rounds at two at once outlast the 100 ms build.
-		schedule(context.Background(), cases, 3, gate, nil, pk.run(20*time.Millisecond),
+		schedule(context.Background(), cases, 3, nil, gate, nil, pk.run(20*time.Millisecond),
 			func(int, Case, error) { t.Error("skipped") }, func(f string, a ...any) {
 				pk.mu.Lock()
 				said = append(said, fmt.Sprintf(f, a...))
@@ -439,7 +439,7 @@ func TestScheduleLeavesASlotToBuilds(t *testing.T) {
 			pk.mu.Unlock()
 			close(ready)
 		}()
-		schedule(context.Background(), cases, 3, gate, ready, pk.run(20*time.Millisecond),
+		schedule(context.Background(), cases, 3, nil, gate, ready, pk.run(20*time.Millisecond),
 			func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
 		if pk.during != 2 || pk.after != 3 {
 			t.Errorf("%d rows at once while the full binary built and %d after, want 2 and 3", pk.during, pk.after)
@@ -452,7 +452,7 @@ func TestScheduleLeavesASlotToBuilds(t *testing.T) {
 		}
 		cnt := &counter{mu: &sync.Mutex{}}
 		gate := &fakeGate{mu: cnt.mu, running: &cnt.running, built: map[string]bool{"tools": true, "etcd": true}}
-		schedule(context.Background(), cases, 3, gate, nil, cnt.run(10*time.Millisecond),
+		schedule(context.Background(), cases, 3, nil, gate, nil, cnt.run(10*time.Millisecond),
 			func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
 		if cnt.peak != 3 {
 			t.Errorf("peak %d with every image present, want 3: nothing builds, so no slot is held", cnt.peak)

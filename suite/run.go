@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -48,6 +49,9 @@ func (r Result) Overhead() time.Duration {
 type Options struct {
 	StoreRoot string // root of run directories ("" = harness default)
 	Parallel  int    // cases at once (< 1 = 1)
+	// IdleExtra: up to this many cases beyond Parallel while the machine's cores idle (half a
+	// core for 3 s), taken back when they are busy (suite/elastic.go); 0 = none.
+	IdleExtra int
 	// Progress receives a line when a case starts and ends; nil = silent.
 	Progress io.Writer
 	// RunProgress, when set, receives each run's own progress lines (only sensible with Parallel 1).
@@ -192,9 +196,16 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 	if o.Unlinked != nil {
 		unlinkedReady = o.Unlinked.Ready()
 	}
-	schedule(ctx, cases, n, gate, unlinkedReady, run, func(i int, c Case, err error) {
+	var idle *idleSlots
+	if o.IdleExtra > 0 && n > 1 {
+		idle = &idleSlots{extra: o.IdleExtra, probe: newCPUSampler().spare, tick: idleTick, say: say}
+	}
+	schedule(ctx, cases, n, idle, gate, unlinkedReady, run, func(i int, c Case, err error) {
 		results[i] = Result{Case: c, Err: err, Diffs: []string{"not run: interrupted"}}
 	}, say)
+	if idle != nil {
+		say("matrix: at most %d row(s) beyond --parallel %d ran while the cores idled\n", idle.mostLent(), n)
+	}
 	if pool != nil {
 		st := pool.Stats()
 		say("matrix: store clusters: %d started, %d reuses, %d removed after a failed check or run, %d retired idle\n", st.Launched, st.Reused, st.Discarded, st.Retired)
@@ -218,8 +229,12 @@ func RunCases(ctx context.Context, cases []Case, o Options) []Result {
 // shortens the tail. Each slot is taken before its row is picked (a free slot waits in the
 // pick only when no row can start), and rows of one store cluster hold at most half the slots
 // while a row of another can start.
-func schedule(ctx context.Context, cases []Case, n int, gate imageGate, unlinkedReady <-chan struct{}, run func(int, Case), skip func(int, Case, error), say func(string, ...any)) {
-	sem := semaphore.NewWeighted(int64(n))
+func schedule(ctx context.Context, cases []Case, n int, idle *idleSlots, gate imageGate, unlinkedReady <-chan struct{}, run func(int, Case), skip func(int, Case, error), say func(string, ...any)) {
+	extra := 0
+	if idle != nil {
+		extra = idle.extra
+	}
+	sem := semaphore.NewWeighted(int64(n + extra))
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	order := poolOrder(cases)
@@ -239,6 +254,16 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, unlinked
 	hctx, stopHold := context.WithCancel(ctx)
 	defer stopHold() // the hold stops waiting for a full binary no row needed any more
 	spare := holdBuildSlot(hctx, sem, n, bg, unlinkedReady, say)
+	stopLending := func() {}
+	if idle != nil {
+		// Lent only once nothing builds in the background: the builds run at the lowest
+		// weight on what the rows leave, so idle cores then are the builds' to take.
+		idle.allowed = spare.released
+		ictx, stopIdle := context.WithCancel(ctx)
+		idleDone := idle.start(ictx, sem)
+		stopLending = sync.OnceFunc(func() { stopIdle(); <-idleDone })
+		defer stopLending()
+	}
 	q := newCaseQueue(cases, order, unlinkedReady)
 	// A case is taken once its background builds have ended, the first such in queue order:
 	// waiting for one case's image held back every case behind it, so on a bare machine the
@@ -296,8 +321,9 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, unlinked
 		}
 		if len(missing) > 0 {
 			spare.release() // no row runs beside a build alone: nothing to leave the slot to
-			if n > 1 {
-				if err := sem.Acquire(ctx, int64(n-1)); err != nil {
+			stopLending()   // its permits back, so the build waits for every row
+			if n+extra > 1 {
+				if err := sem.Acquire(ctx, int64(n+extra-1)); err != nil {
 					sem.Release(1)
 					skip(i, c, context.Cause(ctx))
 					continue
@@ -311,6 +337,7 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, unlinked
 				say("matrix: [%d/%d] %s: images built in %v\n", i+1, len(cases), c.Name, time.Since(start).Round(time.Second))
 			}
 			sem.Release(int64(n - 1))
+			extra = 0 // the lender's permits stay taken: n at once from here
 		}
 		g := groupOf(c)
 		mu.Lock()
@@ -335,13 +362,17 @@ func schedule(ctx context.Context, cases []Case, n int, gate imageGate, unlinked
 type buildSlot struct {
 	once sync.Once
 	sem  *semaphore.Weighted
+	done atomic.Bool
 }
 
 func (b *buildSlot) release() {
 	if b.sem != nil {
-		b.once.Do(func() { b.sem.Release(1) })
+		b.once.Do(func() { b.sem.Release(1); b.done.Store(true) })
 	}
 }
+
+// released says the slot is not held (given back, or never taken).
+func (b *buildSlot) released() bool { return b.sem == nil || b.done.Load() }
 
 // minParallelForBuildSlot: below three at once a held slot would halve the rows or stop them.
 const minParallelForBuildSlot = 3

@@ -23,6 +23,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	file := fs.String("file", "", "matrix file (default "+suite.DefaultFile+", looked up from the current directory upwards)")
 	filter := fs.String("filter", "", "Go regular expression on row names, e.g. '^redis/' or 'pause-leader'")
 	parallel := fs.Int("parallel", 1, "rows run at once (each row is a whole cluster: keep it low on small machines)")
+	idleExtra := fs.Int("idle-extra", 0, "up to `N` rows beyond --parallel while the machine's cores idle (half a core for 3 s; taken back when they are busy, docs/suite.md)")
 	tier := fs.String("tags", suite.TierDefault, "tier: smoke, default or nightly (nightly = every row)")
 	store := fs.String("store", "", "store directory for run directories, index and junit.xml (default $SPLITBRAIN_STORE_DIR or ./store)")
 	list := fs.Bool("list", false, "list the selected rows and their planned time; run nothing")
@@ -37,6 +38,9 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	}
 	if *parallel < 1 {
 		return exitUsage, usagef("--parallel %d: want at least 1", *parallel)
+	}
+	if *idleExtra < 0 {
+		return exitUsage, usagef("--idle-extra %d: want 0 (none) or more", *idleExtra)
 	}
 	path := *file
 	if path == "" {
@@ -131,7 +135,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	}
 	fmt.Fprintf(stdout, "splitbrain matrix: %d rows of %s (tier %s%s), %s, %d at a time\n",
 		len(cases), path, *tier, shardNote, phases, *parallel)
-	opts := suite.Options{StoreRoot: *store, Parallel: *parallel, Progress: stdout, NoReuse: *fresh}
+	opts := suite.Options{StoreRoot: *store, Parallel: *parallel, IdleExtra: *idleExtra, Progress: stdout, NoReuse: *fresh}
 	if *verbose {
 		opts.RunProgress = stdout
 	}
