@@ -155,3 +155,13 @@ func TestMatrixEmptyShardRefused(t *testing.T) {
 		}
 	}
 }
+
+// A negative --idle-extra is refused before anything runs, naming what is allowed.
+func TestMatrixNegativeIdleExtraRefused(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent-run-test.sock")
+	var out, errOut bytes.Buffer
+	code := runMain([]string{"matrix", "--parallel", "7", "--idle-extra", "-1"}, &out, &errOut)
+	if code != exitUsage || !strings.Contains(errOut.String(), "--idle-extra -1: want 0 (none) or more") {
+		t.Errorf("exit %d, stderr %.300q; want 64 and a message about --idle-extra", code, errOut.String())
+	}
+}
