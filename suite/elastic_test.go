@@ -164,3 +164,34 @@ func TestCPUSamplerSpareCores(t *testing.T) {
 		t.Error("a bad field was not an error")
 	}
 }
+
+// Nothing is lent while the full binary builds beside the rows, also at two at once, where no
+// slot is held back for the build: the cores it would find idle are the build's.
+func TestScheduleLendsNothingWhileBuilding(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var cases []Case
+		for i := range 12 {
+			cases = append(cases, Case{Name: fmt.Sprint(i), Config: harness.Config{Store: "etcd"}})
+		}
+		pk := &buildPeaks{mu: &sync.Mutex{}}
+		gate := &fakeGate{mu: pk.mu, running: &pk.running, built: map[string]bool{"tools": true, "etcd": true}}
+		ready := make(chan struct{})
+		var built bool
+		pk.built = func() bool { return built }
+		go func() {
+			// sleep: the full binary takes 30 s on the bubble's clock.
+			time.Sleep(30 * time.Second)
+			pk.mu.Lock()
+			built = true
+			pk.mu.Unlock()
+			close(ready)
+		}()
+		p := &spareProbe{}
+		p.set(1.5)
+		schedule(context.Background(), cases, 2, newIdle(1, p), gate, ready, pk.run(10*time.Second),
+			func(int, Case, error) { t.Error("skipped") }, func(string, ...any) {})
+		if pk.during != 2 || pk.after != 3 {
+			t.Errorf("%d rows at once while the full binary built and %d after, want 2 and 3", pk.during, pk.after)
+		}
+	})
+}

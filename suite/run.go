@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -258,7 +257,7 @@ func schedule(ctx context.Context, cases []Case, n int, idle *idleSlots, gate im
 	if idle != nil {
 		// Lent only once nothing builds in the background: the builds run at the lowest
 		// weight on what the rows leave, so idle cores then are the builds' to take.
-		idle.allowed = spare.released
+		idle.allowed = spare.buildsDone
 		ictx, stopIdle := context.WithCancel(ctx)
 		idleDone := idle.start(ictx, sem)
 		stopLending = sync.OnceFunc(func() { stopIdle(); <-idleDone })
@@ -360,19 +359,27 @@ func schedule(ctx context.Context, cases []Case, n int, idle *idleSlots, gate im
 // buildSlot is a semaphore slot held while background builds run; release gives it back
 // once, whichever comes first: the builds ending, the context, or a build alone.
 type buildSlot struct {
-	once sync.Once
-	sem  *semaphore.Weighted
-	done atomic.Bool
+	once     sync.Once
+	sem      *semaphore.Weighted
+	building <-chan struct{} // closed when the background builds have ended
 }
 
 func (b *buildSlot) release() {
 	if b.sem != nil {
-		b.once.Do(func() { b.sem.Release(1); b.done.Store(true) })
+		b.once.Do(func() { b.sem.Release(1) })
 	}
 }
 
-// released says the slot is not held (given back, or never taken).
-func (b *buildSlot) released() bool { return b.sem == nil || b.done.Load() }
+// buildsDone says nothing builds in the background any more (also when no slot was held for
+// the builds: below minParallelForBuildSlot).
+func (b *buildSlot) buildsDone() bool {
+	select {
+	case <-b.building:
+		return true
+	default:
+		return false
+	}
+}
 
 // minParallelForBuildSlot: below three at once a held slot would halve the rows or stop them.
 const minParallelForBuildSlot = 3
@@ -395,13 +402,13 @@ func holdBuildSlot(ctx context.Context, sem *semaphore.Weighted, n int, bg *back
 	}()
 	select {
 	case <-building:
-		return &buildSlot{}
+		return &buildSlot{building: building}
 	default:
 	}
 	if n < minParallelForBuildSlot || sem.Acquire(ctx, 1) != nil {
-		return &buildSlot{}
+		return &buildSlot{building: building}
 	}
-	b := &buildSlot{sem: sem}
+	b := &buildSlot{sem: sem, building: building}
 	say("matrix: %d rows at once while images or the full binary build in the background, %d once they are done\n", n-1, n)
 	go func() {
 		<-building // also closed soon after ctx ends: the builds stop with it
