@@ -106,14 +106,13 @@ type idleSlots struct {
 	tick    time.Duration
 	say     func(string, ...any)
 
-	mu   sync.Mutex
-	lent int
-	max  int // the most lent at once, for the summary
+	mu  sync.Mutex
+	max int // the most lent at once, for the summary
 }
 
 // start takes the extra permits of sem, which the caller sized for n + extra rows, before any
-// row can, and lends them in the background until ctx ends; stop (wait for the returned
-// channel) gives every permit back.
+// row can, and lends them in the background until ctx ends; the returned channel is closed
+// once the lender has given back every permit it still holds.
 func (s *idleSlots) start(ctx context.Context, sem *semaphore.Weighted) <-chan struct{} {
 	done := make(chan struct{})
 	if !sem.TryAcquire(int64(s.extra)) {
@@ -160,7 +159,7 @@ func (s *idleSlots) run(ctx context.Context) {
 		}
 		avg /= float64(len(readings))
 		switch {
-		case held > 0 && avg >= idleLendCores && time.Since(lastLend) >= idleSettle && s.allowed():
+		case held > 0 && avg >= idleLendCores && time.Since(lastLend) >= idleSettle && (s.allowed == nil || s.allowed()):
 			s.sem.Release(1)
 			held--
 			lastLend = time.Now()
@@ -181,7 +180,6 @@ func (s *idleSlots) run(ctx context.Context) {
 func (s *idleSlots) setLent(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.lent = n
 	s.max = max(s.max, n)
 }
 
