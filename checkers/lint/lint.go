@@ -152,6 +152,7 @@ type perNode struct {
 	sigtermAt                  int64 // a SIGTERM not yet followed by an exit
 	sigtermSeq                 int64
 	leadingAtSigterm           bool
+	campaignedAtSigterm        bool // the process took part before the signal (its handler is up)
 	steppedSinceSigterm        bool
 	leading                    bool
 }
@@ -210,6 +211,7 @@ func (l *linter) events(evs []history.Event, opts Options) {
 				if e.Signal == "SIGTERM" {
 					n := node(e.Node)
 					n.sigtermAt, n.sigtermSeq, n.leadingAtSigterm, n.steppedSinceSigterm = e.T, e.Seq, n.leading, false
+					n.campaignedAtSigterm = n.campaigned
 				}
 			case history.KindProcessExit:
 				n := node(e.Node)
@@ -222,7 +224,11 @@ func (l *linter) events(evs []history.Event, opts Options) {
 					case took > opts.StopGrace:
 						l.add("ignores-sigterm", "R11", e.Node, fmt.Sprintf("%s exited %v after SIGTERM (the harness kills after %v)", e.Node, took.Round(time.Millisecond), opts.StopGrace),
 							"install a SIGTERM handler (the candidate is PID 1: without one the signal is ignored), step down, resign and exit", "")
-					case e.Exit != nil && *e.Exit != 0:
+					case e.Exit != nil && *e.Exit != 0 && n.campaignedAtSigterm:
+						// Only a process that had campaigned since its start: one signalled
+						// while it starts (a handoff's restart meeting the teardown) may not
+						// have installed its handler yet, and then the signal's default
+						// action decides its exit code (a Go program as PID 1 exits 2).
 						l.add("sigterm-exit-code", "R11", e.Node, fmt.Sprintf("%s exited with code %d after SIGTERM", e.Node, *e.Exit),
 							"exit 0 after resigning on SIGTERM", "")
 					}

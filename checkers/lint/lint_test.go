@@ -151,3 +151,26 @@ func TestSilentCandidate(t *testing.T) {
 		}
 	}
 }
+
+// A non-zero exit after SIGTERM is the candidate's when it had campaigned since its start;
+// one signalled while it starts (a handoff's restart meeting the teardown) exits by the
+// signal's default action, before its handler exists (a Go program as PID 1: code 2).
+func TestSigtermExitCodeOnlyAfterCampaigning(t *testing.T) {
+	two := 2
+	base := good()[:11] // c1 handed over and exited 0
+	restart := []history.Event{
+		{T: 170 * ms, Kind: history.KindProcessStart, Node: "c1"},
+		{T: 171 * ms, Kind: history.KindSignal, Node: "c1", Signal: "SIGTERM", Reason: "teardown"},
+		{T: 172 * ms, Kind: history.KindProcessExit, Node: "c1", Exit: &two},
+	}
+	evs := append(append(append([]history.Event{}, base...), good()[11:14]...), restart...)
+	if got := codes(run(t, evs)); strings.Contains(got, "sigterm-exit-code") {
+		t.Errorf("got %q: a process signalled before it campaigned was blamed for its exit code", got)
+	}
+	campaigned := append(append([]history.Event{}, base...), good()[11:14]...)
+	campaigned = append(campaigned, restart[0],
+		history.Event{T: 170*ms + 500, Kind: history.KindCampaigning, Node: "c1"}, restart[1], restart[2])
+	if got := codes(run(t, campaigned)); !strings.Contains(got, "R11:sigterm-exit-code") {
+		t.Errorf("got %q, want R11:sigterm-exit-code for a campaigning process that exited 2 after SIGTERM", got)
+	}
+}
