@@ -5,6 +5,7 @@ package harness
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,8 +43,15 @@ func TestTeardownDoesNotSignalTwice(t *testing.T) {
 	}
 	defer watch.stop()
 	script := `trap 'trap "exit 3" TERM; echo resigning; sleep 1; exit 0' TERM; echo ready; while :; do sleep 0.05; done`
+	ready := make(chan struct{})
+	var once sync.Once
 	err = c.start(ctx, run.Engine, run.Net, nil, []string{"c1"}, func(name string) (platform.NodeSpec, error) {
-		return platform.NodeSpec{Name: name, Role: "candidate", Image: img, Cmd: []string{"sh", "-c", script}, LogDir: t.TempDir()}, nil
+		return platform.NodeSpec{Name: name, Role: "candidate", Image: img, Cmd: []string{"sh", "-c", script}, LogDir: t.TempDir(),
+			OnStdout: func(line []byte) {
+				if string(line) == "ready" {
+					once.Do(func() { close(ready) })
+				}
+			}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -53,9 +61,11 @@ func TestTeardownDoesNotSignalTwice(t *testing.T) {
 			n.Terminate(context.Background())
 		}
 	}()
-	// sleep: the shell must have set its trap before the signal; it prints nothing the
-	// harness reads (no OnStdout), so there is no event to wait for.
-	time.Sleep(500 * time.Millisecond)
+	select { // the shell prints ready once its trap is set
+	case <-ready:
+	case <-ctx.Done():
+		t.Fatal("the stand-in never printed ready")
+	}
 	if err := c.signal(ctx, "c1", "SIGTERM", "handoff"); err != nil {
 		t.Fatal(err)
 	}
